@@ -1,0 +1,84 @@
+"""The control port: how tests and the local stack steer the simulator.
+
+The product never calls it. It has no authentication, which is why the simulator binds
+loopback addresses only (see README.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .faults import Fault, FaultError, fault_from_json
+from .routing import ApiError, Handler, Request, Response, Router, json_response
+from .state import SimulatorState
+
+
+class Controller(Protocol):
+    """What the control port needs of the running simulator."""
+
+    @property
+    def state(self) -> SimulatorState: ...
+
+    def apply_fault(self, fault: Fault | None) -> None: ...
+
+    def reset(self) -> None: ...
+
+
+def _fault_json(fault: Fault | None) -> dict[str, Any]:
+    return {"fault": None if fault is None else fault.to_json()}
+
+
+class ControlApi:
+    def __init__(self, controller: Controller) -> None:
+        self._controller = controller
+        self.router = Router()
+        for method, pattern, handler in self._routes():
+            self.router.add(method, pattern, handler)
+
+    def _routes(self) -> list[tuple[str, str, Handler]]:
+        return [
+            ("GET", r"/health", self.health),
+            ("POST", r"/reset", self.reset),
+            ("GET", r"/faults", self.get_faults),
+            ("POST", r"/faults", self.set_faults),
+            ("DELETE", r"/faults", self.clear_faults),
+            ("GET", r"/state", self.get_state),
+            ("GET", r"/capabilities", self.get_capabilities),
+            ("PUT", r"/capabilities", self.put_capabilities),
+        ]
+
+    def handle(self, request: Request) -> Response:
+        return self.router.dispatch(request)
+
+    def health(self, request: Request) -> Response:
+        return json_response(200, {"ok": True})
+
+    def reset(self, request: Request) -> Response:
+        self._controller.reset()
+        return json_response(200, {"ok": True})
+
+    def get_faults(self, request: Request) -> Response:
+        return json_response(200, _fault_json(self._controller.state.get_fault()))
+
+    def set_faults(self, request: Request) -> Response:
+        try:
+            fault = fault_from_json(request.json())
+        except FaultError as exc:
+            raise ApiError(400, "bad_request", str(exc)) from None
+        self._controller.apply_fault(fault)
+        return json_response(200, _fault_json(fault))
+
+    def clear_faults(self, request: Request) -> Response:
+        self._controller.apply_fault(None)
+        return json_response(200, _fault_json(None))
+
+    def get_state(self, request: Request) -> Response:
+        return json_response(200, self._controller.state.snapshot())
+
+    def get_capabilities(self, request: Request) -> Response:
+        return json_response(200, self._controller.state.get_capabilities())
+
+    def put_capabilities(self, request: Request) -> Response:
+        capabilities = request.json_object()
+        self._controller.state.set_capabilities(capabilities)
+        return json_response(200, self._controller.state.get_capabilities())

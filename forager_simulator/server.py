@@ -1,0 +1,496 @@
+"""HTTP plumbing and the :class:`Simulator` that owns both ports.
+
+The API port serves the upstream contract (``api.py``); the control port steers the
+simulator (``control.py``). Both are stdlib ``ThreadingHTTPServer`` instances running in
+daemon threads. The ``down`` fault closes the API port's listening socket (and every
+open connection to it); clearing it binds the same port again.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+import socket
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from socketserver import BaseServer, TCPServer
+from types import TracebackType
+from typing import Any, Protocol, Self
+from urllib.parse import urlsplit
+
+from .api import ForagerApi
+from .control import ControlApi
+from .faults import Fault, make_fault
+from .routing import ApiError, Request, Response
+from .state import ENGINE_VERSION, SimulatorState
+
+logger = logging.getLogger("forager_simulator")
+
+# The contract's transport cap for one upload request.
+MAX_BODY_BYTES = 100 * 1024 * 1024
+POLL_INTERVAL = 0.01
+
+
+class App(Protocol):
+    def handle(self, request: Request) -> Response: ...
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server that knows its open connections, so it can drop them."""
+
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        app: App,
+        label: str,
+        redact: tuple[str, ...],
+    ) -> None:
+        self.app = app
+        self.label = label
+        self.redact = redact
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind resolves the host name (socket.getfqdn), which can be
+        # slow; nothing here needs it.
+        TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away (timeouts, the reset fault, stop()) is not an error.
+        logger.debug(
+            "%s: connection from %s ended abruptly", self.label, client_address
+        )
+
+
+class _BodyError(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.error = ApiError(status, code, message)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server_version = f"FORAGER-simulator/{ENGINE_VERSION}"
+    sys_version = ""
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    def do_HEAD(self) -> None:
+        self._dispatch()
+
+    def do_POST(self) -> None:
+        self._dispatch()
+
+    def do_PUT(self) -> None:
+        self._dispatch()
+
+    def do_PATCH(self) -> None:
+        self._dispatch()
+
+    def do_DELETE(self) -> None:
+        self._dispatch()
+
+    def do_OPTIONS(self) -> None:
+        self._dispatch()
+
+    # -- logging: one line per request, through ``logging``, never the token --------
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass  # _dispatch logs instead
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("%s: %s", self.server.label, self._redact(format % args))
+
+    def _redact(self, text: str) -> str:
+        for secret in self.server.redact:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    # -- request / response ----------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        started = time.monotonic()
+        split = urlsplit(self.path)
+        path = split.path or "/"
+        try:
+            body = self._read_body()
+        except _BodyError as exc:
+            self.close_connection = True
+            response = exc.error.to_response()
+        else:
+            request = Request(
+                method=self.command,
+                path=path,
+                query=split.query,
+                headers=self.headers,
+                body=body,
+            )
+            try:
+                response = self.server.app.handle(request)
+            except Exception:
+                logger.exception("%s: handler failed", self.server.label)
+                response = ApiError(
+                    500, "internal_error", "The simulator failed."
+                ).to_response()
+        self._send(response)
+        logger.info(
+            "%s %s %s %d %.1fms",
+            self.server.label,
+            self.command,
+            self._redact(path),
+            response.status,
+            (time.monotonic() - started) * 1000,
+        )
+
+    def _read_body(self) -> bytes:
+        encoding = self.headers.get("Transfer-Encoding")
+        if encoding is not None:
+            if encoding.strip().lower() != "chunked":
+                raise _BodyError(
+                    400, "bad_request", "Only chunked transfer encoding is understood."
+                )
+            return self._read_chunked()
+        length_header = self.headers.get("Content-Length")
+        if length_header is None:
+            return b""
+        try:
+            length = int(length_header)
+        except ValueError:
+            raise _BodyError(
+                400, "bad_request", "Content-Length is not a number."
+            ) from None
+        if length < 0:
+            raise _BodyError(400, "bad_request", "Content-Length is negative.")
+        if length > MAX_BODY_BYTES:
+            raise _BodyError(413, "payload_too_large", "The request body is too large.")
+        data = self.rfile.read(length)
+        if len(data) != length:
+            raise _BodyError(400, "bad_request", "The request body ended early.")
+        return data
+
+    def _read_chunked(self) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(1024)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise _BodyError(
+                    400, "bad_request", "A chunk size is not valid."
+                ) from None
+            if size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _BodyError(
+                    413, "payload_too_large", "The request body is too large."
+                )
+            chunk = self.rfile.read(size)
+            if len(chunk) != size:
+                raise _BodyError(400, "bad_request", "The request body ended early.")
+            chunks.append(chunk)
+            self.rfile.readline(1024)  # the CRLF after the chunk
+
+    def _send(self, response: Response) -> None:
+        self.send_response(response.status)
+        for name, value in response.headers:
+            self.send_header(name, value)
+        if response.content_type is not None:
+            self.send_header("Content-Type", response.content_type)
+        length = (
+            response.declared_length
+            if response.declared_length is not None
+            else len(response.body)
+        )
+        self.send_header("Content-Length", str(length))
+        if response.abort:
+            self.close_connection = True
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+        if response.abort:
+            self.wfile.flush()
+            # Closing with SO_LINGER 0 resets the connection instead of ending it.
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+class Simulator:
+    """A FORAGER simulator: the API port, the control port and the state behind both.
+
+    Use :func:`start_simulator`, or ``with Simulator(...) as sim:``.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        control_port: int = 0,
+        token: str | None = None,
+        *,
+        allow_remote: bool = False,
+    ) -> None:
+        if not allow_remote and not _is_loopback(host):
+            raise ValueError(
+                f"{host!r} is not a loopback address; the control port has no "
+                "authentication (allow_remote=True or --allow-remote binds it anyway)"
+            )
+        if token is not None and (not token or token != token.strip()):
+            raise ValueError("token must be non-empty with no surrounding whitespace")
+        self.host = host
+        self.token: str = token if token is not None else secrets.token_urlsafe(24)
+        self._state = SimulatorState()
+        self._stopping = threading.Event()
+        self._api = ForagerApi(self._state, self.token, self._stopping)
+        self._control = ControlApi(self)
+        self._port = port
+        self._control_port = control_port
+        self._lock = threading.RLock()
+        self._api_server: _Server | None = None
+        self._api_thread: threading.Thread | None = None
+        self._control_server: _Server | None = None
+        self._control_thread: threading.Thread | None = None
+        self._started = False
+        self._stopped = False
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> Simulator:
+        """Bind and serve both ports; returns once both are listening."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("the simulator was already started")
+            self._started = True
+            self._open_api()
+            try:
+                server = _Server(
+                    (self.host, self._control_port),
+                    self._control,
+                    "control",
+                    (self.token,),
+                )
+            except BaseException:
+                self._close_api()
+                raise
+            self._control_port = server.server_port
+            self._control_server = server
+            self._control_thread = self._serve(server, "control")
+        return self
+
+    def stop(self) -> None:
+        """Shut both servers down and join their threads. Safe to call twice."""
+        with self._lock:
+            if self._stopped or not self._started:
+                self._stopped = True
+                return
+            self._stopped = True
+            self._stopping.set()
+            self._close_api()
+            if self._control_server is not None and self._control_thread is not None:
+                _close(self._control_server, self._control_thread)
+            self._control_server = None
+            self._control_thread = None
+
+    def __enter__(self) -> Self:
+        if not self._started:
+            self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _serve(self, server: _Server, label: str) -> threading.Thread:
+        thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": POLL_INTERVAL},
+            name=f"forager-simulator-{label}",
+            daemon=True,
+        )
+        thread.start()
+        return thread
+
+    def _open_api(self) -> None:
+        server = _Server((self.host, self._port), self._api, "api", (self.token,))
+        self._port = server.server_port  # port 0 becomes the real one, kept for reopen
+        self._api_server = server
+        self._api_thread = self._serve(server, "api")
+
+    def _close_api(self) -> None:
+        if self._api_server is not None and self._api_thread is not None:
+            _close(self._api_server, self._api_thread)
+        self._api_server = None
+        self._api_thread = None
+
+    def _sync_api(self) -> None:
+        """Make the API port's listening match the fault: closed exactly while down."""
+        with self._lock:
+            if not self._started or self._stopped:
+                return
+            fault = self._state.get_fault()
+            down = fault is not None and fault.mode == "down"
+            if down and self._api_server is not None:
+                self._close_api()
+            elif not down and self._api_server is None:
+                self._open_api()
+
+    # -- addresses -----------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def control_port(self) -> int:
+        return self._control_port
+
+    @property
+    def url(self) -> str:
+        return _url(self.host, self._port)
+
+    @property
+    def control_url(self) -> str:
+        return _url(self.host, self._control_port)
+
+    @property
+    def is_down(self) -> bool:
+        """Whether the API port is closed (the ``down`` fault)."""
+        with self._lock:
+            return self._started and self._api_server is None
+
+    # -- state ---------------------------------------------------------------------
+
+    @property
+    def state(self) -> SimulatorState:
+        return self._state
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request the API port received, oldest first (a copy)."""
+        return self._state.requests_snapshot()
+
+    @property
+    def fault(self) -> Fault | None:
+        return self._state.get_fault()
+
+    def set_fault(
+        self,
+        mode: str | int | None,
+        *,
+        delay_seconds: float | None = None,
+        retry_after: int | None = None,
+        path_prefix: str | None = None,
+        times: int | None = None,
+    ) -> Fault | None:
+        """Set (or with ``mode=None`` clear) the API port's fault; see ``faults.py``."""
+        fault = make_fault(
+            mode,
+            delay_seconds=delay_seconds,
+            retry_after=retry_after,
+            path_prefix=path_prefix,
+            times=times,
+        )
+        self.apply_fault(fault)
+        return fault
+
+    def apply_fault(self, fault: Fault | None) -> None:
+        with self._lock:
+            self._state.set_fault(fault)
+            self._sync_api()
+
+    def clear_faults(self) -> None:
+        self.apply_fault(None)
+
+    def reset(self) -> None:
+        """Back to the demo corpus: faults cleared, requests and keys forgotten."""
+        with self._lock:
+            self._state.reset()
+            self._sync_api()
+
+    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """Replace what ``GET /api/capabilities`` answers, wholesale."""
+        self._state.set_capabilities(capabilities)
+
+
+def _close(server: BaseServer, thread: threading.Thread) -> None:
+    server.shutdown()
+    if isinstance(server, _Server):
+        server.close_connections()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+def start_simulator(
+    host: str = "127.0.0.1",
+    port: int = 0,
+    control_port: int = 0,
+    token: str | None = None,
+    *,
+    allow_remote: bool = False,
+) -> Simulator:
+    """Start a simulator in daemon threads; returns once both ports are listening.
+
+    ``port`` / ``control_port`` 0 pick free ports. Without ``token`` a random one is
+    made (``sim.token``).
+    """
+    return Simulator(host, port, control_port, token, allow_remote=allow_remote).start()

@@ -1,0 +1,290 @@
+"""The simulator's state: the demo corpus, what was asked of it, and the active fault.
+
+Pure Python and thread-safe: every read and write goes through ``SimulatorState.lock``
+(re-entrant, so a method may call another). Readers get copies, never live objects,
+except through the dataclass fields themselves, which in-process tests may inspect.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .faults import Fault
+
+ENGINE_VERSION = "0.8.0"
+SCHEMA_VERSION = 1
+SEARCH_BACKEND = "sqlite-fts5"
+MODEL_PROVIDER = "none (deterministic mode)"
+GENERATION = "gen_01"
+ANTHILL_PACKAGE_VERSION = 7
+
+PROJECT_STATES = ("empty", "processing", "ready")
+
+
+@dataclass
+class Project:
+    """A knowledge base, as ``GET /api/projects`` lists it."""
+
+    project_ref: str
+    name: str
+    description: str = ""
+    source_count: int = 0
+    knowledge_count: int = 0
+    open_conflict_count: int = 0
+    state: str = "empty"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project_ref": self.project_ref,
+            "name": self.name,
+            "description": self.description,
+            "source_count": self.source_count,
+            "knowledge_count": self.knowledge_count,
+            "open_conflict_count": self.open_conflict_count,
+            "state": self.state,
+        }
+
+
+def demo_projects() -> dict[str, Project]:
+    """The demo corpus every simulator starts with (and returns to on reset)."""
+    projects = [
+        Project(
+            project_ref="falcon",
+            name="Project Falcon",
+            description="Launch planning for Project Falcon",
+            source_count=4,
+            knowledge_count=12,
+            open_conflict_count=1,
+            state="ready",
+        ),
+        Project(
+            project_ref="harbour",
+            name="Harbour handbook",
+            description="What the harbour team wrote down",
+            source_count=2,
+            knowledge_count=5,
+            open_conflict_count=0,
+            state="ready",
+        ),
+    ]
+    return {project.project_ref: project for project in projects}
+
+
+def new_instance_id() -> str:
+    return "fgi_" + secrets.token_hex(4)
+
+
+def new_project_ref() -> str:
+    return "proj_" + secrets.token_hex(6)
+
+
+def default_status() -> dict[str, Any]:
+    return {
+        "version": ENGINE_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "search_backend": SEARCH_BACKEND,
+        "model_provider": MODEL_PROVIDER,
+    }
+
+
+def default_capabilities(instance_id: str) -> dict[str, Any]:
+    return {
+        "instance_id": instance_id,
+        "generation": GENERATION,
+        "change_feed": True,
+        "exports": {"anthill": {"package_version": ANTHILL_PACKAGE_VERSION}},
+    }
+
+
+def request_fingerprint(method: str, path: str, body: Any) -> str:
+    """What "the same request" means for an Idempotency-Key: route and canonical body."""
+    canonical = json.dumps(
+        [method.upper(), path, body], sort_keys=True, separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class IdempotencyConflict(Exception):
+    """The key was already used for a different request."""
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    key: str
+    method: str
+    path: str
+    fingerprint: str
+    status: int
+    payload: Any
+    created_at: float
+
+
+@dataclass
+class SimulatorState:
+    """Everything the simulator holds. ``instance_id`` survives :meth:`reset`."""
+
+    instance_id: str = field(default_factory=new_instance_id)
+    projects: dict[str, Project] = field(default_factory=demo_projects)
+    status: dict[str, Any] = field(default_factory=default_status)
+    capabilities: dict[str, Any] = field(init=False)
+    idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    fault: Fault | None = None
+    lock: threading.RLock = field(
+        default_factory=threading.RLock, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        self.capabilities = default_capabilities(self.instance_id)
+
+    # -- whole state -------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Back to the demo corpus: no extra projects, keys, requests or fault."""
+        with self.lock:
+            self.projects = demo_projects()
+            self.status = default_status()
+            self.capabilities = default_capabilities(self.instance_id)
+            self.idempotency = {}
+            self.requests = []
+            self.fault = None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as JSON-ready data (the control port's ``GET /state``)."""
+        with self.lock:
+            return {
+                "instance_id": self.instance_id,
+                "projects": [p.to_json() for p in self.projects.values()],
+                "status": copy.deepcopy(self.status),
+                "capabilities": copy.deepcopy(self.capabilities),
+                "fault": None if self.fault is None else self.fault.to_json(),
+                "idempotency_keys": [
+                    {
+                        "key": r.key,
+                        "method": r.method,
+                        "path": r.path,
+                        "status": r.status,
+                    }
+                    for r in self.idempotency.values()
+                ],
+                "requests": copy.deepcopy(self.requests),
+            }
+
+    # -- engine description ------------------------------------------------------
+
+    def get_status(self) -> dict[str, Any]:
+        with self.lock:
+            return copy.deepcopy(self.status)
+
+    def get_capabilities(self) -> dict[str, Any]:
+        with self.lock:
+            return copy.deepcopy(self.capabilities)
+
+    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """Replace what ``GET /api/capabilities`` answers, wholesale."""
+        if not isinstance(capabilities, dict):
+            raise TypeError("capabilities must be a dict")
+        with self.lock:
+            self.capabilities = copy.deepcopy(capabilities)
+
+    # -- projects ----------------------------------------------------------------
+
+    def list_projects(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [p.to_json() for p in self.projects.values()]
+
+    def get_project(self, project_ref: str) -> Project | None:
+        with self.lock:
+            project = self.projects.get(project_ref)
+            return None if project is None else copy.copy(project)
+
+    def create_project(self, name: str, description: str = "") -> Project:
+        with self.lock:
+            ref = new_project_ref()
+            while ref in self.projects:
+                ref = new_project_ref()
+            project = Project(project_ref=ref, name=name, description=description)
+            self.projects[ref] = project
+            return copy.copy(project)
+
+    # -- idempotency -------------------------------------------------------------
+
+    def idempotent(
+        self,
+        key: str,
+        method: str,
+        path: str,
+        body: Any,
+        create: Callable[[], tuple[int, Any]],
+        replay_status: Callable[[int], int] = lambda status: status,
+    ) -> tuple[int, Any]:
+        """Run ``create`` once per key; replay its answer for the same request.
+
+        The same key with a different route or body raises
+        :class:`IdempotencyConflict`. ``replay_status`` maps the first answer's status
+        to the replay's (``201`` → ``200`` for a project).
+        """
+        fingerprint = request_fingerprint(method, path, body)
+        with self.lock:
+            record = self.idempotency.get(key)
+            if record is not None:
+                if record.fingerprint != fingerprint:
+                    raise IdempotencyConflict(key)
+                return replay_status(record.status), copy.deepcopy(record.payload)
+            status, payload = create()
+            self.idempotency[key] = IdempotencyRecord(
+                key=key,
+                method=method.upper(),
+                path=path,
+                fingerprint=fingerprint,
+                status=status,
+                payload=copy.deepcopy(payload),
+                created_at=time.time(),
+            )
+            return status, payload
+
+    # -- recorded requests -------------------------------------------------------
+
+    def record_request(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """Append a request record; the returned dict is the live record."""
+        with self.lock:
+            entry.setdefault("status", None)
+            self.requests.append(entry)
+            return entry
+
+    def set_request_status(self, entry: dict[str, Any], status: int) -> None:
+        with self.lock:
+            entry["status"] = status
+
+    def requests_snapshot(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return copy.deepcopy(self.requests)
+
+    # -- faults ------------------------------------------------------------------
+
+    def get_fault(self) -> Fault | None:
+        with self.lock:
+            return self.fault
+
+    def set_fault(self, fault: Fault | None) -> None:
+        with self.lock:
+            self.fault = fault
+
+    def take_fault(self, path: str) -> Fault | None:
+        """The fault a request to ``path`` meets, counting down a limited one."""
+        with self.lock:
+            fault = self.fault
+            if fault is None or fault.mode == "down" or not fault.applies_to(path):
+                return None
+            if fault.times is not None:
+                remaining = fault.times - 1
+                self.fault = None if remaining <= 0 else replace(fault, times=remaining)
+            return fault

@@ -1,0 +1,29 @@
+"""The six-hourly pass (EventBridge ``rate(6 hours)``).
+
+Today it runs the upkeep that needs nothing from the engine: it reads the project map
+and logs which passes are due. The change-feed consumer and the dead-letter upkeep plug
+in here when they land.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from knowledge_service.domain.schedule import six_hourly_pass
+from knowledge_service.runtime import runtime
+
+logger = Logger()
+tracer = Tracer()
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler
+@event_source(data_class=EventBridgeEvent)
+def lambda_handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
+    report = six_hourly_pass(runtime().config)
+    logger.info("six-hourly pass", extra={"report": report.model_dump(mode="json"), "scheduled_at": event.time})
+    return report.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""The operator's command: projects, principals, tokens and roles (``knowledge-admin``)."""

@@ -1,0 +1,244 @@
+"""``knowledge-admin``: create projects, create/list/revoke principals, grant roles.
+
+It talks to the stores directly (it is the operator's tool, not an API client), so it
+works against the running local stack from a second terminal and against a deployment:
+
+    knowledge-admin --local principal create alice --permission read_knowledge --role falcon=viewer
+    knowledge-admin --stack knowledge-prod principal list
+
+A new token is printed once, alone on stdout, so a script can capture it:
+
+    TOKEN=$(knowledge-admin --local principal create ci-bot --kind agent --permission read_knowledge)
+
+Where to find the tables: ``--local [STATE_DIR]`` reads the local stack's ``.devstack/env``;
+``--stack NAME`` asks CloudFormation for a deployed stack's tables; otherwise the
+environment's ``PRINCIPALS_TABLE`` and ``PROJECTS_TABLE`` (and AWS's usual variables).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from knowledge_service.errors import BadRequest, ServiceError
+from knowledge_service.identity.principal import (
+    AGENT_FORBIDDEN,
+    Permission,
+    Principal,
+    PrincipalKind,
+    ProjectRole,
+    mint_token,
+    token_hash,
+)
+from knowledge_service.storage import aws
+from knowledge_service.storage.principals import PrincipalRecord, PrincipalStore
+from knowledge_service.storage.projects import ProjectStore
+from knowledge_service.storage.stack import stack_tables
+
+DEFAULT_STATE_DIR = Path(".devstack")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        _target(args)
+        principals = PrincipalStore(aws.dynamodb(), _required("PRINCIPALS_TABLE"))
+        projects = ProjectStore(aws.dynamodb(), _required("PROJECTS_TABLE"))
+        return int(args.run(args, principals, projects) or 0)
+    except ServiceError as error:
+        print(f"knowledge-admin: {error.message}", file=sys.stderr)
+        return 2
+    except SystemExit:
+        raise
+    except Exception as error:  # the operator sees one line, not a traceback
+        print(f"knowledge-admin: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+# ---------------------------------------------------------------------- commands
+def _project_create(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    from knowledge_service.domain.identifiers import project_id
+
+    record = projects.create(project_id(args.project_id, "project_id"), args.organization, args.name or "")
+    print(f"project {record.project_id} created in organization {record.organization}", file=sys.stderr)
+
+
+def _project_list(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    rows = [p.model_dump(mode="json") for p in projects.all()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        print(f"{row['project_id']}\t{row['organization']}\t{row['name']}")
+
+
+def _principal_create(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    principal = Principal(
+        name=args.name,
+        kind=PrincipalKind(args.kind),
+        permissions=frozenset(Permission(p) for p in args.permission),
+        project_roles=_roles(args.role, projects),
+        organizations=frozenset(args.owns),
+        workspace_roles=_pairs(args.workspace_role, "--workspace-role"),
+        autonomy=args.autonomy,
+    )
+    _refuse_agent_management(principal)
+    token = mint_token()
+    principals.create(principal, token_hash(token))
+    print(f"principal {principal.name} created; its token is shown once, on stdout", file=sys.stderr)
+    print(token)
+
+
+def _principal_list(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    records = [r for r in principals.all() if args.all or r.active]
+    if args.json:
+        print(json.dumps([_public(r) for r in records], indent=2))
+        return
+    for record in records:
+        roles = ",".join(f"{p}={r.value}" for p, r in sorted(record.project_roles.items())) or "-"
+        permissions = ",".join(sorted(p.value for p in record.permissions)) or "-"
+        state = "active" if record.active else f"revoked {record.revoked_at:%Y-%m-%d}"
+        print(f"{record.name}\t{record.kind.value}\t{permissions}\t{roles}\t{state}")
+
+
+def _principal_revoke(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    record = principals.revoke(args.name)
+    print(f"principal {record.name} revoked; its token no longer authenticates", file=sys.stderr)
+
+
+def _principal_grant(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    record = principals.active_by_name(args.name)
+    changed = record.model_copy(
+        update={
+            "permissions": record.permissions | {Permission(p) for p in args.permission},
+            "project_roles": {**record.project_roles, **_roles(args.role, projects)},
+            "organizations": record.organizations | set(args.owns),
+            "workspace_roles": {**record.workspace_roles, **_pairs(args.workspace_role, "--workspace-role")},
+            "autonomy": args.autonomy if args.autonomy is not None else record.autonomy,
+        }
+    )
+    _refuse_agent_management(changed)
+    principals.replace(changed)
+    print(f"principal {record.name} updated", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------- helpers
+def _refuse_agent_management(principal: Principal) -> None:
+    forbidden = principal.permissions & AGENT_FORBIDDEN
+    if principal.kind is PrincipalKind.AGENT and forbidden:
+        names = ", ".join(sorted(p.value for p in forbidden))
+        raise BadRequest(
+            "--permission", f"an agent never holds {names}: deciding scope, settings or spending is an operator's act."
+        )
+
+
+def _roles(values: list[str], projects: ProjectStore) -> dict[str, ProjectRole]:
+    roles = {}
+    for project, role in _pairs(values, "--role").items():
+        if projects.get(project) is None:
+            raise BadRequest("--role", f"there is no project '{project}' (create it with 'project create').")
+        try:
+            roles[project] = ProjectRole(role)
+        except ValueError as error:
+            raise BadRequest("--role", f"'{role}' is not admin, operator or viewer.") from error
+    return roles
+
+
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, sep, item = value.partition("=")
+        if not sep or not key or not item:
+            raise BadRequest(option, f"'{value}' is not KEY=VALUE.")
+        pairs[key] = item
+    return pairs
+
+
+def _public(record: PrincipalRecord) -> dict[str, object]:
+    return record.model_dump(mode="json", exclude={"token_hash"})
+
+
+def _target(args: argparse.Namespace) -> None:
+    if args.local is not None:
+        env_file = Path(args.local) / "env"
+        if not env_file.exists():
+            raise BadRequest("--local", f"{env_file} does not exist; is `make run` running?")
+        for line in env_file.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key and not key.startswith("#"):
+                os.environ[key.strip()] = value.strip()
+    elif args.stack:
+        os.environ.update(stack_tables(aws.client("cloudformation"), args.stack))
+    aws.reset_clients()
+
+
+def _required(variable: str) -> str:
+    value = os.environ.get(variable)
+    if not value:
+        raise BadRequest(variable, "is not set; use --local, --stack NAME, or set it.")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="knowledge-admin", description=__doc__.split("\n\n")[0])
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--local",
+        nargs="?",
+        const=str(DEFAULT_STATE_DIR),
+        metavar="STATE_DIR",
+        help="the running local stack (default state dir: .devstack)",
+    )
+    where.add_argument("--stack", metavar="NAME", help="a deployed stack, found through CloudFormation")
+    nouns = parser.add_subparsers(dest="noun", required=True)
+
+    project = nouns.add_parser("project", help="ANTHILL projects").add_subparsers(dest="verb", required=True)
+    create = project.add_parser("create", help="create a project in an organization")
+    create.add_argument("project_id")
+    create.add_argument("--organization", required=True)
+    create.add_argument("--name")
+    create.set_defaults(run=_project_create)
+    listing = project.add_parser("list", help="list projects")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=_project_list)
+
+    principal = nouns.add_parser("principal", help="principals and their tokens").add_subparsers(
+        dest="verb", required=True
+    )
+    for verb, helptext, run in (
+        ("create", "create a principal and print its token once", _principal_create),
+        ("grant", "add permissions, roles or ownership to a principal", _principal_grant),
+    ):
+        sub = principal.add_parser(verb, help=helptext)
+        sub.add_argument("name")
+        if verb == "create":
+            sub.add_argument("--kind", choices=[k.value for k in PrincipalKind], default="human")
+        sub.add_argument("--permission", action="append", default=[], choices=[p.value for p in Permission])
+        sub.add_argument(
+            "--role",
+            action="append",
+            default=[],
+            metavar="PROJECT=ROLE",
+            help="a project role: admin, operator or viewer",
+        )
+        sub.add_argument("--owns", action="append", default=[], metavar="ORGANIZATION")
+        sub.add_argument("--workspace-role", action="append", default=[], metavar="WORKSPACE=ROLE")
+        sub.add_argument("--autonomy")
+        sub.set_defaults(run=run)
+    listing = principal.add_parser("list", help="list principals (never their tokens)")
+    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--all", action="store_true", help="include revoked principals")
+    listing.set_defaults(run=_principal_list)
+    revoke = principal.add_parser("revoke", help="revoke a principal's token")
+    revoke.add_argument("name")
+    revoke.set_defaults(run=_principal_revoke)
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

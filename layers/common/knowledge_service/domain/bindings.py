@@ -1,0 +1,163 @@
+"""The project map: which FORAGER project (knowledge base) each ANTHILL project reads.
+
+``POST /knowledge/project-map`` binds, rebinds and unbinds; ``POST /knowledge/bases`` makes
+a knowledge base in FORAGER and binds it in the same request. The map is the
+installation's configuration and is read again on every call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from knowledge_service.domain import identifiers
+from knowledge_service.domain.connection import Upstream
+from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
+from knowledge_service.identity.principal import Principal, ProjectRole
+from knowledge_service.models import DEFAULT_PROJECT
+from knowledge_service.storage.conditions import WriteFailed
+from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.event_log import EventLog, event_item, new_event
+from knowledge_service.storage.projects import ProjectStore
+from knowledge_service.upstream.models import ForagerProject
+
+
+class ProjectMapRequest(BaseModel):
+    """Bind ``project`` to ``knowledge_base``.
+
+    An empty ``knowledge_base`` unbinds; an empty ``project`` is the console default. Both
+    fields are required, so a body that misspells one is refused rather than read as an
+    unbind.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    project: Annotated[str, Field(max_length=63)]
+    knowledge_base: Annotated[str, Field(max_length=64)]
+
+
+class ProjectMapView(BaseModel):
+    project_map: dict[str, str]
+    default_project: str
+
+
+class KnowledgeBaseRequest(BaseModel):
+    """Make a knowledge base in FORAGER and bind ``project`` (or the console default) to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+    description: Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] = ""
+    project: Annotated[str, Field(max_length=63)] = DEFAULT_PROJECT
+
+
+class KnowledgeBaseCreated(BaseModel):
+    knowledge_base: ForagerProject
+    project: str
+    bound: bool
+    project_map: dict[str, str]
+    default_project: str
+
+
+def project_map_view(config: ConfigStore) -> ProjectMapView:
+    project_map: dict[str, str] = {}
+    default = ""
+    for binding in config.bindings():
+        if binding.project == DEFAULT_PROJECT:
+            default = binding.knowledge_base
+        else:
+            project_map[binding.project] = binding.knowledge_base
+    return ProjectMapView(project_map=dict(sorted(project_map.items())), default_project=default)
+
+
+def set_binding(
+    config: ConfigStore, projects: ProjectStore, upstream: Upstream, request: ProjectMapRequest, actor: Principal
+) -> ProjectMapView:
+    """Bind, rebind or unbind; persists at once."""
+    if request.project:
+        _existing_project(projects, request.project)
+    client = upstream.client(config.settings())
+    if request.knowledge_base:
+        identifiers.knowledge_base(request.knowledge_base)
+        if request.knowledge_base not in {p.project_ref for p in client.projects()}:
+            raise NotFound(
+                f"FORAGER holds no knowledge base '{request.knowledge_base}' "
+                "(GET /knowledge/projects lists the ones it holds)."
+            )
+        config.bind(request.project, request.knowledge_base, actor.name)
+    else:
+        client.status()  # knowledge must be usable for every route but status, unbinding included
+        config.unbind(request.project)
+    return project_map_view(config)
+
+
+def create_knowledge_base(
+    config: ConfigStore,
+    projects: ProjectStore,
+    upstream: Upstream,
+    events: EventLog,
+    request: KnowledgeBaseRequest,
+    actor: Principal,
+    idempotency_key: str,
+) -> KnowledgeBaseCreated:
+    """The ordered sequence of the specification, after permission and commercial gate.
+
+    The body; the named project and its admin; knowledge usable; then, under one lock, a
+    project already bound is refused before anything is made; FORAGER makes the project
+    under the caller's Idempotency-Key; the binding and its event are saved together.
+    """
+    if request.project:
+        _existing_project(projects, request.project)
+        if actor.role_in(request.project) is not ProjectRole.ADMIN:
+            raise PermissionDenied(f"Making a knowledge base for '{request.project}' takes that project's admin role.")
+    client = upstream.client(config.settings())
+    client.status()  # knowledge usable, before anything is locked
+
+    owner = uuid.uuid4().hex
+    config.reserve(request.project, owner)
+    try:
+        made = client.create_project(request.name, request.description, idempotency_key=idempotency_key)
+    except BaseException:
+        config.release(request.project, owner)
+        raise
+    event = new_event(
+        "knowledge_base_created",
+        actor.name,
+        {
+            "project": request.project,
+            "knowledge_base": made.project_ref,
+            "name": made.name,
+        },
+    )
+    try:
+        config.complete_reservation(
+            request.project,
+            owner,
+            made.project_ref,
+            actor.name,
+            log_table=events.table_name,
+            log_item=event_item(event),
+        )
+    except WriteFailed as failure:
+        config.release(request.project, owner)
+        raise BindingFailed(
+            f"FORAGER made knowledge base '{made.project_ref}' ({made.name}) but the colony could not save the "
+            f"binding; bind it from the list (POST /knowledge/project-map with knowledge_base "
+            f"'{made.project_ref}')."
+        ) from failure
+    view = project_map_view(config)
+    return KnowledgeBaseCreated(
+        knowledge_base=made,
+        project=request.project,
+        bound=True,
+        project_map=view.project_map,
+        default_project=view.default_project,
+    )
+
+
+def _existing_project(projects: ProjectStore, project_id: str) -> None:
+    identifiers.project_id(project_id)
+    if projects.get(project_id) is None:
+        raise NotFound(f"There is no project '{project_id}'.")

@@ -1,0 +1,58 @@
+"""Opening FORAGER for the settings in force: endpoint policy, credential, client."""
+
+from __future__ import annotations
+
+import httpx
+
+from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
+from knowledge_service.domain.gate import require_enabled
+from knowledge_service.environment import Environment
+from knowledge_service.errors import KnowledgeUnreachable
+from knowledge_service.models import KnowledgeSettings
+from knowledge_service.storage.credential import CredentialStore
+from knowledge_service.upstream.client import ForagerClient
+
+
+class Upstream:
+    """Builds the FORAGER client per call (the settings may have changed), on one pool."""
+
+    def __init__(self, env: Environment, credentials: CredentialStore, http: httpx.Client | None = None):
+        self._env = env
+        self._credentials = credentials
+        self._http = http
+
+    def configured_endpoint(self, settings: KnowledgeSettings) -> str:
+        if settings.knowledge_forager_endpoint is not None:
+            return settings.knowledge_forager_endpoint
+        return self._env.knowledge_forager_endpoint
+
+    def why_not_connectable(self, settings: KnowledgeSettings) -> str | None:
+        """The reason the colony cannot even try FORAGER, or None."""
+        endpoint = self.configured_endpoint(settings)
+        if not endpoint:
+            return "No FORAGER endpoint is configured."
+        try:
+            check_endpoint(
+                endpoint,
+                allow_remote=self._env.knowledge_forager_allow_remote,
+                allowed_hosts=self._env.knowledge_forager_allowed_hosts,
+            )
+        except EndpointRefused as refused:
+            return f"The configured endpoint {refused}"
+        if not self._credentials.read():
+            return "No FORAGER credential is configured."
+        return None
+
+    def client(self, settings: KnowledgeSettings) -> ForagerClient:
+        """The client for a route that needs FORAGER: 503 while knowledge is off or cannot be reached."""
+        require_enabled(settings, self._env)
+        reason = self.why_not_connectable(settings)
+        if reason:
+            raise KnowledgeUnreachable(reason)
+        credential = self._credentials.read() or ""
+        return ForagerClient(
+            self.configured_endpoint(settings),
+            credential,
+            http=self._http,
+            timeout_seconds=self._env.forager_timeout_seconds,
+        )

@@ -1,0 +1,141 @@
+"""POST /settings: the console-writable knowledge settings.
+
+``knowledge_enabled`` (refused while the environment pins the gate), the two study
+settings, the endpoint (within the deployment's endpoint policy) and the credential
+(written to Parameter Store, never read back). The file-only host settings are not here:
+they are deployment parameters.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
+from knowledge_service.domain.gate import knowledge_enabled
+from knowledge_service.environment import GATE_ENV_VAR, Environment
+from knowledge_service.errors import BadRequest, Conflict
+from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
+from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.credential import CredentialStore
+
+FILE_ONLY = (
+    "knowledge_forager_allow_remote",
+    "knowledge_forager_managed",
+    "knowledge_forager_allowed_hosts",
+    "knowledge_workspace_root",
+)
+
+
+def _file_only(value: object) -> None:
+    raise ValueError("is file-only: a deployment parameter that no API call can change")
+
+
+FileOnly = Annotated[SkipJsonSchema[None], Field(default=None, exclude=True)]
+
+
+class SettingsUpdate(BaseModel):
+    """The settings to change; a field left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    knowledge_enabled: bool | None = None
+    knowledge_auto_study: AutoStudy | None = None
+    knowledge_revision_study: RevisionStudy | None = None
+    knowledge_forager_endpoint: Annotated[str | None, Field(max_length=2048)] = None
+    knowledge_forager_token: Annotated[SecretStr | None, Field(min_length=1, max_length=4096)] = None
+
+    # Named so a write gets a refusal that says why, not "unknown field".
+    knowledge_forager_allow_remote: FileOnly
+    knowledge_forager_managed: FileOnly
+    knowledge_forager_allowed_hosts: FileOnly
+    knowledge_workspace_root: FileOnly
+
+    @field_validator(*FILE_ONLY, mode="before")
+    @classmethod
+    def _refuse_file_only(cls, value: object) -> None:
+        _file_only(value)
+
+
+class SettingsView(BaseModel):
+    """The settings as they now stand. The credential is reported as set or not, never shown."""
+
+    knowledge_enabled: bool
+    knowledge_auto_study: AutoStudy
+    knowledge_revision_study: RevisionStudy
+    revision_study_resolved: AutoStudy
+    knowledge_forager_endpoint: str
+    knowledge_forager_token_set: bool
+    knowledge_forager_allow_remote: bool
+    gate_env_var: str
+    gate_env_pinned: bool
+
+
+def apply_settings(
+    env: Environment, config: ConfigStore, credentials: CredentialStore, update: SettingsUpdate, actor: str
+) -> SettingsView:
+    """Validate the whole update, then write it: the credential first, the rest after.
+
+    If the settings write fails after the credential was replaced, the previous credential
+    is put back, so a failed request leaves nothing half-written.
+    """
+    changes = update.model_dump(exclude_unset=True, exclude={"knowledge_forager_token", *FILE_ONLY})
+    if not changes and update.knowledge_forager_token is None:
+        raise BadRequest("body", "names no setting to change.")
+    if update.knowledge_enabled is not None and env.gate_pinned:
+        raise Conflict(
+            f"knowledge_enabled is pinned by {GATE_ENV_VAR} in this deployment's environment; a settings "
+            "write would persist and then lose to the variable."
+        )
+    if update.knowledge_forager_endpoint is not None:
+        changes["knowledge_forager_endpoint"] = _endpoint(env, update.knowledge_forager_endpoint)
+    for field in ("knowledge_enabled", "knowledge_auto_study", "knowledge_revision_study"):
+        if field in changes and changes[field] is None:
+            raise BadRequest(field, "may be left out, but not null.")
+
+    current = config.settings()
+    updated = current.model_copy(update={**changes, "updated_at": datetime.now(UTC), "updated_by": actor})
+    previous_token = None
+    if update.knowledge_forager_token is not None:
+        previous_token = credentials.read()
+        credentials.write(update.knowledge_forager_token.get_secret_value())
+    try:
+        config.save_settings(updated)
+    except Exception:
+        if update.knowledge_forager_token is not None:
+            if previous_token is None:
+                credentials.remove()
+            else:
+                credentials.write(previous_token)
+        raise
+    return settings_view(env, updated, credentials)
+
+
+def settings_view(env: Environment, settings: KnowledgeSettings, credentials: CredentialStore) -> SettingsView:
+    return SettingsView(
+        knowledge_enabled=knowledge_enabled(settings, env),
+        knowledge_auto_study=settings.knowledge_auto_study,
+        knowledge_revision_study=settings.knowledge_revision_study,
+        revision_study_resolved=settings.revision_study_resolved,
+        knowledge_forager_endpoint=settings.knowledge_forager_endpoint
+        if settings.knowledge_forager_endpoint is not None
+        else env.knowledge_forager_endpoint,
+        knowledge_forager_token_set=credentials.read() is not None,
+        knowledge_forager_allow_remote=env.knowledge_forager_allow_remote,
+        gate_env_var=GATE_ENV_VAR,
+        gate_env_pinned=env.gate_pinned,
+    )
+
+
+def _endpoint(env: Environment, value: str) -> str:
+    if value == "":
+        return ""  # clears the endpoint: knowledge is then "not configured"
+    try:
+        return check_endpoint(
+            value, allow_remote=env.knowledge_forager_allow_remote, allowed_hosts=env.knowledge_forager_allowed_hosts
+        )
+    except EndpointRefused as refused:
+        raise BadRequest("knowledge_forager_endpoint", str(refused)) from refused

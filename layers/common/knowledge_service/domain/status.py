@@ -1,0 +1,215 @@
+"""GET /knowledge/status and GET /knowledge/engine: what the colony's knowledge is doing.
+
+Status is the one route that answers usefully while knowledge is off: it tells *not
+configured*, *unreachable* and *working* apart, and never shows the credential.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.gate import knowledge_enabled, why_disabled
+from knowledge_service.domain.package import HOST_PACKAGE_VERSION, PackageAgreement, package_agreement
+from knowledge_service.environment import GATE_ENV_VAR, Environment
+from knowledge_service.errors import KnowledgeUnreachable, ServiceError, UpstreamTimeout
+from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
+
+MIN_ENGINE_VERSION = (0, 7, 0)
+"""forager.engine's floor: FORAGER authenticates every /api route from 0.7.0 on."""
+
+INPUT_ROOTS_KEY = "knowledge_forager_input_roots"
+INPUT_ROOTS_VARIABLE = "FORAGER_ALLOWED_INPUT_ROOTS"
+DEAD_LETTER_ESCALATION_DAYS = 180
+
+
+class DeadLetterCounts(BaseModel):
+    scope: str = "colony"
+    unresolved: int = 0
+    escalated: int = 0
+    unreachable: int = 0
+    unreachable_escalated: int = 0
+    escalation_days: int = DEAD_LETTER_ESCALATION_DAYS
+
+
+class FeedCounts(BaseModel):
+    """Colony-wide counts from the change feed's tables.
+
+    The feed's tables arrive with the change-feed work; until a colony follows a feed it
+    reports zeros and is given no queue, as the specification says.
+    """
+
+    open_changes: int = 0
+    dead_letters: DeadLetterCounts = Field(default_factory=DeadLetterCounts)
+
+
+class RootsHanded(BaseModel):
+    roots: list[str]
+    from_: str = Field(serialization_alias="from", validation_alias="from")
+
+
+class RefusedRoot(BaseModel):
+    folder: str
+    reason: str
+
+
+class InputRoots(BaseModel):
+    key: str = INPUT_ROOTS_KEY
+    variable: str = INPUT_ROOTS_VARIABLE
+    managed: bool
+    workspace: str
+    setting: list[str]
+    next: RootsHanded
+    refused: list[RefusedRoot]
+    running: RootsHanded
+    waiting: bool
+
+
+class KnowledgeStatus(BaseModel):
+    enabled: bool
+    reachable: bool
+    usable: bool
+    version: str | None
+    schema_version: int | None
+    search_backend: str | None
+    model_provider: str | None
+    endpoint: str
+    reason: str | None
+    projects: list[str]
+    configured_endpoint: str
+    allow_remote: bool
+    auto_study: AutoStudy
+    revision_study: RevisionStudy
+    revision_study_resolved: AutoStudy
+    open_changes: int
+    dead_letters: DeadLetterCounts
+    gate_env_var: str
+    gate_env_pinned: bool
+    change_feed: bool | None
+    package_version: int | None
+    host_package_version: int
+    package_agreement: PackageAgreement
+    package_note: str | None
+    input_roots: InputRoots
+
+
+class EngineAnswer(BaseModel):
+    managed: bool
+    note: str
+
+
+def knowledge_status(
+    env: Environment, settings: KnowledgeSettings, upstream: Upstream, counts: FeedCounts | None = None
+) -> KnowledgeStatus:
+    counts = counts or FeedCounts()
+    enabled = knowledge_enabled(settings, env)
+    configured = upstream.configured_endpoint(settings)
+    probe = _Probe()
+    if not enabled:
+        probe.reason = why_disabled(env)
+    else:
+        probe.run(upstream, settings)
+    agreement, note = package_agreement(probe.package_version, asked=probe.capabilities_read)
+    return KnowledgeStatus(
+        enabled=enabled,
+        reachable=probe.reachable,
+        usable=probe.usable,
+        version=probe.version,
+        schema_version=probe.schema_version,
+        search_backend=probe.search_backend,
+        model_provider=probe.model_provider,
+        endpoint=configured if enabled else "",
+        reason=probe.reason,
+        projects=probe.projects,
+        configured_endpoint=configured,
+        allow_remote=env.knowledge_forager_allow_remote,
+        auto_study=settings.knowledge_auto_study,
+        revision_study=settings.knowledge_revision_study,
+        revision_study_resolved=settings.revision_study_resolved,
+        open_changes=counts.open_changes,
+        dead_letters=counts.dead_letters,
+        gate_env_var=GATE_ENV_VAR,
+        gate_env_pinned=env.gate_pinned,
+        change_feed=probe.change_feed,
+        package_version=probe.package_version,
+        host_package_version=HOST_PACKAGE_VERSION,
+        package_agreement=agreement,
+        package_note=note,
+        input_roots=_input_roots(env),
+    )
+
+
+def engine(env: Environment) -> EngineAnswer:
+    """An attached colony: a serverless host supervises no engine process."""
+    return EngineAnswer(
+        managed=False,
+        note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
+        "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
+        "whether the engine answers.",
+    )
+
+
+class _Probe:
+    """Asks FORAGER what it is, stopping at the first failure (each ask has its own timeout)."""
+
+    def __init__(self) -> None:
+        self.reachable = False
+        self.usable = False
+        self.reason: str | None = None
+        self.version: str | None = None
+        self.schema_version: int | None = None
+        self.search_backend: str | None = None
+        self.model_provider: str | None = None
+        self.projects: list[str] = []
+        self.change_feed: bool | None = None
+        self.package_version: int | None = None
+        self.capabilities_read = False
+
+    def run(self, upstream: Upstream, settings: KnowledgeSettings) -> None:
+        reason = upstream.why_not_connectable(settings)
+        if reason:
+            self.reason = reason
+            return
+        client = upstream.client(settings)
+        try:
+            status = client.status()
+            self.reachable = True
+            self.version, self.schema_version = status.version, status.schema_version
+            self.search_backend, self.model_provider = status.search_backend, status.model_provider
+            capabilities = client.capabilities()
+            self.capabilities_read = True
+            self.change_feed = capabilities.change_feed
+            self.package_version = capabilities.package_version
+            self.projects = [project.project_ref for project in client.projects()]
+        except ServiceError as error:
+            self.reachable = self.reachable or not isinstance(error, (KnowledgeUnreachable, UpstreamTimeout))
+            self.reason = error.message
+            return
+        if _version_tuple(status.version) < MIN_ENGINE_VERSION:
+            floor = ".".join(map(str, MIN_ENGINE_VERSION))
+            self.reason = f"FORAGER {status.version} is older than {floor}, the oldest engine this host can use."
+            return
+        self.usable = True
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    numbers = []
+    for part in version.split("-", maxsplit=1)[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        numbers.append(int(digits) if digits else 0)
+    return tuple(numbers)
+
+
+def _input_roots(env: Environment) -> InputRoots:
+    # A FORAGER an operator runs (managed: false) reads its own allowed folders: nothing is
+    # handed from here, so every list is empty and nothing waits for a restart.
+    none = RootsHanded(roots=[], **{"from": "none"})
+    return InputRoots(
+        managed=env.knowledge_forager_managed,
+        workspace=env.knowledge_workspace_root,
+        setting=[],
+        next=none,
+        refused=[],
+        running=none,
+        waiting=False,
+    )

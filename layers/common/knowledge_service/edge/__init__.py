@@ -1,0 +1,1 @@
+"""The HTTP edge: resolvers, access rules, and the renderers of each surface's wire shape."""

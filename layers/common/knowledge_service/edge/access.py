@@ -1,0 +1,57 @@
+"""Who may call a route: declared once on the route, held by one middleware.
+
+Every route declares its installation permission (and, where the catalog names one, its
+commercial capability) with ``access(...)``. The declaration lives in the route's OpenAPI
+extensions, so the published document says it too, and the authorization matrix reads it
+back. A route that declares nothing is refused: access fails closed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
+from pydantic import ValidationError
+
+from knowledge_service.domain.commerce import require_capability
+from knowledge_service.errors import InternalError, PermissionDenied, Unauthenticated
+from knowledge_service.identity.principal import Permission, Principal
+from knowledge_service.runtime import runtime
+
+PERMISSION_KEY = "x-permission"
+CAPABILITY_KEY = "x-capability"
+
+
+def access(permission: Permission, capability: str | None = None) -> dict[str, Any]:
+    """The route's access declaration (pass as ``openapi_extensions``)."""
+    declared: dict[str, Any] = {PERMISSION_KEY: permission.value}
+    if capability:
+        declared[CAPABILITY_KEY] = capability
+    return declared
+
+
+def caller(event: BaseProxyEvent) -> Principal:
+    """The principal the authorizer put in the request context."""
+    raw = (event.raw_event.get("requestContext") or {}).get("authorizer") or {}
+    try:
+        return Principal.model_validate(json.loads(raw["principal"]))
+    except (KeyError, TypeError, ValueError, ValidationError) as error:
+        raise Unauthenticated("A valid bearer token is required.") from error
+
+
+def authorize(app: BaseRouter) -> Principal:
+    """Hold the matched route's declaration against the caller: permission, then capability."""
+    route = app.context.get("_route")
+    declared = (getattr(route, "openapi_extensions", None) or {}) if route is not None else {}
+    principal = caller(app.current_event)
+    permission = declared.get(PERMISSION_KEY)
+    if permission is None:
+        raise InternalError("This route declares no permission, so it answers no one.")
+    if not principal.holds(Permission(permission)):
+        raise PermissionDenied(f"This route takes the {permission} permission.")
+    capability = declared.get(CAPABILITY_KEY)
+    if capability:
+        require_capability(capability, runtime().subscription)
+    return principal

@@ -1,0 +1,86 @@
+"""The ``/knowledge`` surface's resolver: validation, access, and one error renderer.
+
+Order of refusals, as the specification sets it: authentication (the authorizer), the
+route's permission and commercial capability, then the body. Powertools validates the
+body before any middleware runs, so the validation handler holds the route's access
+first: a caller without the permission is told 403 whatever the body says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from knowledge_service.edge.access import authorize
+from knowledge_service.edge.envelope import refusal
+from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError
+
+logger = Logger(child=True)
+
+_LOCATIONS = {"body", "query", "path", "header", "cookie"}
+
+
+def knowledge_api() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.use(middlewares=[_access_middleware])
+
+    @app.exception_handler(ServiceError)
+    def _service_error(error: ServiceError) -> Response[str]:
+        if error.status >= 500:
+            logger.warning("refused", extra={"code": error.code, "status": error.status})
+        return refusal(error)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(error: RequestValidationError) -> Response[str]:
+        try:
+            authorize(app)
+        except ServiceError as refused:
+            return refusal(refused)
+        return refusal(bad_request_from(list(error.errors())))
+
+    @app.exception_handler(NotFoundError)
+    def _no_route(_: NotFoundError) -> Response[str]:
+        return refusal(NotFound("No such route."))
+
+    @app.exception_handler(Exception)
+    def _unexpected(error: Exception) -> Response[str]:
+        logger.exception("unexpected failure")
+        return refusal(InternalError("The service failed to answer; the failure is logged."))
+
+    return app
+
+
+def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    authorize(app)
+    return next_middleware(app)
+
+
+def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:
+    """The first validation error as a 400 naming its field (never echoing the input)."""
+    first = errors[0] if errors else {"loc": ("body",), "type": "value_error", "msg": "is not valid"}
+    parts = [str(part) for part in first.get("loc", ()) if str(part) not in _LOCATIONS]
+    field = ".".join(parts) or "body"
+    kind = str(first.get("type", ""))
+    problem = _PROBLEMS.get(kind, _message)(first)
+    return BadRequest(field, problem)
+
+
+def _message(error: dict[str, Any]) -> str:
+    text = str(error.get("msg", "is not valid"))
+    text = text.removeprefix("Value error, ")
+    return text[:1].lower() + text[1:] if text else "is not valid"
+
+
+_PROBLEMS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "extra_forbidden": lambda e: "is not a field of this request (request fields are snake_case).",
+    "missing": lambda e: "is required.",
+    "json_invalid": lambda e: "is not valid JSON.",
+    "model_attributes_type": lambda e: "must be a JSON object.",
+    "dict_type": lambda e: "must be a JSON object.",
+}

@@ -1,0 +1,1 @@
+"""One router per route group; each function includes the routers of its group."""

@@ -1,0 +1,77 @@
+"""Bindings: POST /knowledge/project-map, GET /knowledge/projects, POST /knowledge/bases."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel
+
+from knowledge_service.domain import bindings
+from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.errors import BadRequest
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+from knowledge_service.upstream.models import ForagerProject
+
+router = APIGatewayRouter()
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+class ForagerProjects(BaseModel):
+    projects: list[ForagerProject]
+
+
+@router.post(
+    "/knowledge/project-map",
+    summary="Bind, rebind or unbind a project",
+    tags=["bindings"],
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
+)
+def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
+    rt = runtime()
+    return ok(bindings.set_binding(rt.config, rt.projects, rt.upstream, request, caller(router.current_event)))
+
+
+@router.get(
+    "/knowledge/projects",
+    summary="The knowledge bases FORAGER holds",
+    tags=["bindings"],
+    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    responses=error_responses(401, 403, 500, 502, 503, 504),
+)
+def get_projects() -> Envelope[ForagerProjects]:
+    rt = runtime()
+    return ok(ForagerProjects(projects=rt.upstream.client(rt.config.settings()).projects()))
+
+
+@router.post(
+    "/knowledge/bases",
+    summary="Make a knowledge base in FORAGER and bind it",
+    tags=["bindings"],
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, capability="platform.project.manage"),
+    responses=error_responses(400, 401, 402, 403, 404, 409, 500, 502, 503, 504),
+)
+def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Envelope[bindings.KnowledgeBaseCreated]:
+    rt = runtime()
+    actor = caller(router.current_event)
+    supplied = router.current_event.headers.get("Idempotency-Key") or router.current_event.headers.get(
+        "idempotency-key"
+    )
+    if supplied is not None and not (0 < len(supplied) <= IDEMPOTENCY_KEY_MAX):
+        raise BadRequest("Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters.")
+
+    def create() -> bindings.KnowledgeBaseCreated:
+        return bindings.create_knowledge_base(
+            rt.config, rt.projects, rt.upstream, rt.events, request, actor, idempotency_key=supplied or uuid.uuid4().hex
+        )
+
+    if supplied is None:
+        return ok(create())
+    payload = request.model_dump(mode="json")
+    return ok(rt.idempotency.once(f"{actor.name}:{supplied}", payload, bindings.KnowledgeBaseCreated, create))

@@ -1,0 +1,70 @@
+"""Status and settings: GET /knowledge/status, GET /knowledge/engine, GET /modules, POST /settings."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from knowledge_service.domain import modules as modules_domain
+from knowledge_service.domain import settings as settings_domain
+from knowledge_service.domain import status as status_domain
+from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+
+router = APIGatewayRouter()
+
+
+@router.get(
+    "/knowledge/status",
+    summary="What the colony's knowledge is doing",
+    tags=["status"],
+    openapi_extensions=access(Permission.READ_STATUS),
+    responses=error_responses(401, 403, 500),
+)
+def get_status() -> Envelope[status_domain.KnowledgeStatus]:
+    rt = runtime()
+    return ok(status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream))
+
+
+@router.get(
+    "/knowledge/engine",
+    summary="The engine this host manages (none, on a serverless host)",
+    tags=["status"],
+    openapi_extensions=access(Permission.READ_STATUS),
+    responses=error_responses(401, 403, 500, 502, 503, 504),
+)
+def get_engine() -> Envelope[status_domain.EngineAnswer]:
+    rt = runtime()
+    rt.upstream.client(rt.config.settings()).status()  # 503 while knowledge is off or down
+    return ok(status_domain.engine(rt.env))
+
+
+@router.get(
+    "/modules",
+    summary="Each hosted module on five axes",
+    tags=["status"],
+    openapi_extensions=access(Permission.READ_STATUS),
+    responses=error_responses(401, 403, 500),
+)
+def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
+    rt = runtime()
+    settings = rt.config.settings()
+    status = status_domain.knowledge_status(rt.env, settings, rt.upstream)
+    return ok(modules_domain.modules(status, rt.upstream.why_not_connectable(settings)))
+
+
+@router.post(
+    "/settings",
+    summary="Write the console-writable knowledge settings",
+    tags=["settings"],
+    openapi_extensions=access(Permission.MANAGE_SETTINGS),
+    responses=error_responses(400, 401, 403, 409, 500),
+)
+def post_settings(update: Annotated[settings_domain.SettingsUpdate, Body()]) -> Envelope[settings_domain.SettingsView]:
+    rt = runtime()
+    actor = caller(router.current_event)
+    return ok(settings_domain.apply_settings(rt.env, rt.config, rt.credentials, update, actor.name))

@@ -1,0 +1,1 @@
+"""Who is calling: principals, their permissions and roles, and bearer tokens."""

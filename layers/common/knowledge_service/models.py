@@ -1,0 +1,75 @@
+"""Records the domain and the stores share: settings, bindings, ANTHILL projects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class AutoStudy(StrEnum):
+    """knowledge_auto_study: what the six-hourly poll does."""
+
+    OFF = "off"
+    SUGGEST = "suggest"
+    ON = "on"
+
+
+class RevisionStudy(StrEnum):
+    """knowledge_revision_study: what a revision on the change feed causes."""
+
+    INHERIT = "inherit"
+    OFF = "off"
+    SUGGEST = "suggest"
+    ON = "on"
+
+
+class KnowledgeSettings(BaseModel):
+    """The console-writable knowledge settings, as stored.
+
+    ``knowledge_forager_endpoint`` is None until someone writes one; the deployment's
+    ``ForagerEndpoint`` parameter applies until then.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    knowledge_enabled: bool = False
+    knowledge_auto_study: AutoStudy = AutoStudy.SUGGEST
+    knowledge_revision_study: RevisionStudy = RevisionStudy.INHERIT
+    knowledge_forager_endpoint: str | None = None
+    updated_at: datetime | None = None
+    updated_by: str | None = None
+
+    @property
+    def revision_study_resolved(self) -> AutoStudy:
+        """What a revision actually causes: inherit resolves through knowledge_auto_study."""
+        if self.knowledge_revision_study is RevisionStudy.INHERIT:
+            return self.knowledge_auto_study
+        return AutoStudy(self.knowledge_revision_study.value)
+
+
+DEFAULT_PROJECT = ""
+"""The project key of the console default binding (``?project=`` omitted)."""
+
+
+class Binding(BaseModel):
+    """An ANTHILL project (or the console default, ``""``) bound to a FORAGER project."""
+
+    model_config = ConfigDict(frozen=True)
+
+    project: str
+    knowledge_base: str
+    bound_at: datetime | None = None
+    bound_by: str | None = None
+
+
+class ProjectRecord(BaseModel):
+    """An ANTHILL project: the ids ``?project=`` names, each in an organization."""
+
+    model_config = ConfigDict(frozen=True)
+
+    project_id: str
+    organization: str
+    name: str = ""
+    created_at: datetime | None = None

@@ -1,0 +1,65 @@
+"""The composition root: this container's environment, stores and FORAGER connection.
+
+Built on first use, never at import time, and once per container after that. Tests
+build their own ``Runtime`` from moto's clients, or clear this one with ``reset_runtime``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import httpx
+
+from knowledge_service.domain.commerce import Subscription
+from knowledge_service.domain.connection import Upstream
+from knowledge_service.environment import Environment, current_environment
+from knowledge_service.storage import aws
+from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.credential import CredentialStore
+from knowledge_service.storage.event_log import EventLog
+from knowledge_service.storage.idempotency import IdempotencyStore
+from knowledge_service.storage.principals import PrincipalStore
+from knowledge_service.storage.projects import ProjectStore
+from knowledge_service.upstream.client import default_timeout
+
+
+@dataclass(frozen=True)
+class Runtime:
+    env: Environment
+    config: ConfigStore
+    projects: ProjectStore
+    principals: PrincipalStore
+    events: EventLog
+    credentials: CredentialStore
+    idempotency: IdempotencyStore
+    upstream: Upstream
+    subscription: Subscription = Subscription.UNENROLLED
+
+    @classmethod
+    def build(cls, env: Environment) -> Runtime:
+        dynamodb = aws.dynamodb()
+        credentials = CredentialStore(aws.client("ssm"), env.forager_credential_parameter)
+        http = httpx.Client(timeout=default_timeout(env.forager_timeout_seconds), follow_redirects=False)
+        return cls(
+            env=env,
+            config=ConfigStore(dynamodb, env.config_table, env.projects_table),
+            projects=ProjectStore(dynamodb, env.projects_table),
+            principals=PrincipalStore(dynamodb, env.principals_table),
+            events=EventLog(dynamodb, env.event_log_table),
+            credentials=credentials,
+            idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
+            upstream=Upstream(env, credentials, http),
+        )
+
+
+@lru_cache(maxsize=1)
+def runtime() -> Runtime:
+    return Runtime.build(current_environment())
+
+
+def reset_runtime() -> None:
+    """Forget this container's runtime and environment (tests, and the local stack's restarts)."""
+    runtime.cache_clear()
+    current_environment.cache_clear()
+    aws.reset_clients()

@@ -1,0 +1,217 @@
+"""The configuration table: knowledge settings and the project map.
+
+One table, two kinds of item:
+
+- ``pk=settings, sk=knowledge`` holds the console-writable knowledge settings;
+- ``pk=binding, sk=project#<id>`` (or ``sk=default`` for the console default) holds one
+  binding. A binding being made by ``POST /knowledge/bases`` is first a *reservation*
+  (``state=pending`` with a lease): the lock the specification asks for. Readers never
+  see a reservation.
+
+Every read is strongly consistent: the binding is read again on every call, so the next
+request sees a bind at once.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import BotoCoreError, ClientError
+
+from knowledge_service.errors import Conflict
+from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord
+from knowledge_service.storage.conditions import WriteFailed, is_condition_failure
+from knowledge_service.storage.transactions import wire
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+SETTINGS_KEY = {"pk": "settings", "sk": "knowledge"}
+BINDING_PK = "binding"
+_SETTINGS_FIELDS = (
+    "knowledge_enabled",
+    "knowledge_auto_study",
+    "knowledge_revision_study",
+    "knowledge_forager_endpoint",
+)
+
+
+def binding_key(project: str) -> dict[str, str]:
+    return {"pk": BINDING_PK, "sk": f"project#{project}" if project != DEFAULT_PROJECT else "default"}
+
+
+class ScopeRecords:
+    """What one consistent read returns for a call that names (or omits) a project."""
+
+    def __init__(self, settings: KnowledgeSettings, binding: Binding | None, project: ProjectRecord | None):
+        self.settings = settings
+        self.binding = binding
+        self.project = project
+
+
+class ConfigStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str, projects_table_name: str):
+        self._resource = resource
+        self._table = resource.Table(table_name)
+        self._table_name = table_name
+        self._projects_table_name = projects_table_name
+
+    # ------------------------------------------------------------------ settings
+    def settings(self) -> KnowledgeSettings:
+        item = self._table.get_item(Key=SETTINGS_KEY, ConsistentRead=True).get("Item")
+        return _settings_from(item)
+
+    def save_settings(self, settings: KnowledgeSettings) -> None:
+        item: dict[str, Any] = {**SETTINGS_KEY}
+        for field in _SETTINGS_FIELDS:
+            value = getattr(settings, field)
+            if value is not None:
+                item[field] = value.value if hasattr(value, "value") else value
+        item["updated_at"] = (settings.updated_at or datetime.now(UTC)).isoformat()
+        if settings.updated_by:
+            item["updated_by"] = settings.updated_by
+        self._table.put_item(Item=item)
+
+    # ------------------------------------------------------------------ scope (one request)
+    def scope(self, project: str) -> ScopeRecords:
+        """Settings, the project's binding and its ANTHILL record, in one BatchGetItem."""
+        request: dict[str, Any] = {
+            self._table_name: {"Keys": [SETTINGS_KEY, binding_key(project)], "ConsistentRead": True},
+        }
+        if project != DEFAULT_PROJECT:
+            request[self._projects_table_name] = {"Keys": [{"project_id": project}], "ConsistentRead": True}
+        responses: dict[str, list[dict[str, Any]]] = {}
+        while request:
+            answer = self._resource.batch_get_item(RequestItems=request)
+            for table, items in answer.get("Responses", {}).items():
+                responses.setdefault(table, []).extend(items)
+            request = answer.get("UnprocessedKeys") or {}
+        settings_item = None
+        binding = None
+        for item in responses.get(self._table_name, []):
+            if item["pk"] == SETTINGS_KEY["pk"]:
+                settings_item = item
+            else:
+                binding = _binding_from(item)
+        projects = responses.get(self._projects_table_name, [])
+        return ScopeRecords(_settings_from(settings_item), binding, _project_from(projects[0]) if projects else None)
+
+    # ------------------------------------------------------------------ the project map
+    def bindings(self) -> list[Binding]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"KeyConditionExpression": Key("pk").eq(BINDING_PK), "ConsistentRead": True}
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [b for b in (_binding_from(i) for i in items) if b is not None]
+
+    def bind(self, project: str, knowledge_base: str, actor: str) -> None:
+        self._table.put_item(Item=_binding_item(project, knowledge_base, actor))
+
+    def unbind(self, project: str) -> None:
+        self._table.delete_item(Key=binding_key(project))
+
+    # ------------------------------------------------------------------ the lock for POST /knowledge/bases
+    def reserve(self, project: str, owner: str, lease_seconds: int = 60) -> None:
+        """Take the project's binding slot, or raise ``Conflict(already_bound)``.
+
+        The slot is free when no binding exists, or when an earlier reservation's lease has
+        run out (its request died between reserving and saving).
+        """
+        now = int(time.time())
+        try:
+            self._table.put_item(
+                Item={
+                    **binding_key(project),
+                    "project": project,
+                    "state": "pending",
+                    "lease_owner": owner,
+                    "lease_expires": now + lease_seconds,
+                },
+                ConditionExpression=Attr("sk").not_exists()
+                | (Attr("state").eq("pending") & Attr("lease_expires").lt(now)),
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                label = f"Project '{project}'" if project else "The console default"
+                raise Conflict(
+                    f"{label} already reads a knowledge base; rebinding is the bar's own control.",
+                    code="already_bound",
+                ) from error
+            raise
+
+    def complete_reservation(
+        self, project: str, owner: str, knowledge_base: str, actor: str, log_table: str, log_item: dict[str, Any]
+    ) -> None:
+        """Turn our reservation into the binding and log it, in one transaction.
+
+        Raises ``WriteFailed`` when the slot is no longer ours (someone bound the project
+        meanwhile, or the lease ran out and was taken) or the write itself failed; then
+        neither the binding nor the log row is written.
+        """
+        try:
+            self._resource.meta.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table_name,
+                            "Item": wire(_binding_item(project, knowledge_base, actor)),
+                            "ConditionExpression": "#state = :pending AND lease_owner = :owner",
+                            "ExpressionAttributeNames": {"#state": "state"},
+                            "ExpressionAttributeValues": wire({":pending": "pending", ":owner": owner}),
+                        }
+                    },
+                    {"Put": {"TableName": log_table, "Item": wire(log_item)}},
+                ]
+            )
+        except (ClientError, BotoCoreError) as error:
+            raise WriteFailed(type(error).__name__) from error
+
+    def release(self, project: str, owner: str) -> None:
+        """Give the slot back after FORAGER refused; a slot someone else took is left alone."""
+        try:
+            self._table.delete_item(
+                Key=binding_key(project),
+                ConditionExpression=Attr("state").eq("pending") & Attr("lease_owner").eq(owner),
+            )
+        except ClientError as error:
+            if not is_condition_failure(error):
+                raise
+
+
+def _binding_item(project: str, knowledge_base: str, actor: str) -> dict[str, Any]:
+    return {
+        **binding_key(project),
+        "project": project,
+        "knowledge_base": knowledge_base,
+        "state": "bound",
+        "bound_at": datetime.now(UTC).isoformat(),
+        "bound_by": actor,
+    }
+
+
+def _settings_from(item: dict[str, Any] | None) -> KnowledgeSettings:
+    if not item:
+        return KnowledgeSettings()
+    return KnowledgeSettings.model_validate({k: v for k, v in item.items() if k not in ("pk", "sk")})
+
+
+def _binding_from(item: dict[str, Any]) -> Binding | None:
+    if item.get("state") != "bound":
+        return None
+    return Binding(
+        project=str(item.get("project", "")),
+        knowledge_base=str(item["knowledge_base"]),
+        bound_at=item.get("bound_at"),
+        bound_by=item.get("bound_by"),
+    )
+
+
+def _project_from(item: dict[str, Any]) -> ProjectRecord:
+    return ProjectRecord.model_validate(item)

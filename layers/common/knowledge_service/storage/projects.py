@@ -1,0 +1,50 @@
+"""ANTHILL projects: the ids ``?project=`` names, each in an organization."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr
+from botocore.exceptions import ClientError
+
+from knowledge_service.errors import Conflict
+from knowledge_service.models import ProjectRecord
+from knowledge_service.storage.conditions import is_condition_failure
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+
+class ProjectStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._table = resource.Table(table_name)
+
+    def get(self, project_id: str) -> ProjectRecord | None:
+        item = self._table.get_item(Key={"project_id": project_id}, ConsistentRead=True).get("Item")
+        return ProjectRecord.model_validate(item) if item else None
+
+    def create(self, project_id: str, organization: str, name: str = "") -> ProjectRecord:
+        record = ProjectRecord(
+            project_id=project_id, organization=organization, name=name or project_id, created_at=datetime.now(UTC)
+        )
+        try:
+            self._table.put_item(
+                Item=record.model_dump(mode="json"), ConditionExpression=Attr("project_id").not_exists()
+            )
+        except ClientError as error:
+            if is_condition_failure(error):
+                raise Conflict(f"Project '{project_id}' already exists.") from error
+            raise
+        return record
+
+    def all(self) -> list[ProjectRecord]:
+        items = []
+        kwargs: dict[str, Any] = {}
+        while True:
+            page = self._table.scan(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return sorted((ProjectRecord.model_validate(i) for i in items), key=lambda p: p.project_id)
