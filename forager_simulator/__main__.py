@@ -16,7 +16,7 @@ from types import FrameType
 
 from .server import start_simulator
 
-TOKEN_ENV = "FORAGER_SIMULATOR_TOKEN"
+TOKEN_ENV = "FORAGER_SIMULATOR_TOKEN"  # noqa: S105 - a variable name, not a secret
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,9 +26,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=8790, help="API port (0: any free)")
-    parser.add_argument(
-        "--control-port", type=int, default=8791, help="control port (0: any free)"
-    )
+    parser.add_argument("--control-port", type=int, default=8791, help="control port (0: any free)")
     parser.add_argument(
         "--token",
         default=os.environ.get(TOKEN_ENV),
@@ -62,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             allow_remote=args.allow_remote,
         )
     except (OSError, ValueError) as exc:
-        log.error("forager simulator: cannot start: %s", exc)
+        log.error("forager simulator: cannot start: %s", exc)  # noqa: TRY400 - one line, no traceback
         return 1
 
     stop = threading.Event()

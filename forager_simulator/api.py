@@ -49,9 +49,10 @@ def redact_headers(headers: Message) -> dict[str, str]:
     """Headers as a dict, the ``Authorization`` value replaced by ``Bearer ***``."""
     out: dict[str, str] = {}
     for name, value in headers.items():
+        shown = str(value)
         if name.lower() == "authorization":
-            value = "Bearer ***" if str(value).lower().startswith("bearer") else "***"
-        out[name] = f"{out[name]}, {value}" if name in out else str(value)
+            shown = "Bearer ***" if shown.lower().startswith("bearer") else "***"
+        out[name] = f"{out[name]}, {shown}" if name in out else shown
     return out
 
 
@@ -67,9 +68,7 @@ def record_body(body: bytes) -> Any:
 class ForagerApi:
     """Serves the contract from a :class:`SimulatorState`."""
 
-    def __init__(
-        self, state: SimulatorState, token: str, stopping: threading.Event
-    ) -> None:
+    def __init__(self, state: SimulatorState, token: str, stopping: threading.Event) -> None:
         self.state = state
         self._token = token
         self._stopping = stopping
@@ -118,10 +117,7 @@ class ForagerApi:
                 "A valid bearer credential is required.",
                 [("WWW-Authenticate", "Bearer")],
             )
-        if (
-            request.method == "POST"
-            and self.router.resolve("POST", request.path).handler
-        ):
+        if request.method == "POST" and self.router.resolve("POST", request.path).handler:
             key = request.idempotency_key
             if key is None or key == "":
                 return error_response(
@@ -154,9 +150,7 @@ class ForagerApi:
         key = request.idempotency_key
         assert key is not None  # checked in _handle for every POST route
         try:
-            status, payload = self.state.idempotent(
-                key, request.method, request.path, body, create, replay_status
-            )
+            status, payload = self.state.idempotent(key, request.method, request.path, body, create, replay_status)
         except IdempotencyConflict:
             raise ApiError(
                 409,
@@ -180,17 +174,13 @@ class ForagerApi:
         body = request.json_object()
         unknown = sorted(set(body) - {"name", "description"})
         if unknown:
-            raise ApiError(
-                400, "bad_request", f"Unknown field(s): {', '.join(unknown)}."
-            )
+            raise ApiError(400, "bad_request", f"Unknown field(s): {', '.join(unknown)}.")
         name = body.get("name")
         if not isinstance(name, str):
             raise ApiError(400, "bad_request", "name is required and must be text.")
         name = name.strip()
         if not 1 <= len(name) <= NAME_MAX:
-            raise ApiError(
-                400, "bad_request", f"name must be 1 to {NAME_MAX} characters."
-            )
+            raise ApiError(400, "bad_request", f"name must be 1 to {NAME_MAX} characters.")
         description = body.get("description", "")
         if not isinstance(description, str):
             raise ApiError(400, "bad_request", "description must be text.")
@@ -205,6 +195,4 @@ class ForagerApi:
         def create() -> tuple[int, Any]:
             return 201, self.state.create_project(name, description).to_json()
 
-        return self._idempotent(
-            request, body, create, lambda status: 200 if status == 201 else status
-        )
+        return self._idempotent(request, body, create, lambda status: 200 if status == 201 else status)

@@ -101,14 +101,10 @@ def make_fault(
             raise FaultError("retry_after must not be negative.")
         retry = retry_after
 
-    if path_prefix is not None and (
-        not isinstance(path_prefix, str) or not path_prefix.startswith("/api")
-    ):
+    if path_prefix is not None and (not isinstance(path_prefix, str) or not path_prefix.startswith("/api")):
         raise FaultError("path_prefix must be a path starting with /api.")
 
-    if times is not None and (
-        not isinstance(times, int) or isinstance(times, bool) or times < 1
-    ):
+    if times is not None and (not isinstance(times, int) or isinstance(times, bool) or times < 1):
         raise FaultError("times must be a whole number of at least 1.")
 
     if mode == "down" and (path_prefix is not None or times is not None):
@@ -163,7 +159,5 @@ def fault_response(fault: Fault) -> Response | None:
             abort=True,
         )
     if fault.mode == "redirect":
-        return Response(
-            302, headers=[("Location", REDIRECT_LOCATION)], content_type=None
-        )
+        return Response(302, headers=[("Location", REDIRECT_LOCATION)], content_type=None)
     return None

@@ -89,12 +89,8 @@ class Response:
     abort: bool = False
 
 
-def json_response(
-    status: int, payload: Any, headers: Iterable[tuple[str, str]] = ()
-) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8"
-    )
+def json_response(status: int, payload: Any, headers: Iterable[tuple[str, str]] = ()) -> Response:
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return Response(status=status, body=body, headers=list(headers))
 
 

@@ -8,6 +8,7 @@ open connection to it); clearing it binds the same port again.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import secrets
@@ -83,16 +84,12 @@ class _Server(ThreadingHTTPServer):
         with self._connections_lock:
             connections = list(self._connections)
         for connection in connections:
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that went away (timeouts, the reset fault, stop()) is not an error.
-        logger.debug(
-            "%s: connection from %s ended abruptly", self.label, client_address
-        )
+        logger.debug("%s: connection from %s ended abruptly", self.label, client_address)
 
 
 class _BodyError(Exception):
@@ -166,9 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
                 response = self.server.app.handle(request)
             except Exception:
                 logger.exception("%s: handler failed", self.server.label)
-                response = ApiError(
-                    500, "internal_error", "The simulator failed."
-                ).to_response()
+                response = ApiError(500, "internal_error", "The simulator failed.").to_response()
         self._send(response)
         logger.info(
             "%s %s %s %d %.1fms",
@@ -183,9 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         encoding = self.headers.get("Transfer-Encoding")
         if encoding is not None:
             if encoding.strip().lower() != "chunked":
-                raise _BodyError(
-                    400, "bad_request", "Only chunked transfer encoding is understood."
-                )
+                raise _BodyError(400, "bad_request", "Only chunked transfer encoding is understood.")
             return self._read_chunked()
         length_header = self.headers.get("Content-Length")
         if length_header is None:
@@ -193,9 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             length = int(length_header)
         except ValueError:
-            raise _BodyError(
-                400, "bad_request", "Content-Length is not a number."
-            ) from None
+            raise _BodyError(400, "bad_request", "Content-Length is not a number.") from None
         if length < 0:
             raise _BodyError(400, "bad_request", "Content-Length is negative.")
         if length > MAX_BODY_BYTES:
@@ -213,18 +204,14 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 size = int(line.split(b";", 1)[0].strip(), 16)
             except ValueError:
-                raise _BodyError(
-                    400, "bad_request", "A chunk size is not valid."
-                ) from None
+                raise _BodyError(400, "bad_request", "A chunk size is not valid.") from None
             if size == 0:
                 while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
                     pass  # trailers
                 return b"".join(chunks)
             total += size
             if total > MAX_BODY_BYTES:
-                raise _BodyError(
-                    413, "payload_too_large", "The request body is too large."
-                )
+                raise _BodyError(413, "payload_too_large", "The request body is too large.")
             chunk = self.rfile.read(size)
             if len(chunk) != size:
                 raise _BodyError(400, "bad_request", "The request body ended early.")
@@ -237,11 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         if response.content_type is not None:
             self.send_header("Content-Type", response.content_type)
-        length = (
-            response.declared_length
-            if response.declared_length is not None
-            else len(response.body)
-        )
+        length = response.declared_length if response.declared_length is not None else len(response.body)
         self.send_header("Content-Length", str(length))
         if response.abort:
             self.close_connection = True
@@ -253,9 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
         if response.abort:
             self.wfile.flush()
             # Closing with SO_LINGER 0 resets the connection instead of ending it.
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 def _is_loopback(host: str) -> bool:

@@ -106,9 +106,7 @@ def default_capabilities(instance_id: str) -> dict[str, Any]:
 
 def request_fingerprint(method: str, path: str, body: Any) -> str:
     """What "the same request" means for an Idempotency-Key: route and canonical body."""
-    canonical = json.dumps(
-        [method.upper(), path, body], sort_keys=True, separators=(",", ":")
-    )
+    canonical = json.dumps([method.upper(), path, body], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -138,9 +136,7 @@ class SimulatorState:
     idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
     fault: Fault | None = None
-    lock: threading.RLock = field(
-        default_factory=threading.RLock, repr=False, compare=False
-    )
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)

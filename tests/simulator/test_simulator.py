@@ -45,9 +45,7 @@ DEMO_PROJECTS = [
 PROJECT_KEYS = set(DEMO_PROJECTS[0])
 
 
-def request(
-    method: str, url: str, timeout: float = 2.0, **kwargs: Any
-) -> httpx.Response:
+def request(method: str, url: str, timeout: float = 2.0, **kwargs: Any) -> httpx.Response:
     """One request on a fresh connection (``verify=False``: plain HTTP, and loading
     the CA bundle would cost 0.1 s per client)."""
     with httpx.Client(verify=False, timeout=timeout) as client:
@@ -65,9 +63,7 @@ def sim() -> Iterator[Simulator]:
 
 @pytest.fixture
 def api(sim: Simulator) -> Iterator[httpx.Client]:
-    with httpx.Client(
-        base_url=sim.url, headers=AUTH, timeout=2.0, verify=False
-    ) as client:
+    with httpx.Client(base_url=sim.url, headers=AUTH, timeout=2.0, verify=False) as client:
         yield client
 
 
@@ -77,9 +73,7 @@ def control(sim: Simulator) -> Iterator[httpx.Client]:
         yield client
 
 
-def post_project(
-    api: httpx.Client, body: Any, key: str | None = "key-1"
-) -> httpx.Response:
+def post_project(api: httpx.Client, body: Any, key: str | None = "key-1") -> httpx.Response:
     headers = {} if key is None else {"Idempotency-Key": key}
     return api.post("/api/projects", json=body, headers=headers)
 
@@ -143,9 +137,7 @@ def test_status(api: httpx.Client) -> None:
     }
 
 
-def test_capabilities_are_stable_for_the_instance(
-    sim: Simulator, api: httpx.Client
-) -> None:
+def test_capabilities_are_stable_for_the_instance(sim: Simulator, api: httpx.Client) -> None:
     first = api.get("/api/capabilities").json()
     assert re.fullmatch(r"fgi_[0-9a-f]{8}", first["instance_id"])
     assert first == {
@@ -181,9 +173,7 @@ def test_unknown_route_and_wrong_method(api: httpx.Client) -> None:
 
 
 def test_create_project(sim: Simulator, api: httpx.Client) -> None:
-    response = post_project(
-        api, {"name": "  Orbit notes ", "description": "What orbit knows"}
-    )
+    response = post_project(api, {"name": "  Orbit notes ", "description": "What orbit knows"})
     assert response.status_code == 201
     project = response.json()
     assert set(project) == PROJECT_KEYS
@@ -208,9 +198,7 @@ def test_create_project_description_is_optional(api: httpx.Client) -> None:
     assert response.json()["description"] == ""
 
 
-def test_idempotent_replay_answers_the_same_project_once(
-    sim: Simulator, api: httpx.Client
-) -> None:
+def test_idempotent_replay_answers_the_same_project_once(sim: Simulator, api: httpx.Client) -> None:
     body = {"name": "Replay", "description": "same"}
     first = post_project(api, body, key="replay-key")
     again = post_project(api, {"description": "same", "name": "Replay"}, "replay-key")
@@ -252,9 +240,7 @@ def test_post_without_idempotency_key(sim: Simulator, api: httpx.Client) -> None
         json.dumps({"name": "x", "description": "d" * 2001}).encode(),
     ],
 )
-def test_create_project_refuses_a_bad_body(
-    sim: Simulator, api: httpx.Client, content: bytes
-) -> None:
+def test_create_project_refuses_a_bad_body(sim: Simulator, api: httpx.Client, content: bytes) -> None:
     response = api.post(
         "/api/projects",
         content=content,
@@ -269,9 +255,7 @@ def test_create_project_refuses_a_bad_body(
 # -- the request record ----------------------------------------------------------------
 
 
-def test_requests_are_recorded_without_the_token(
-    sim: Simulator, api: httpx.Client, control: httpx.Client
-) -> None:
+def test_requests_are_recorded_without_the_token(sim: Simulator, api: httpx.Client, control: httpx.Client) -> None:
     api.get("/api/projects", params={"page": "1"})
     post_project(api, {"name": "Recorded"}, key="rec-key")
     records = sim.requests
@@ -294,18 +278,14 @@ def test_requests_are_recorded_without_the_token(
 # -- faults ----------------------------------------------------------------------------
 
 
-def test_down_refuses_connections_and_clearing_reopens_the_same_port(
-    sim: Simulator, api: httpx.Client
-) -> None:
+def test_down_refuses_connections_and_clearing_reopens_the_same_port(sim: Simulator, api: httpx.Client) -> None:
     assert api.get("/api/status").status_code == 200  # a pooled connection exists
     url = sim.url
     sim.set_fault("down")
     assert sim.is_down
     with pytest.raises(httpx.ConnectError):
         request("GET", url + "/api/status", headers=AUTH)
-    with pytest.raises(
-        (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
-    ):
+    with pytest.raises((httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)):
         api.get("/api/status")
     sim.clear_faults()
     assert sim.url == url
@@ -351,9 +331,7 @@ def test_malformed_is_a_200_that_is_not_json(sim: Simulator, api: httpx.Client) 
         response.json()
 
 
-def test_reset_closes_the_connection_mid_body(
-    sim: Simulator, api: httpx.Client
-) -> None:
+def test_reset_closes_the_connection_mid_body(sim: Simulator, api: httpx.Client) -> None:
     sim.set_fault("reset")
     with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
         api.get("/api/projects")
@@ -368,9 +346,7 @@ def test_redirect_points_at_another_host(sim: Simulator, api: httpx.Client) -> N
     assert response.headers["location"] == "http://169.254.169.254/latest/meta-data/"
 
 
-def test_fault_limited_to_a_path_prefix_and_a_count(
-    sim: Simulator, api: httpx.Client
-) -> None:
+def test_fault_limited_to_a_path_prefix_and_a_count(sim: Simulator, api: httpx.Client) -> None:
     sim.set_fault("5xx", path_prefix="/api/projects")
     assert api.get("/api/status").status_code == 200
     assert api.get("/api/projects").status_code == 500
@@ -384,9 +360,7 @@ def test_faults_meet_requests_before_authentication(sim: Simulator) -> None:
     assert request("GET", sim.url + "/api/status").status_code == 500
 
 
-def test_faults_never_touch_the_control_port(
-    sim: Simulator, control: httpx.Client
-) -> None:
+def test_faults_never_touch_the_control_port(sim: Simulator, control: httpx.Client) -> None:
     for mode in ("5xx", "429", "malformed", "reset", "redirect", "down"):
         sim.set_fault(mode)
         assert control.get("/health").json() == {"ok": True}
@@ -409,9 +383,7 @@ def test_bad_faults_are_refused(sim: Simulator) -> None:
 # -- the control port ------------------------------------------------------------------
 
 
-def test_control_faults(
-    sim: Simulator, api: httpx.Client, control: httpx.Client
-) -> None:
+def test_control_faults(sim: Simulator, api: httpx.Client, control: httpx.Client) -> None:
     set_ = control.post(
         "/faults",
         json={"mode": "429", "retry_after": 3, "path_prefix": "/api/projects"},
@@ -435,9 +407,7 @@ def test_control_faults(
         assert error_code(refused) == "bad_request"
 
 
-def test_control_state_and_reset(
-    sim: Simulator, api: httpx.Client, control: httpx.Client
-) -> None:
+def test_control_state_and_reset(sim: Simulator, api: httpx.Client, control: httpx.Client) -> None:
     made = post_project(api, {"name": "Temporary"}, key="tmp").json()
     sim.set_fault("5xx", path_prefix="/api/status")
     state = control.get("/state").json()
@@ -448,9 +418,7 @@ def test_control_state_and_reset(
         made["project_ref"],
     ]
     assert state["fault"]["mode"] == "5xx"
-    assert state["idempotency_keys"] == [
-        {"key": "tmp", "method": "POST", "path": "/api/projects", "status": 201}
-    ]
+    assert state["idempotency_keys"] == [{"key": "tmp", "method": "POST", "path": "/api/projects", "status": 201}]
     assert [r["idempotency_key"] for r in state["requests"]] == ["tmp"]
 
     assert control.post("/reset").json() == {"ok": True}
@@ -465,9 +433,7 @@ def test_control_state_and_reset(
     assert again.json()["project_ref"] != made["project_ref"]
 
 
-def test_control_capabilities(
-    sim: Simulator, api: httpx.Client, control: httpx.Client
-) -> None:
+def test_control_capabilities(sim: Simulator, api: httpx.Client, control: httpx.Client) -> None:
     instance_id = sim.state.instance_id
     older = {"instance_id": instance_id, "generation": "gen_01", "change_feed": True}
     older["exports"] = {"anthill": {"package_version": 6}}
@@ -480,9 +446,7 @@ def test_control_capabilities(
     sim.set_capabilities(older)
     assert control.get("/capabilities").json() == older
     control.post("/reset")
-    assert api.get("/api/capabilities").json()["exports"] == {
-        "anthill": {"package_version": 7}
-    }
+    assert api.get("/api/capabilities").json()["exports"] == {"anthill": {"package_version": 7}}
 
 
 def test_control_routes_and_methods(control: httpx.Client) -> None:
@@ -534,10 +498,7 @@ def test_cli_serves_and_logs_without_the_token() -> None:
         banner = process.stderr.readline()
         match = re.search(r"api (http://\S+) control (http://\S+)", banner)
         assert match, banner
-        assert (
-            request("GET", match.group(1) + "/api/status", headers=AUTH).status_code
-            == 200
-        )
+        assert request("GET", match.group(1) + "/api/status", headers=AUTH).status_code == 200
         assert request("GET", match.group(2) + "/health").status_code == 200
         process.send_signal(signal.SIGTERM)
         rest = process.stderr.read()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from knowledge_service.domain import identifiers
@@ -22,6 +23,8 @@ from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.event_log import EventLog, event_item, new_event
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.upstream.models import ForagerProject
+
+logger = Logger(child=True)
 
 
 class ProjectMapRequest(BaseModel):
@@ -141,6 +144,7 @@ def create_knowledge_base(
             log_item=event_item(event),
         )
     except WriteFailed as failure:
+        logger.exception("binding not saved", extra={"knowledge_base": made.project_ref, "why": str(failure)})
         config.release(request.project, owner)
         raise BindingFailed(
             f"FORAGER made knowledge base '{made.project_ref}' ({made.name}) but the colony could not save the "

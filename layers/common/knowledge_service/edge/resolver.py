@@ -8,6 +8,7 @@ first: a caller without the permission is told 403 whatever the body says.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -62,13 +63,27 @@ def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddlew
 
 
 def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:
-    """The first validation error as a 400 naming its field (never echoing the input)."""
-    first = errors[0] if errors else {"loc": ("body",), "type": "value_error", "msg": "is not valid"}
-    parts = [str(part) for part in first.get("loc", ()) if str(part) not in _LOCATIONS]
-    field = ".".join(parts) or "body"
+    """One validation error as a 400 naming its field (never echoing the input).
+
+    An unknown field is named before anything it made missing: ``knowledgeBase`` is the
+    caller's mistake, ``knowledge_base: is required`` only its consequence.
+    """
+    if not errors:
+        return BadRequest("body", "is not valid.")
+    first = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
     kind = str(first.get("type", ""))
+    parts = [str(part) for part in first.get("loc", ()) if str(part) not in _LOCATIONS]
+    field = "body" if kind == "json_invalid" else ".".join(parts) or "body"
+    if kind == "extra_forbidden":
+        snake = _snake(parts[-1]) if parts else ""
+        hint = f"; did you mean {snake}?" if snake and snake != parts[-1] else ""
+        return BadRequest(field, f"is not a field of this request{hint} (request fields are snake_case).")
     problem = _PROBLEMS.get(kind, _message)(first)
     return BadRequest(field, problem)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _message(error: dict[str, Any]) -> str:
@@ -78,7 +93,6 @@ def _message(error: dict[str, Any]) -> str:
 
 
 _PROBLEMS: dict[str, Callable[[dict[str, Any]], str]] = {
-    "extra_forbidden": lambda e: "is not a field of this request (request fields are snake_case).",
     "missing": lambda e: "is required.",
     "json_invalid": lambda e: "is not valid JSON.",
     "model_attributes_type": lambda e: "must be a JSON object.",

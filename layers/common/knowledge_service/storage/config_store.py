@@ -24,7 +24,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from knowledge_service.errors import Conflict
 from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord
 from knowledge_service.storage.conditions import WriteFailed, is_condition_failure
-from knowledge_service.storage.transactions import wire
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -155,23 +154,24 @@ class ConfigStore:
         meanwhile, or the lease ran out and was taken) or the write itself failed; then
         neither the binding nor the log row is written.
         """
+        # The resource's client speaks plain Python values (boto3 serializes them), as Table does.
         try:
             self._resource.meta.client.transact_write_items(
                 TransactItems=[
                     {
                         "Put": {
                             "TableName": self._table_name,
-                            "Item": wire(_binding_item(project, knowledge_base, actor)),
+                            "Item": _binding_item(project, knowledge_base, actor),
                             "ConditionExpression": "#state = :pending AND lease_owner = :owner",
                             "ExpressionAttributeNames": {"#state": "state"},
-                            "ExpressionAttributeValues": wire({":pending": "pending", ":owner": owner}),
+                            "ExpressionAttributeValues": {":pending": "pending", ":owner": owner},
                         }
                     },
-                    {"Put": {"TableName": log_table, "Item": wire(log_item)}},
+                    {"Put": {"TableName": log_table, "Item": log_item}},
                 ]
             )
         except (ClientError, BotoCoreError) as error:
-            raise WriteFailed(type(error).__name__) from error
+            raise WriteFailed(str(error)) from error
 
     def release(self, project: str, owner: str) -> None:
         """Give the slot back after FORAGER refused; a slot someone else took is left alone."""

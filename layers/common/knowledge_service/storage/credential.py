@@ -28,7 +28,7 @@ class CredentialStore:
         try:
             value = self._provider.get(self._name, decrypt=True, max_age=CACHE_SECONDS)
         except GetParameterError as error:
-            cause = error.__cause__
+            cause = error.__cause__ or error.__context__
             if isinstance(cause, ClientError) and cause.response.get("Error", {}).get("Code") == "ParameterNotFound":
                 return None
             raise

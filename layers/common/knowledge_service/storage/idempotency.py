@@ -36,8 +36,21 @@ class IdempotencyStore:
             raise_on_no_idempotency_key=True,
         )
 
-    def once(self, key: str, payload: dict[str, Any], model: type[ModelT], act: Callable[[], ModelT]) -> ModelT:
-        """Run ``act`` once per ``key``; a replay with the same ``payload`` answers the stored result."""
+    def once(
+        self,
+        key: str,
+        payload: dict[str, Any],
+        model: type[ModelT],
+        act: Callable[[], ModelT],
+        lambda_context: Any | None = None,
+    ) -> ModelT:
+        """Run ``act`` once per ``key``; a replay with the same ``payload`` answers the stored result.
+
+        With the Lambda context, a request that dies mid-way stops holding its key when the
+        invocation's time runs out, rather than for the whole expiry.
+        """
+        if lambda_context is not None:
+            self._config.register_lambda_context(lambda_context)
 
         def run(request: dict[str, Any]) -> ModelT:
             return act()

@@ -74,4 +74,12 @@ def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Env
     if supplied is None:
         return ok(create())
     payload = request.model_dump(mode="json")
-    return ok(rt.idempotency.once(f"{actor.name}:{supplied}", payload, bindings.KnowledgeBaseCreated, create))
+    return ok(
+        rt.idempotency.once(
+            f"{actor.name}:{supplied}",
+            payload,
+            bindings.KnowledgeBaseCreated,
+            create,
+            lambda_context=router.lambda_context,
+        )
+    )

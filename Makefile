@@ -1,0 +1,58 @@
+# The two commands: `make run` (the whole system on loopback) and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+export SAM_CLI_TELEMETRY := 0
+export PATH := $(HOME)/.local/bin:$(PATH)
+
+UV ?= uv
+SAM := $(HOME)/.local/bin/sam
+PYTEST_WORKERS ?= 2
+
+.PHONY: help install run test lint format template build unit contract e2e bench clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+install: ## uv, the locked dev environment, the SAM CLI
+	@command -v $(UV) >/dev/null 2>&1 || python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
+	@$(UV) sync --locked --quiet
+	@test -x $(SAM) || $(UV) tool install --quiet aws-sam-cli
+
+run: install ## start the local stack: moto, the API on :3000, schedules, the FORAGER simulator
+	$(UV) run python -m devstack
+
+test: install lint template ## lint, template checks and every test tier
+	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+
+lint: ## ruff and mypy
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+	$(UV) run mypy layers/common/knowledge_service functions devstack forager_simulator
+
+format: ## ruff's fixes and formatting
+	$(UV) run ruff check --fix .
+	$(UV) run ruff format .
+
+template: ## cfn-lint, sam validate --lint, sam build, and the built functions import
+	$(UV) run cfn-lint template.yaml
+	$(SAM) validate --lint --region us-east-1
+	$(MAKE) --no-print-directory build
+	$(UV) run python -m devstack.check_build .aws-sam/build
+
+build: ## sam build (the layer and every function)
+	$(SAM) build --build-dir .aws-sam/build --cache-dir .aws-sam/cache --cached --parallel >/dev/null
+
+unit: install ## unit tests only
+	$(UV) run pytest -q tests/unit
+
+contract: install ## the FORAGER client against the simulator
+	$(UV) run pytest -q tests/contract
+
+e2e: install ## end to end, over HTTP, against the local stack
+	$(UV) run pytest -q tests/e2e
+
+bench: install ## benchmarks: import times, DynamoDB requests per route (writes bench-results.json)
+	$(UV) run python -m benchmarks
+
+clean: ## remove build output and caches (not the local stack's data in .devstack/)
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results.json

@@ -1,0 +1,1 @@
+"""`make bench`: reproducible measurements, written to bench-results.json and printed."""

@@ -1,0 +1,65 @@
+"""Every route of every group, in one place: for the OpenAPI document and the tests that
+walk every route (request wire names, the authorization matrix)."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, get_args, get_origin
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel
+
+from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY
+from knowledge_service.edge.resolver import knowledge_api
+from knowledge_service.edge.routes import bindings, status
+
+
+def knowledge_routers() -> list[APIGatewayRouter]:
+    """The routers of the ``/knowledge`` surface (and /modules, /settings), every group."""
+    return [status.router, bindings.router]
+
+
+@dataclass(frozen=True)
+class RouteInfo:
+    method: str
+    path: str  # OpenAPI form: /knowledge/items/{id}
+    permission: str | None
+    capability: str | None
+    body_model: type[BaseModel] | None
+
+
+def full_knowledge_api() -> APIGatewayRestResolver:
+    app = knowledge_api()
+    for router in knowledge_routers():
+        app.include_router(router)
+    return app
+
+
+def knowledge_routes() -> list[RouteInfo]:
+    app = full_knowledge_api()
+    routes = []
+    for route in app._static_routes + app._dynamic_routes:
+        declared = route.openapi_extensions or {}
+        routes.append(
+            RouteInfo(
+                route.method,
+                route.openapi_path,
+                declared.get(PERMISSION_KEY),
+                declared.get(CAPABILITY_KEY),
+                _body_model(route.func),
+            )
+        )
+    return sorted(routes, key=lambda r: (r.path, r.method))
+
+
+def _body_model(func: Any) -> type[BaseModel] | None:
+    for parameter in inspect.signature(func, eval_str=True).parameters.values():
+        annotation = parameter.annotation
+        if get_origin(annotation) is not None and any(isinstance(a, Body) for a in get_args(annotation)[1:]):
+            model = get_args(annotation)[0]
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                return model
+    return None

@@ -1,0 +1,145 @@
+"""Fixtures every tier shares: AWS faked by moto with tables built from template.yaml,
+the FORAGER simulator on loopback, and a way to call a function as API Gateway would."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from devstack.events import rest_event
+from devstack.lambdas import FakeLambdaContext, load_handler
+from devstack.template import Template, create_resources
+from forager_simulator import Simulator, start_simulator
+from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
+from knowledge_service.models import KnowledgeSettings
+from knowledge_service.runtime import Runtime, reset_runtime, runtime
+
+TEMPLATE = Template()
+
+ADMIN = Principal(
+    name="ada",
+    permissions=frozenset(Permission),
+    project_roles={"falcon": ProjectRole.ADMIN, "colony-docs": ProjectRole.ADMIN},
+    organizations=frozenset({"colony"}),
+)
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    env = TEMPLATE.function_environment("StatusFunction")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_DEV": "false",
+    }.items():
+        monkeypatch.setenv(key, value)
+    for key in ("AWS_ENDPOINT_URL", "ANTHILL_KNOWLEDGE_ENABLED", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    reset_runtime()
+    yield env
+    reset_runtime()
+
+
+@pytest.fixture
+def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        yield runtime()
+
+
+@pytest.fixture(scope="session")
+def simulator() -> Iterator[Simulator]:
+    with start_simulator(port=0, control_port=0, token="unit-simulator-token") as sim:
+        yield sim
+
+
+@pytest.fixture
+def forager(simulator: Simulator) -> Iterator[Simulator]:
+    simulator.reset()
+    yield simulator
+    simulator.clear_faults()
+
+
+@pytest.fixture
+def knowledge_on(aws: Runtime, forager: Simulator) -> Runtime:
+    """Knowledge enabled against the simulator; projects colony-docs and falcon (colony),
+    elsewhere (another organization); falcon bound to FORAGER's falcon."""
+    aws.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=forager.url))
+    aws.credentials.write(forager.token)
+    aws.projects.create("colony-docs", "colony")
+    aws.projects.create("falcon", "colony")
+    aws.projects.create("elsewhere", "other-org")
+    aws.config.bind("falcon", "falcon", "test")
+    return aws
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: Any
+    raw: str
+
+
+class Api:
+    """Calls a function's handler with a REST proxy event, as API Gateway would after the
+    authorizer let ``principal`` through."""
+
+    def __init__(self) -> None:
+        self._routes = {(r.method, r.path): r for r in TEMPLATE.routes()}
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        principal: Principal | None = ADMIN,
+        *,
+        body: Any = None,
+        query: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        resource: str | None = None,
+    ) -> Answer:
+        route = self._routes[(method, resource or path)]
+        handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
+        authorizer = (
+            None if principal is None else {"principalId": principal.name, "principal": principal.model_dump_json()}
+        )
+        raw_body = body if isinstance(body, str) or body is None else json.dumps(body)
+        event = rest_event(
+            method, path, resource=route.path, headers=headers, query=query, body=raw_body, authorizer=authorizer
+        )
+        response = handler(event, FakeLambdaContext(route.function))
+        text = response.get("body") or ""
+        try:
+            parsed = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            parsed = None
+        return Answer(response["statusCode"], response.get("headers") or {}, parsed, text)
+
+
+@pytest.fixture
+def api() -> Api:
+    return Api()
+
+
+def principal(
+    name: str = "pat",
+    *permissions: Permission,
+    kind: PrincipalKind = PrincipalKind.HUMAN,
+    roles: dict[str, ProjectRole] | None = None,
+    owns: frozenset[str] = frozenset(),
+) -> Principal:
+    return Principal(
+        name=name, kind=kind, permissions=frozenset(permissions), project_roles=roles or {}, organizations=owns
+    )

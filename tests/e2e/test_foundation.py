@@ -1,0 +1,244 @@
+"""The foundation's routes over HTTP against `make run`'s stack, as a user calls them."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from devstack.template import Template, create_resources
+from knowledge_service.edge.catalog import knowledge_routes
+from tests.e2e.conftest import LocalStack, bearer
+
+pytestmark = pytest.mark.e2e
+
+ROUTES = [(r.method, r.path, r.permission) for r in knowledge_routes()]
+ALL_PERMISSIONS = ("read_status", "read_knowledge", "manage_knowledge", "manage_settings")
+
+
+def call(
+    http: httpx.Client,
+    method: str,
+    path: str,
+    token: str | None,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    sent = {**(bearer(token) if token else {}), **(headers or {})}
+    return http.request(method, path, json=body, headers=sent)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# ---------------------------------------------------------------- status
+def test_status_answers_with_the_printed_admin_token(http: httpx.Client, stack: LocalStack) -> None:
+    answer = call(http, "GET", "/knowledge/status", stack.admin_token)
+    assert answer.status_code == 200
+    data = answer.json()["data"]
+    assert (data["enabled"], data["reachable"], data["usable"]) == (True, True, True)
+    assert data["package_agreement"] == "agreed"
+    assert "falcon" in data["projects"]
+
+
+def test_status_says_unreachable_when_forager_is_down(http: httpx.Client, stack: LocalStack) -> None:
+    stack.fault("down")
+    data = call(http, "GET", "/knowledge/status", stack.admin_token).json()["data"]
+    assert (data["enabled"], data["reachable"], data["usable"]) == (True, False, False)
+    assert data["reason"]
+
+
+def test_engine_and_modules(http: httpx.Client, stack: LocalStack) -> None:
+    engine = call(http, "GET", "/knowledge/engine", stack.admin_token).json()
+    assert engine["data"]["managed"] is False
+    modules = call(http, "GET", "/modules", stack.admin_token).json()["data"]
+    assert modules["modules"][0]["summary"] == "ok"
+
+
+# ---------------------------------------------------------------- authentication
+@pytest.mark.parametrize(("method", "path", "permission"), ROUTES)
+def test_every_route_answers_the_same_401_for_every_bad_token(
+    http: httpx.Client, stack: LocalStack, method: str, path: str, permission: str
+) -> None:
+    revoked_name = unique("revoked")
+    revoked = stack.principal(revoked_name, *[f"--permission={p}" for p in ALL_PERMISSIONS])
+    stack.admin("principal", "revoke", revoked_name)
+    answers = [
+        http.request(method, path, json={"project": "falcon"}),
+        http.request(method, path, headers={"Authorization": "Bearer"}),
+        http.request(method, path, headers={"Authorization": "Basic YWRhOnNlY3JldA=="}),
+        http.request(method, path, headers=bearer("ks_" + "x" * 43), params={"project": "falcon"}),
+        http.request(method, path, headers=bearer(revoked), json={"knowledge_base": "x"}),
+    ]
+    assert {a.status_code for a in answers} == {401}
+    assert len({a.content for a in answers}) == 1
+    assert answers[0].json() == {
+        "success": False,
+        "message": "A valid bearer token is required.",
+        "data": None,
+        "code": "unauthenticated",
+    }
+
+
+# ---------------------------------------------------------------- permissions
+@pytest.mark.parametrize(("method", "path", "permission"), ROUTES)
+def test_a_principal_without_the_routes_permission_is_refused_403(
+    http: httpx.Client, stack: LocalStack, method: str, path: str, permission: str
+) -> None:
+    others = [p for p in ALL_PERMISSIONS if p != permission]
+    token = stack.principal(unique("lacks"), *[f"--permission={p}" for p in others], "--role=falcon=admin")
+    answer = call(http, method, path, token, body={} if method == "POST" else None)
+    assert answer.status_code == 403
+    assert answer.json()["code"] == "permission_denied"
+
+
+def test_an_agent_is_refused_manage_routes_even_with_read_permissions(http: httpx.Client, stack: LocalStack) -> None:
+    token = stack.principal(unique("agent"), "--kind=agent", "--permission=read_knowledge", "--permission=read_status")
+    assert call(http, "GET", "/knowledge/status", token).status_code == 200
+    refused = call(http, "POST", "/knowledge/project-map", token, {"project": "falcon", "knowledge_base": ""})
+    assert refused.status_code == 403
+
+
+# ---------------------------------------------------------------- settings
+def test_settings_refuse_a_remote_endpoint_and_file_only_keys(http: httpx.Client, stack: LocalStack) -> None:
+    remote = call(
+        http,
+        "POST",
+        "/settings",
+        stack.admin_token,
+        {"knowledge_forager_endpoint": "http://169.254.169.254/latest/meta-data"},
+    )
+    assert remote.status_code == 400
+    assert remote.json()["message"].startswith("knowledge_forager_endpoint:")
+    file_only = call(http, "POST", "/settings", stack.admin_token, {"knowledge_forager_allow_remote": True})
+    assert file_only.status_code == 400
+    assert file_only.json()["message"].startswith("knowledge_forager_allow_remote: is file-only")
+
+
+def test_settings_write_study_settings_and_never_echo_the_credential(http: httpx.Client, stack: LocalStack) -> None:
+    answer = call(
+        http,
+        "POST",
+        "/settings",
+        stack.admin_token,
+        {"knowledge_revision_study": "off", "knowledge_auto_study": "suggest"},
+    )
+    assert answer.status_code == 200
+    data = answer.json()["data"]
+    assert (data["knowledge_revision_study"], data["revision_study_resolved"]) == ("off", "off")
+    assert data["knowledge_forager_token_set"] is True
+    status = call(http, "GET", "/knowledge/status", stack.admin_token).json()["data"]
+    assert (status["revision_study"], status["revision_study_resolved"]) == ("off", "off")
+    call(http, "POST", "/settings", stack.admin_token, {"knowledge_revision_study": "inherit"})
+
+
+# ---------------------------------------------------------------- bindings
+def test_bind_rebind_and_unbind_are_seen_by_the_next_call(http: httpx.Client, stack: LocalStack) -> None:
+    project = unique("docs")
+    stack.admin("project", "create", project, "--organization", "colony")
+    bound = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": "harbour"}
+    )
+    assert bound.status_code == 200
+    assert bound.json()["data"]["project_map"][project] == "harbour"
+    rebound = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": "falcon"}
+    )
+    assert rebound.json()["data"]["project_map"][project] == "falcon"
+    unbound = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": ""}
+    )
+    assert project not in unbound.json()["data"]["project_map"]
+
+
+def test_a_bind_sent_as_knowledgeBase_is_refused_and_changes_nothing(http: httpx.Client, stack: LocalStack) -> None:
+    answer = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": "falcon", "knowledgeBase": "harbour"}
+    )
+    assert answer.status_code == 400
+    assert "knowledgeBase" in answer.json()["message"]
+    projects = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": "falcon", "knowledge_base": "falcon"}
+    ).json()["data"]["project_map"]
+    assert projects["falcon"] == "falcon"
+
+
+def test_project_map_refusals(http: httpx.Client, stack: LocalStack) -> None:
+    missing = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": "ghost", "knowledge_base": ""}
+    )
+    assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
+    stack.fault("down")
+    down = call(http, "POST", "/knowledge/project-map", stack.admin_token, {"project": "falcon", "knowledge_base": ""})
+    assert (down.status_code, down.json()["code"]) == (503, "knowledge_unreachable")
+
+
+def test_projects_lists_what_forager_holds(http: httpx.Client, stack: LocalStack) -> None:
+    refs = {
+        p["project_ref"] for p in call(http, "GET", "/knowledge/projects", stack.admin_token).json()["data"]["projects"]
+    }
+    assert {"falcon", "harbour"} <= refs
+
+
+def test_making_a_knowledge_base_from_nothing(http: httpx.Client, stack: LocalStack) -> None:
+    project = unique("harbour")
+    stack.admin("project", "create", project, "--organization", "colony")
+    stack.admin("principal", "grant", "local-admin", f"--role={project}=admin")
+    body = {"name": "Harbour handbook", "description": "What the harbour team wrote down", "project": project}
+    made = call(http, "POST", "/knowledge/bases", stack.admin_token, body, headers={"Idempotency-Key": unique("k")})
+    assert made.status_code == 200, made.text
+    data = made.json()["data"]
+    assert data["bound"] is True
+    assert data["knowledge_base"]["state"] == "empty"
+    assert data["project_map"][project] == data["knowledge_base"]["project_ref"]
+    again = call(http, "POST", "/knowledge/bases", stack.admin_token, {**body, "name": "Second"})
+    assert (again.status_code, again.json()["code"]) == (409, "already_bound")
+
+
+def test_bases_is_held_to_the_projects_admin(http: httpx.Client, stack: LocalStack) -> None:
+    operator = stack.principal(unique("operator"), "--permission=manage_knowledge", "--role=falcon=operator")
+    refused = call(http, "POST", "/knowledge/bases", operator, {"name": "X", "project": "falcon"})
+    assert (refused.status_code, refused.json()["code"]) == (403, "permission_denied")
+    missing = call(http, "POST", "/knowledge/bases", stack.admin_token, {"name": "X", "project": "nowhere"})
+    assert (missing.status_code, missing.json()["code"]) == (404, "not_found")
+
+
+def test_binding_failed_names_the_base_when_the_binding_cannot_be_saved(http: httpx.Client, stack: LocalStack) -> None:
+    """FORAGER made the base, then DynamoDB refused the write (here: the event log table,
+    written in the same transaction as the binding, is gone): nothing is bound or logged,
+    and the answer names the base so it can be bound from the list."""
+    project = unique("lost")
+    stack.admin("project", "create", project, "--organization", "colony")
+    stack.admin("principal", "grant", "local-admin", f"--role={project}=admin")
+    dynamodb = stack.aws_client("dynamodb")
+    event_log = stack.env["EVENT_LOG_TABLE"]
+    dynamodb.delete_table(TableName=event_log)
+    try:
+        failed = call(http, "POST", "/knowledge/bases", stack.admin_token, {"name": "Orphaned", "project": project})
+    finally:
+        create_resources(Template(), dynamodb)
+    assert (failed.status_code, failed.json()["code"]) == (500, "binding_failed"), failed.text
+    made = [
+        p
+        for p in call(http, "GET", "/knowledge/projects", stack.admin_token).json()["data"]["projects"]
+        if p["name"] == "Orphaned"
+    ]
+    assert len(made) == 1
+    assert made[0]["project_ref"] in failed.json()["message"]
+    retry = call(
+        http,
+        "POST",
+        "/knowledge/project-map",
+        stack.admin_token,
+        {"project": project, "knowledge_base": made[0]["project_ref"]},
+    )
+    assert retry.json()["data"]["project_map"][project] == made[0]["project_ref"]
+
+
+def test_local_schedule_runs_the_six_hourly_pass(http: httpx.Client) -> None:
+    answer = http.post("/_local/schedules/ScheduleFunction/run")
+    assert answer.status_code == 200
+    assert "falcon" in answer.json()["bound_projects"]

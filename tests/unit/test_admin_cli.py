@@ -1,0 +1,66 @@
+"""knowledge-admin: projects, principals, tokens, grants."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from knowledge_service.admin.cli import main
+from knowledge_service.identity.authorizer import principal_for
+from knowledge_service.identity.principal import Permission, ProjectRole
+from knowledge_service.runtime import Runtime
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_new_token_is_printed_once_alone_on_stdout(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "project", "create", "falcon", "--organization", "colony")[0] == 0
+    code, out, _ = run(
+        capsys, "principal", "create", "alice", "--permission", "read_knowledge", "--role", "falcon=viewer"
+    )
+    assert code == 0
+    token = out.strip()
+    assert out == token + "\n"
+    principal = principal_for(f"Bearer {token}", aws.principals)
+    assert principal is not None
+    assert principal.role_in("falcon") is ProjectRole.VIEWER
+    listing = run(capsys, "principal", "list", "--json")[1]
+    assert token not in listing
+    assert json.loads(listing)[0]["name"] == "alice"
+
+
+def test_grant_adds_roles_and_revoke_ends_the_token(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "project", "create", "falcon", "--organization", "colony")
+    token = run(capsys, "principal", "create", "bob")[1].strip()
+    assert (
+        run(capsys, "principal", "grant", "bob", "--permission", "manage_knowledge", "--role", "falcon=admin")[0] == 0
+    )
+    principal = principal_for(f"Bearer {token}", aws.principals)
+    assert principal is not None and principal.holds(Permission.MANAGE_KNOWLEDGE)
+    assert run(capsys, "principal", "revoke", "bob")[0] == 0
+    assert principal_for(f"Bearer {token}", aws.principals) is None
+
+
+def test_an_agent_cannot_be_given_manage_permissions(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "principal", "create", "bot", "--kind", "agent", "--permission", "manage_knowledge")
+    assert code == 2
+    assert out == ""
+    assert "agent never holds manage_knowledge" in err
+
+
+def test_a_role_on_a_missing_project_is_refused(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "principal", "create", "carol", "--role", "ghost=viewer")
+    assert code == 2
+    assert "no project 'ghost'" in err
+
+
+def test_two_active_principals_cannot_share_a_name(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "principal", "create", "dup")
+    code, _, err = run(capsys, "principal", "create", "dup")
+    assert code == 2
+    assert "already exists" in err

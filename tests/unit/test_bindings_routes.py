@@ -1,0 +1,184 @@
+"""POST /knowledge/project-map, GET /knowledge/projects and POST /knowledge/bases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from forager_simulator import Simulator
+from knowledge_service.errors import Conflict
+from knowledge_service.identity.principal import Permission, ProjectRole
+from knowledge_service.runtime import Runtime
+from knowledge_service.storage.conditions import WriteFailed
+from knowledge_service.storage.config_store import ConfigStore
+from tests.conftest import Api, principal
+
+
+def test_bind_persists_at_once_and_echoes_the_whole_map(api: Api, knowledge_on: Runtime) -> None:
+    answer = api.call("POST", "/knowledge/project-map", body={"project": "colony-docs", "knowledge_base": "harbour"})
+    assert answer.status == 200
+    assert answer.body["data"] == {"project_map": {"colony-docs": "harbour", "falcon": "falcon"}, "default_project": ""}
+    assert knowledge_on.config.scope("colony-docs").binding.knowledge_base == "harbour"
+
+
+def test_a_bind_sent_as_knowledgeBase_is_refused_never_taken_as_an_unbind(api: Api, knowledge_on: Runtime) -> None:
+    answer = api.call("POST", "/knowledge/project-map", body={"project": "falcon", "knowledgeBase": "harbour"})
+    assert answer.status == 400
+    assert answer.body["code"] == "bad_request"
+    assert "knowledgeBase" in answer.body["message"] or "knowledge_base" in answer.body["message"]
+    assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
+
+
+def test_an_empty_knowledge_base_unbinds(api: Api, knowledge_on: Runtime) -> None:
+    answer = api.call("POST", "/knowledge/project-map", body={"project": "falcon", "knowledge_base": ""})
+    assert answer.body["data"]["project_map"] == {}
+    assert knowledge_on.config.scope("falcon").binding is None
+
+
+def test_the_console_default_is_bound_and_cleared_with_empty_project(api: Api, knowledge_on: Runtime) -> None:
+    bound = api.call("POST", "/knowledge/project-map", body={"project": "", "knowledge_base": "harbour"})
+    assert bound.body["data"]["default_project"] == "harbour"
+    cleared = api.call("POST", "/knowledge/project-map", body={"project": "", "knowledge_base": ""})
+    assert cleared.body["data"]["default_project"] == ""
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"project": "nobody-here", "knowledge_base": "harbour"}, 404, "not_found"),
+        ({"project": "falcon", "knowledge_base": "no_such_base"}, 404, "not_found"),
+        ({"project": "Falcon!", "knowledge_base": "harbour"}, 400, "bad_request"),
+        ({"project": "falcon", "knowledge_base": "Proj-X"}, 400, "bad_request"),
+        ({"project": "falcon"}, 400, "bad_request"),
+    ],
+)
+def test_project_map_refusals(api: Api, knowledge_on: Runtime, body: dict[str, Any], status: int, code: str) -> None:
+    answer = api.call("POST", "/knowledge/project-map", body=body)
+    assert (answer.status, answer.body["code"]) == (status, code)
+    assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
+
+
+def test_project_map_is_503_while_knowledge_is_down(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+    forager.set_fault("down")
+    answer = api.call("POST", "/knowledge/project-map", body={"project": "falcon", "knowledge_base": ""})
+    assert (answer.status, answer.body["code"]) == (503, "knowledge_unreachable")
+    assert knowledge_on.config.scope("falcon").binding is not None
+
+
+def test_projects_proxies_foragers_list(api: Api, knowledge_on: Runtime) -> None:
+    answer = api.call("GET", "/knowledge/projects")
+    refs = {p["project_ref"] for p in answer.body["data"]["projects"]}
+    assert {"falcon", "harbour"} <= refs
+
+
+def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+    answer = api.call(
+        "POST",
+        "/knowledge/bases",
+        body={"name": "Harbour handbook", "description": "What we wrote", "project": "colony-docs"},
+        headers={"Idempotency-Key": "caller-key-1"},
+    )
+    assert answer.status == 200, answer.raw
+    data = answer.body["data"]
+    made = data["knowledge_base"]
+    assert made["state"] == "empty" and made["source_count"] == 0
+    assert (data["project"], data["bound"]) == ("colony-docs", True)
+    assert data["project_map"]["colony-docs"] == made["project_ref"]
+    (post,) = [r for r in forager.requests if r["method"] == "POST"]
+    assert post["idempotency_key"] == "caller-key-1"
+    (event,) = knowledge_on.events.recent("knowledge_base_created")
+    assert event.actor == "ada"
+    assert event.payload == {
+        "project": "colony-docs",
+        "knowledge_base": made["project_ref"],
+        "name": "Harbour handbook",
+    }
+
+
+def test_a_replay_with_the_same_idempotency_key_answers_the_same_and_makes_nothing(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    body = {"name": "Once", "project": "colony-docs"}
+    first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-42"})
+    again = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-42"})
+    assert first.body == again.body
+    assert len([r for r in forager.requests if r["method"] == "POST"]) == 1
+    other = api.call("POST", "/knowledge/bases", body={**body, "name": "Twice"}, headers={"Idempotency-Key": "k-42"})
+    assert (other.status, other.body["code"]) == (409, "conflict")
+
+
+def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    answer = api.call("POST", "/knowledge/bases", body={"name": "Second", "project": "falcon"})
+    assert (answer.status, answer.body["code"]) == (409, "already_bound")
+    assert not [r for r in forager.requests if r["method"] == "POST"]
+
+
+def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    forager.set_fault("5xx", path_prefix="/api/projects")
+    failed = api.call("POST", "/knowledge/bases", body={"name": "Harbour", "project": "colony-docs"})
+    assert (failed.status, failed.body["code"]) == (502, "upstream_error")
+    assert knowledge_on.config.scope("colony-docs").binding is None
+    forager.clear_faults()
+    assert api.call("POST", "/knowledge/bases", body={"name": "Harbour", "project": "colony-docs"}).status == 200
+
+
+def test_binding_failed_names_the_base_forager_made(
+    api: Api, knowledge_on: Runtime, forager: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def lost(self: ConfigStore, *args: object, **kwargs: object) -> None:
+        raise WriteFailed("ConditionalCheckFailedException")
+
+    monkeypatch.setattr(ConfigStore, "complete_reservation", lost)
+    answer = api.call("POST", "/knowledge/bases", body={"name": "Orphan", "project": "colony-docs"})
+    assert (answer.status, answer.body["code"]) == (500, "binding_failed")
+    made = [p for p in forager.state.projects.values() if p.name == "Orphan"]
+    assert len(made) == 1
+    assert made[0].project_ref in answer.body["message"]
+    assert knowledge_on.config.scope("colony-docs").binding is None
+    assert knowledge_on.events.recent("knowledge_base_created") == []
+
+
+def test_the_named_project_must_exist_and_the_caller_be_its_admin(api: Api, knowledge_on: Runtime) -> None:
+    missing = api.call("POST", "/knowledge/bases", body={"name": "X", "project": "ghost"})
+    assert (missing.status, missing.body["code"]) == (404, "not_found")
+    operator = principal(
+        "olly", Permission.MANAGE_KNOWLEDGE, roles={"colony-docs": ProjectRole.OPERATOR}, owns=frozenset({"colony"})
+    )
+    refused = api.call("POST", "/knowledge/bases", operator, body={"name": "X", "project": "colony-docs"})
+    assert (refused.status, refused.body["code"]) == (403, "permission_denied")
+
+
+def test_permission_is_held_before_the_body(api: Api, knowledge_on: Runtime) -> None:
+    reader = principal("rita", Permission.READ_KNOWLEDGE)
+    answer = api.call("POST", "/knowledge/bases", reader, body={"nonsense": True})
+    assert (answer.status, answer.body["code"]) == (403, "permission_denied")
+
+
+def test_the_body_is_held_before_the_project(api: Api, knowledge_on: Runtime) -> None:
+    answer = api.call("POST", "/knowledge/bases", body={"name": "", "project": "ghost"})
+    assert (answer.status, answer.body["code"]) == (400, "bad_request")
+    assert answer.body["message"].startswith("name:")
+
+
+def test_knowledge_off_is_503_after_the_project_checks(api: Api, aws: Runtime) -> None:
+    aws.projects.create("colony-docs", "colony")
+    answer = api.call("POST", "/knowledge/bases", body={"name": "X", "project": "colony-docs"})
+    assert (answer.status, answer.body["code"]) == (503, "knowledge_disabled")
+
+
+def test_a_second_concurrent_base_for_one_project_is_refused_by_the_lock(knowledge_on: Runtime) -> None:
+    knowledge_on.config.reserve("colony-docs", "first-request")
+    with pytest.raises(Conflict) as refused:
+        knowledge_on.config.reserve("colony-docs", "second-request")
+    assert refused.value.code == "already_bound"
+
+
+def test_an_expired_reservation_is_taken_over(knowledge_on: Runtime) -> None:
+    knowledge_on.config.reserve("colony-docs", "dead-request", lease_seconds=-1)
+    knowledge_on.config.reserve("colony-docs", "live-request")
+    assert knowledge_on.config.scope("colony-docs").binding is None  # a reservation is never a binding
