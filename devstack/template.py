@@ -29,6 +29,7 @@ class Route:
     path: str  # API Gateway form: /knowledge/items/{id}
     handler_dir: Path
     handler: str
+    authorized: bool = True  # False when the event says Auth: {Authorizer: NONE}
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Schedule:
     expression: str  # rate(6 hours) / cron(...)
     handler_dir: Path
     handler: str
+    event: str = ""  # the event's logical id (SixHourly): SAM names the rule after it
 
 
 @dataclass
@@ -46,14 +48,18 @@ class Template:
     path: Path = TEMPLATE
     region: str = "us-east-1"
     account_id: str = "123456789012"
+    # Logical id -> physical name of a deployed stack (DEVSTACK_AWS=real); overrides the local names.
+    physical_ids: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def body(self) -> dict[str, Any]:
-        return _plain(load_yaml(self.path.read_text()))
+        body: dict[str, Any] = _plain(load_yaml(self.path.read_text()))
+        return body
 
     @property
     def resources(self) -> dict[str, dict[str, Any]]:
-        return self.body["Resources"]
+        resources: dict[str, dict[str, Any]] = self.body["Resources"]
+        return resources
 
     def of_type(self, resource_type: str) -> dict[str, dict[str, Any]]:
         return {name: r for name, r in self.resources.items() if r["Type"] == resource_type}
@@ -61,6 +67,8 @@ class Template:
     # ------------------------------------------------------------------ names
     def physical_name(self, logical_id: str) -> str:
         """The name a resource gets in the local stack (CloudFormation would add a suffix)."""
+        if logical_id in self.physical_ids:
+            return self.physical_ids[logical_id]
         resource = self.resources[logical_id]
         props = resource.get("Properties", {})
         explicit = props.get("TableName") or props.get("BucketName") or props.get("Name")
@@ -167,16 +175,28 @@ class Template:
                 if event["Type"] == "Api":
                     props = event["Properties"]
                     directory, handler = self._handler(name)
-                    routes.append(Route(name, props["Method"].upper(), props["Path"], directory, handler))
+                    authorizer = (props.get("Auth") or {}).get("Authorizer")
+                    routes.append(
+                        Route(
+                            name,
+                            props["Method"].upper(),
+                            props["Path"],
+                            directory,
+                            handler,
+                            authorized=authorizer != "NONE",
+                        )
+                    )
         return routes
 
     def schedules(self) -> list[Schedule]:
         schedules = []
         for name, function in self.functions().items():
-            for event in function.get("Properties", {}).get("Events", {}).values():
+            for event_id, event in function.get("Properties", {}).get("Events", {}).items():
                 if event["Type"] == "Schedule" and event["Properties"].get("Enabled", True):
                     directory, handler = self._handler(name)
-                    schedules.append(Schedule(name, event["Properties"]["Schedule"], directory, handler))
+                    schedules.append(
+                        Schedule(name, event["Properties"]["Schedule"], directory, handler, event=event_id)
+                    )
         return schedules
 
     def authorizer_function(self) -> str:
@@ -185,6 +205,33 @@ class Template:
         auth = api["Properties"]["Auth"]
         spec = auth["Authorizers"][auth["DefaultAuthorizer"]]
         return str(spec["FunctionArn"]["Fn::GetAtt"][0])
+
+    def authorizer_identity_headers(self) -> list[str]:
+        """The headers the default authorizer's identity source names (API Gateway: all must be present)."""
+        api = next(iter(self.of_type("AWS::Serverless::Api").values()))
+        auth = api["Properties"]["Auth"]
+        spec = auth["Authorizers"][auth["DefaultAuthorizer"]]
+        headers = (spec.get("Identity") or {}).get("Headers") or ["Authorization"]
+        return [str(h) for h in headers]
+
+    def stage_name(self) -> str:
+        """The API's stage (the StageName parameter unless the template says otherwise)."""
+        api = next(iter(self.of_type("AWS::Serverless::Api").values()))
+        return str(self.resolve(api["Properties"].get("StageName", "Prod")))
+
+    def function_setting(self, logical_id: str, name: str, default: Any = None) -> Any:
+        """A function property, falling back to Globals (Timeout, MemorySize, ...), resolved."""
+        own = self.resources[logical_id].get("Properties", {})
+        if name in own:
+            return self.resolve(own[name])
+        globals_ = self.body.get("Globals", {}).get("Function", {})
+        return self.resolve(globals_[name]) if name in globals_ else default
+
+    def function_timeout(self, logical_id: str) -> int:
+        return int(self.function_setting(logical_id, "Timeout", 3))
+
+    def function_memory(self, logical_id: str) -> int:
+        return int(self.function_setting(logical_id, "MemorySize", 128))
 
     def gateway_responses(self) -> dict[str, dict[str, Any]]:
         """API Gateway's own answers (UNAUTHORIZED, ...) by response type."""

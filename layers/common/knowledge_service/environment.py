@@ -33,6 +33,7 @@ class Environment(BaseSettings):
     knowledge_forager_allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
     knowledge_workspace_root: str = "/srv/colony/workspace"
     knowledge_forager_managed: bool = False
+    installation_organization: str = "colony"
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
     gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR)
 

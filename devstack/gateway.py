@@ -1,0 +1,699 @@
+"""A local API Gateway (REST API, Lambda proxy integration) for the template's routes.
+
+``Gateway.handle`` is the whole request path, without sockets: match the route (static
+segments before ``{param}`` before ``{proxy+}``), run the REQUEST authorizer (identity
+source headers first, no caching), evaluate its IAM policy against the method ARN, build
+the proxy event and call the function, then render its answer. Where API Gateway answers
+by itself (no route, no token, denied, the function failed) it renders the template's
+gateway responses. ``ApiServer`` puts it on a loopback port.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ipaddress
+import json
+import logging
+import re
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from devstack.events import authorizer_event, rest_event
+from devstack.lambdas import FunctionError
+from devstack.template import Route, Template
+
+log = logging.getLogger("devstack.api")
+
+PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024
+"""API Gateway's request payload limit."""
+
+INTEGRATION_TIMEOUT_SECONDS = 29.0
+
+_PROXY_RESPONSE_KEYS = {"statusCode", "headers", "multiValueHeaders", "body", "isBase64Encoded"}
+_HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
+
+# API Gateway's own status per response type, when the template sets none.
+_DEFAULT_STATUS = {
+    "ACCESS_DENIED": 403,
+    "API_CONFIGURATION_ERROR": 500,
+    "AUTHORIZER_CONFIGURATION_ERROR": 500,
+    "AUTHORIZER_FAILURE": 500,
+    "BAD_REQUEST_BODY": 400,
+    "BAD_REQUEST_PARAMETERS": 400,
+    "DEFAULT_4XX": 400,
+    "DEFAULT_5XX": 500,
+    "INTEGRATION_FAILURE": 504,
+    "INTEGRATION_TIMEOUT": 504,
+    "MISSING_AUTHENTICATION_TOKEN": 403,
+    "REQUEST_TOO_LARGE": 413,
+    "UNAUTHORIZED": 401,
+}
+# API Gateway's own messages ($context.error.message) and default bodies.
+_DEFAULT_MESSAGE = {
+    "ACCESS_DENIED": "User is not authorized to access this resource with an explicit deny",
+    "AUTHORIZER_CONFIGURATION_ERROR": "Internal server error",
+    "AUTHORIZER_FAILURE": "Internal server error",
+    "DEFAULT_5XX": "Internal server error",
+    "INTEGRATION_FAILURE": "Internal server error",
+    "INTEGRATION_TIMEOUT": "Endpoint request timed out",
+    "MISSING_AUTHENTICATION_TOKEN": "Missing Authentication Token",
+    "REQUEST_TOO_LARGE": "Request Too Long",
+    "UNAUTHORIZED": "Unauthorized",
+}
+
+
+@dataclass
+class HttpAnswer:
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    base64_decoded: bool = False  # the function's body arrived base64-encoded
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+
+def json_answer(status: int, payload: Any, request_id: str | None = None) -> HttpAnswer:
+    headers = [("Content-Type", "application/json")]
+    if request_id:
+        headers.append(("x-amzn-RequestId", request_id))
+    return HttpAnswer(status, headers, json.dumps(payload).encode("utf-8"))
+
+
+def envelope_answer(status: int, message: str, code: str, request_id: str | None = None) -> HttpAnswer:
+    """The service's error envelope, for answers the local stack itself gives."""
+    return json_answer(status, {"success": False, "message": message, "data": None, "code": code}, request_id)
+
+
+# ---------------------------------------------------------------------- routes
+@dataclass(frozen=True)
+class RouteMatch:
+    route: Route
+    path_parameters: dict[str, str]
+
+
+class RouteTable:
+    """API Gateway's resource matching: the most specific resource wins, segment by segment."""
+
+    def __init__(self, routes: Iterable[Route]):
+        self._routes = [(route, _segments(route.path)) for route in routes]
+
+    @property
+    def routes(self) -> list[Route]:
+        return [route for route, _ in self._routes]
+
+    def match(self, method: str, raw_path: str) -> RouteMatch | None:
+        """The route for ``method`` on ``raw_path`` (percent-encoded, without the query)."""
+        parts = [p for p in raw_path.split("/") if p != ""]
+        best: tuple[tuple[int, ...], RouteMatch] | None = None
+        for route, pattern in self._routes:
+            if route.method not in (method.upper(), "ANY"):
+                continue
+            params = _match(pattern, parts)
+            if params is None:
+                continue
+            # static (2) beats {param} (1) beats {proxy+} (0); an exact method beats ANY
+            rank = (
+                *(2 if kind == "static" else 1 if kind == "param" else 0 for kind, _ in pattern),
+                1 if route.method != "ANY" else 0,
+            )
+            if best is None or rank > best[0]:
+                best = (rank, RouteMatch(route, params))
+        return best[1] if best else None
+
+
+def _segments(path: str) -> list[tuple[str, str]]:
+    segments: list[tuple[str, str]] = []
+    for part in (p for p in path.split("/") if p):
+        if part.startswith("{") and part.endswith("+}"):
+            segments.append(("greedy", part[1:-2]))
+        elif part.startswith("{") and part.endswith("}"):
+            segments.append(("param", part[1:-1]))
+        else:
+            segments.append(("static", part))
+    return segments
+
+
+def _match(pattern: list[tuple[str, str]], parts: list[str]) -> dict[str, str] | None:
+    params: dict[str, str] = {}
+    for index, (kind, name) in enumerate(pattern):
+        if kind == "greedy":
+            rest = parts[index:]
+            if not rest:
+                return None
+            params[name] = unquote("/".join(rest))
+            return params
+        if index >= len(parts):
+            return None
+        if kind == "static":
+            if unquote(parts[index]) != name:
+                return None
+        else:
+            params[name] = unquote(parts[index])
+    return params if len(parts) == len(pattern) else None
+
+
+# ---------------------------------------------------------------------- gateway responses
+class GatewayResponses:
+    """The template's ``AWS::ApiGateway::GatewayResponse`` answers, with API Gateway's fallbacks.
+
+    A type the template does not declare falls back to its family (``DEFAULT_4XX`` /
+    ``DEFAULT_5XX``) and then to API Gateway's ``{"message": ...}``. Templates support the
+    variables API Gateway's gateway responses use most: ``$context.error.messageString``,
+    ``$context.error.message``, ``$context.error.responseType`` and ``$context.requestId``.
+    """
+
+    def __init__(self, declared: Mapping[str, Mapping[str, Any]]):
+        self._declared = declared
+
+    def render(
+        self, response_type: str, request_id: str, *, status: int | None = None, message: str | None = None
+    ) -> HttpAnswer:
+        own = self._declared.get(response_type, {})
+        builtin = status or _DEFAULT_STATUS.get(response_type, 500)
+        family = self._declared.get("DEFAULT_4XX" if builtin < 500 else "DEFAULT_5XX", {})
+        # the type's own StatusCode, else the status this failure has, else the family's
+        code = own.get("StatusCode") or status or family.get("StatusCode") or builtin
+        message = message or _DEFAULT_MESSAGE.get(response_type, "Error")
+        template = (own.get("ResponseTemplates") or {}).get("application/json")
+        if template is None:
+            template = (family.get("ResponseTemplates") or {}).get("application/json")
+        body = (
+            _render_template(str(template), message, response_type, request_id)
+            if template is not None
+            else json.dumps({"message": message})
+        )
+        headers = [
+            ("Content-Type", "application/json"),
+            ("x-amzn-RequestId", request_id),
+            ("x-amzn-ErrorType", _error_type(response_type)),
+        ]
+        for source in (family, own):
+            for key, value in (source.get("ResponseParameters") or {}).items():
+                if key.startswith("gatewayresponse.header."):
+                    headers.append((key.removeprefix("gatewayresponse.header."), str(value).strip("'")))
+        return HttpAnswer(int(code), headers, body.encode("utf-8"))
+
+
+def _render_template(template: str, message: str, response_type: str, request_id: str) -> str:
+    values = {
+        "$context.error.messageString": json.dumps(message),
+        "$context.error.message": message,
+        "$context.error.responseType": response_type,
+        "$context.requestId": request_id,
+    }
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(values, key=len, reverse=True)))
+    return pattern.sub(lambda m: values[m.group(0)], template)
+
+
+def _error_type(response_type: str) -> str:
+    return {
+        "UNAUTHORIZED": "UnauthorizedException",
+        "ACCESS_DENIED": "AccessDeniedException",
+        "MISSING_AUTHENTICATION_TOKEN": "MissingAuthenticationTokenException",
+        "AUTHORIZER_FAILURE": "AuthorizerFailureException",
+        "AUTHORIZER_CONFIGURATION_ERROR": "AuthorizerConfigurationException",
+        "REQUEST_TOO_LARGE": "RequestTooLargeException",
+        "INTEGRATION_TIMEOUT": "IntegrationTimeoutException",
+    }.get(response_type, "InternalServerErrorException")
+
+
+# ---------------------------------------------------------------------- authorizer policies
+def policy_allows(policy: Mapping[str, Any], method_arn: str) -> bool:
+    """IAM evaluation of an authorizer's policy for ``execute-api:Invoke`` on ``method_arn``.
+
+    An explicit Deny wins; otherwise an Allow must match; otherwise it is denied.
+    """
+    statements = policy.get("Statement", [])
+    if isinstance(statements, Mapping):
+        statements = [statements]
+    allowed = False
+    for statement in statements:
+        if not _covers(statement, "Action", "execute-api:Invoke") or not _covers(statement, "Resource", method_arn):
+            continue
+        effect = str(statement.get("Effect", ""))
+        if effect == "Deny":
+            return False
+        if effect == "Allow":
+            allowed = True
+    return allowed
+
+
+def _covers(statement: Mapping[str, Any], key: str, value: str) -> bool:
+    patterns = statement.get(key, [])
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    return any(_wildcard(str(p), ignore_case=key == "Action").fullmatch(value) for p in patterns)
+
+
+def _wildcard(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
+    regex = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
+    return re.compile(regex, re.IGNORECASE if ignore_case else 0)
+
+
+class AuthorizerMisconfigured(Exception):
+    """The authorizer answered something API Gateway cannot use (AUTHORIZER_CONFIGURATION_ERROR)."""
+
+
+def authorizer_context(answer: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """``(principalId, policyDocument, requestContext.authorizer)`` from an authorizer's answer.
+
+    Context values must be strings, numbers or booleans; API Gateway hands them to the
+    integration as strings, with ``principalId`` added.
+    """
+    if not isinstance(answer, Mapping):
+        raise AuthorizerMisconfigured("the authorizer's answer is not an object")
+    principal_id = answer.get("principalId")
+    policy = answer.get("policyDocument")
+    if not isinstance(principal_id, str) or not principal_id or not isinstance(policy, Mapping):
+        raise AuthorizerMisconfigured("the answer needs principalId and policyDocument")
+    context: dict[str, Any] = {}
+    for key, value in (answer.get("context") or {}).items():
+        if isinstance(value, bool):
+            context[key] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            context[key] = str(value)
+        elif value is not None:
+            raise AuthorizerMisconfigured(f"context value {key!r} is not a string, number or boolean")
+    context["principalId"] = principal_id
+    return principal_id, dict(policy), context
+
+
+# ---------------------------------------------------------------------- the gateway
+Invoke = Callable[[str, dict[str, Any]], Any]
+LocalRoute = Callable[[str, str, bytes, str, str], HttpAnswer | None]
+"""``(method, path, body, request_id, source_ip)`` -> an answer, or None to fall through to the routes."""
+
+
+@dataclass
+class Gateway:
+    """The request path of a REST API with a REQUEST authorizer in front of Lambda proxy routes."""
+
+    routes: RouteTable
+    responses: GatewayResponses
+    invoke: Invoke
+    authorizer: str | None
+    identity_headers: list[str] = field(default_factory=lambda: ["Authorization"])
+    stage: str = "v1"
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+    local_route: LocalRoute | None = None
+    binary_media_types: list[str] = field(default_factory=list)
+    _warned_base64: bool = field(default=False, init=False)
+
+    @classmethod
+    def from_template(cls, template: Template, invoke: Invoke, *, local_route: LocalRoute | None = None) -> Gateway:
+        api = next(iter(template.of_type("AWS::Serverless::Api").values()))
+        return cls(
+            routes=RouteTable(template.routes()),
+            responses=GatewayResponses(template.gateway_responses()),
+            invoke=invoke,
+            authorizer=template.authorizer_function(),
+            identity_headers=template.authorizer_identity_headers(),
+            stage=template.stage_name(),
+            region=template.region,
+            account_id=template.account_id,
+            local_route=local_route,
+            binary_media_types=[str(t) for t in api["Properties"].get("BinaryMediaTypes", [])],
+        )
+
+    def handle(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, source_ip: str = "127.0.0.1"
+    ) -> HttpAnswer:
+        """Answer one HTTP request (``target`` is the request line's path and query)."""
+        request_id = str(uuid.uuid4())
+        parts = urlsplit(target)
+        raw_path = parts.path or "/"
+        if self.local_route is not None and raw_path.startswith("/_local/"):
+            answer = self.local_route(method, raw_path, body, request_id, source_ip)
+            if answer is not None:
+                return answer
+        if len(body) > PAYLOAD_LIMIT_BYTES:
+            return payload_too_large(request_id)
+        matched = self.routes.match(method, raw_path)
+        if matched is None:
+            return self.responses.render("MISSING_AUTHENTICATION_TOKEN", request_id)
+        route = matched.route
+        headers = _forwarded(headers, source_ip)
+        event = rest_event(
+            method,
+            raw_path,
+            resource=route.path,
+            headers=headers,
+            query=parse_qsl(parts.query, keep_blank_values=True),
+            path_parameters=matched.path_parameters,
+            body=body or None,
+            stage=self.stage,
+            source_ip=source_ip,
+            request_id=request_id,
+        )
+        if route.authorized and self.authorizer is not None:
+            refused = self._authorize(event, headers, request_id)
+            if isinstance(refused, HttpAnswer):
+                return refused
+            event["requestContext"]["authorizer"] = refused
+        return self._integrate(route, event, request_id)
+
+    # ------------------------------------------------------------------ the authorizer
+    def _authorize(
+        self, event: dict[str, Any], headers: list[tuple[str, str]], request_id: str
+    ) -> HttpAnswer | dict[str, Any]:
+        names = {name.lower() for name, value in headers if value.strip()}
+        if any(h.lower() not in names for h in self.identity_headers):
+            return self.responses.render("UNAUTHORIZED", request_id)
+        assert self.authorizer is not None
+        auth_event = authorizer_event(event, region=self.region, account_id=self.account_id)
+        try:
+            answer = self.invoke(self.authorizer, auth_event)
+        except FunctionError as error:
+            if str(error) == "Unauthorized":
+                return self.responses.render("UNAUTHORIZED", request_id)
+            log.exception("authorizer failed (%s)", error.error_type, exc_info=error.__cause__ or error)
+            return self.responses.render("AUTHORIZER_FAILURE", request_id, status=500)
+        except Exception:
+            log.exception("authorizer could not run")
+            return self.responses.render("AUTHORIZER_FAILURE", request_id, status=500)
+        try:
+            _, policy, context = authorizer_context(answer)
+        except AuthorizerMisconfigured as error:
+            refused = str(error)
+        else:
+            refused = ""
+        if refused:
+            log.error("authorizer answer refused: %s", refused)
+            return self.responses.render("AUTHORIZER_CONFIGURATION_ERROR", request_id, status=500)
+        if not policy_allows(policy, auth_event["methodArn"]):
+            return self.responses.render("ACCESS_DENIED", request_id)
+        return context
+
+    # ------------------------------------------------------------------ the integration
+    def _integrate(self, route: Route, event: dict[str, Any], request_id: str) -> HttpAnswer:
+        started = time.monotonic()
+        try:
+            result = self.invoke(route.function, event)
+        except FunctionError as error:
+            if error.error_type == "RequestEntityTooLargeException":
+                return payload_too_large(
+                    request_id,
+                    "The request is larger than Lambda's 6 MB synchronous payload limit; large uploads go through S3.",
+                )
+            log.exception("%s failed (%s)", route.function, error.error_type, exc_info=error.__cause__ or error)
+            return self.responses.render("DEFAULT_5XX", request_id, status=502)
+        except Exception:
+            log.exception("%s could not run", route.function)
+            return self.responses.render("DEFAULT_5XX", request_id, status=502)
+        if time.monotonic() - started > INTEGRATION_TIMEOUT_SECONDS:
+            log.error("%s answered after API Gateway's 29 s integration timeout", route.function)
+            return self.responses.render("INTEGRATION_TIMEOUT", request_id, status=504)
+        try:
+            answer = proxy_answer(result, request_id)
+        except MalformedProxyResponse as error:
+            problem = str(error)
+        else:
+            if answer.base64_decoded:
+                self._warn_base64()
+            return answer
+        log.error("%s: malformed Lambda proxy response: %s", route.function, problem)
+        return self.responses.render("DEFAULT_5XX", request_id, status=502)
+
+    def _warn_base64(self) -> None:
+        if not self.binary_media_types and not self._warned_base64:
+            self._warned_base64 = True
+            log.warning(
+                "decoded a base64 response body; a deployed REST API does so only for its "
+                "BinaryMediaTypes, and the template declares none"
+            )
+
+
+class MalformedProxyResponse(Exception):
+    """API Gateway's "Malformed Lambda proxy response" (a 502)."""
+
+
+def proxy_answer(result: Any, request_id: str) -> HttpAnswer:
+    """The HTTP answer a Lambda proxy response stands for, as API Gateway renders it."""
+    if not isinstance(result, Mapping):
+        raise MalformedProxyResponse("the answer is not an object")
+    extra = set(result) - _PROXY_RESPONSE_KEYS
+    if extra:
+        log.warning("proxy response carries fields API Gateway does not read: %s", sorted(extra))
+    status = result.get("statusCode")
+    if isinstance(status, str) and status.isdigit():
+        status = int(status)
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        raise MalformedProxyResponse("statusCode is missing or not a status")
+    body = result.get("body")
+    if body is not None and not isinstance(body, str):
+        raise MalformedProxyResponse("body is not a string")
+    headers = _proxy_headers(result.get("headers") or {}, result.get("multiValueHeaders") or {})
+    headers.append(("x-amzn-RequestId", request_id))
+    payload = (body or "").encode("utf-8")
+    if result.get("isBase64Encoded") and body:
+        try:
+            payload = base64.b64decode(body, validate=True)
+        except ValueError as error:
+            raise MalformedProxyResponse("isBase64Encoded but the body is not base64") from error
+        return HttpAnswer(status, headers, payload, base64_decoded=True)
+    return HttpAnswer(status, headers, payload)
+
+
+def _proxy_headers(single: Any, multi: Any) -> list[tuple[str, str]]:
+    """``headers`` and ``multiValueHeaders`` merged: a name in both takes the multi-value list."""
+    if not isinstance(single, Mapping) or not isinstance(multi, Mapping):
+        raise MalformedProxyResponse("headers are not objects")
+    headers: list[tuple[str, str]] = []
+    multi_names = {k.lower() for k in multi}
+    headers.extend((name, _header_value(value)) for name, value in single.items() if name.lower() not in multi_names)
+    for name, values in multi.items():
+        if not isinstance(values, list):
+            raise MalformedProxyResponse(f"multiValueHeaders[{name!r}] is not a list")
+        headers.extend((name, _header_value(v)) for v in values)
+    headers = [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP]
+    if not any(k.lower() == "content-type" for k, _ in headers):
+        headers.append(("Content-Type", "application/json"))
+    return headers
+
+
+def _forwarded(headers: list[tuple[str, str]], source_ip: str) -> list[tuple[str, str]]:
+    """The headers API Gateway adds on the way in: X-Forwarded-For (appended to) and -Proto."""
+    names = {name.lower() for name, _ in headers}
+    added = [(n, f"{v}, {source_ip}") if n.lower() == "x-forwarded-for" else (n, v) for n, v in headers]
+    if "x-forwarded-for" not in names:
+        added.append(("X-Forwarded-For", source_ip))
+    if "x-forwarded-proto" not in names:
+        added.append(("X-Forwarded-Proto", "http"))
+    return added
+
+
+def _header_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def payload_too_large(request_id: str, message: str | None = None) -> HttpAnswer:
+    return envelope_answer(
+        413, message or "The request is larger than API Gateway's 10 MB payload limit.", "payload_too_large", request_id
+    )
+
+
+# ---------------------------------------------------------------------- local tooling
+_SCHEDULE_RUN = re.compile(r"^/_local/schedules/([^/]+)/run/?$")
+
+
+def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
+    """The local stack's own control routes (no authentication: loopback callers only).
+
+    ``POST /_local/schedules/<FunctionLogicalId>/run`` runs that function's schedule now
+    and answers its handler's return value as JSON.
+    """
+
+    def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
+        matched = _SCHEDULE_RUN.match(path)
+        if matched is None:
+            return None
+        if not _is_loopback(source_ip):
+            return envelope_answer(
+                403, "Local control routes answer loopback callers only.", "permission_denied", request_id
+            )
+        if method != "POST":
+            answer = envelope_answer(405, "This local route takes POST.", "method_not_allowed", request_id)
+            answer.headers.append(("Allow", "POST"))
+            return answer
+        function = matched.group(1)
+        try:
+            result = run_schedule(function)
+        except KeyError:
+            return envelope_answer(404, f"No schedule runs a function named {function!r}.", "not_found", request_id)
+        except FunctionError as error:
+            log.exception("%s failed (%s)", function, error.error_type, exc_info=error.__cause__ or error)
+            return envelope_answer(500, f"{function} failed: {error.error_type}: {error}", "internal", request_id)
+        return json_answer(200, result, request_id)
+
+    return route
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.removeprefix("::ffff:")).is_loopback
+    except ValueError:
+        return False
+
+
+# ---------------------------------------------------------------------- the HTTP server
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "devstack-apigateway"
+    sys_version = ""
+    timeout = 60
+    gateway: Gateway  # set on the subclass ApiServer makes
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_GET
+
+    def handle_expect_100(self) -> bool:
+        if self._declared_length() > PAYLOAD_LIMIT_BYTES:
+            self._refuse_too_large()
+            return False
+        return super().handle_expect_100()
+
+    def _declared_length(self) -> int:
+        try:
+            return int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return 0
+
+    def _refuse_too_large(self) -> None:
+        self.close_connection = True
+        answer = payload_too_large(str(uuid.uuid4()))
+        answer.headers.append(("Connection", "close"))
+        self._write(answer)
+        self._log_line(answer.status, time.monotonic())
+
+    def _serve(self) -> None:
+        started = time.monotonic()
+        if self._declared_length() > PAYLOAD_LIMIT_BYTES:
+            self._refuse_too_large()
+            return
+        try:
+            body = self._read_body()
+        except _BodyTooLarge:
+            self._refuse_too_large()
+            return
+        headers = list(self.headers.items())
+        try:
+            answer = self.gateway.handle(self.command, self.path, headers, body, self.client_address[0])
+        except Exception:
+            log.exception("the local gateway failed")
+            answer = envelope_answer(500, "The local gateway failed; see its log.", "internal")
+        self._write(answer)
+        self._log_line(answer.status, started)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            chunks: list[bytes] = []
+            size = 0
+            while True:
+                line = self.rfile.readline(65537)
+                length = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if length == 0:
+                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                size += length
+                if size > PAYLOAD_LIMIT_BYTES:
+                    raise _BodyTooLarge
+                chunks.append(self.rfile.read(length))
+                self.rfile.readline(65537)
+            return b"".join(chunks)
+        length = self._declared_length()
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _write(self, answer: HttpAnswer) -> None:
+        self.send_response_only(answer.status)
+        self.send_header("Date", self.date_time_string())
+        for name, value in answer.headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(answer.body)))
+        self.end_headers()
+        if self.command != "HEAD" and answer.body:
+            self.wfile.write(answer.body)
+
+    def _log_line(self, status: int, started: float) -> None:
+        path = urlsplit(self.path).path  # never the query string: tokens do not belong there, but still
+        log.info("%s %s %d %.1fms", self.command, path, status, (time.monotonic() - started) * 1000)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # one line per request comes from _log_line; http.server's own lines would repeat it
+
+
+class _Server(ThreadingHTTPServer):
+    """Keeps its open connections, so stopping closes the kept-alive ones too."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]):
+        super().__init__(address, handler)
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.connections_lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self.connections_lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        with self.connections_lock:
+            open_now = list(self.connections)
+        for connection in open_now:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class ApiServer:
+    """The gateway on ``host:port`` (port 0: a free one), served from daemon threads."""
+
+    def __init__(self, gateway: Gateway, host: str = "127.0.0.1", port: int = 3000):
+        handler = type("GatewayRequestHandler", (_RequestHandler,), {"gateway": gateway})
+        self._server = _Server((host, port), handler)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self._server.server_address[0])
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> ApiServer:
+        self._thread = threading.Thread(target=self._server.serve_forever, name="devstack-api", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._server.server_close()
+        self._server.close_connections()

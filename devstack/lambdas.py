@@ -1,0 +1,262 @@
+"""Running the template's functions in this process, the way Lambda runs them.
+
+``load_handler`` imports a function's handler by file path under a unique module name
+(``lambda_StatusFunction``), once: the same code Lambda loads, with no ``sys.path``
+tricks (the shared layer is installed in the environment, as Lambda's layer is on its
+path). ``FakeLambdaContext`` is the context object Lambda passes. ``FunctionHost``
+invokes a function by logical id: one invocation at a time (the process has one
+``os.environ``), the function's own variables and Lambda's ``AWS_LAMBDA_*`` set around
+the call, and the answer put through JSON as Lambda's runtime does.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from devstack.template import Template
+
+log = logging.getLogger("devstack.lambdas")
+
+Handler = Callable[[Any, Any], Any]
+
+RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
+"""Lambda's synchronous payload limit (request and response)."""
+
+_LOAD_LOCK = threading.Lock()
+
+
+def handler_file(handler_dir: Path, handler: str) -> tuple[Path, str]:
+    """The file and function a Lambda ``Handler`` string names (``app.lambda_handler``)."""
+    module_path, _, function_name = handler.rpartition(".")
+    if not module_path or not function_name:
+        raise ValueError(f"Handler {handler!r} is not <module>.<function>.")
+    return handler_dir / (module_path.replace(".", "/") + ".py"), function_name
+
+
+def load_handler(handler_dir: Path, handler: str, module_name: str) -> Handler:
+    """Import ``handler_dir``'s handler module as ``module_name`` (once) and return the handler."""
+    path, function_name = handler_file(Path(handler_dir), handler)
+    with _LOAD_LOCK:
+        module = sys.modules.get(module_name)
+        if module is None or _module_file(module) != path.resolve():
+            module = _import_file(module_name, path)
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise HandlerNotFound(f"{path} has no callable {function_name!r}.")
+    return function  # type: ignore[no-any-return]
+
+
+class HandlerNotFound(ImportError):
+    """Lambda's Runtime.HandlerNotFound: the module loads but names no such function."""
+
+
+def _module_file(module: ModuleType) -> Path | None:
+    file = getattr(module, "__file__", None)
+    return Path(file).resolve() if file else None
+
+
+def _import_file(module_name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"Cannot load {path}.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    return module
+
+
+@dataclass
+class FakeLambdaContext:
+    """The context Lambda hands a handler; the remaining time counts down from ``timeout_seconds``."""
+
+    function_name: str = "local-function"
+    memory_limit_in_mb: int = 128
+    timeout_seconds: float = 3.0
+    region: str = "us-east-1"
+    account_id: str = "123456789012"
+    function_version: str = "$LATEST"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    invoked_function_arn: str = ""
+    log_group_name: str = ""
+    log_stream_name: str = ""
+    identity: Any = None
+    client_context: Any = None
+    tenant_id: str | None = None
+    _deadline: float = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout_seconds
+        if not self.invoked_function_arn:
+            self.invoked_function_arn = f"arn:aws:lambda:{self.region}:{self.account_id}:function:{self.function_name}"
+        if not self.log_group_name:
+            self.log_group_name = f"/aws/lambda/{self.function_name}"
+        if not self.log_stream_name:
+            day = time.strftime("%Y/%m/%d", time.gmtime())
+            self.log_stream_name = f"{day}/[{self.function_version}]{uuid.uuid4().hex}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class FunctionError(Exception):
+    """The invocation failed the way Lambda reports a failure (the handler's error is the cause)."""
+
+    def __init__(self, function: str, message: str, *, error_type: str = "Exception"):
+        super().__init__(message)
+        self.function = function
+        self.error_type = error_type
+
+
+class FunctionTimedOut(FunctionError):
+    pass
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    logical_id: str
+    name: str
+    handler_dir: Path
+    handler: str
+    timeout_seconds: int
+    memory_mb: int
+    environment: Mapping[str, str]
+
+    @property
+    def module_name(self) -> str:
+        return f"lambda_{self.logical_id}"
+
+
+class FunctionHost:
+    """Invokes the template's functions by logical id, one at a time.
+
+    The process's ``os.environ`` holds the variables every function shares (the stack
+    sets them at start); around each call the host sets the variables where this
+    function differs (``POWERTOOLS_SERVICE_NAME``) and Lambda's own ``AWS_LAMBDA_*``, and
+    puts them back afterwards. The handler module is imported on the first call, inside
+    that environment, so module-level objects (Powertools' ``Logger()``) see the
+    function's own service name.
+    """
+
+    def __init__(self, template: Template):
+        self._template = template
+        self._lock = threading.RLock()
+        self._handlers: dict[str, Handler] = {}
+        self._specs: dict[str, FunctionSpec] = {}
+        for logical_id, resource in template.functions().items():
+            props = resource.get("Properties", {})
+            self._specs[logical_id] = FunctionSpec(
+                logical_id=logical_id,
+                name=template.physical_name(logical_id),
+                handler_dir=template.path.parent / props["CodeUri"],
+                handler=props["Handler"],
+                timeout_seconds=template.function_timeout(logical_id),
+                memory_mb=template.function_memory(logical_id),
+                environment=template.function_environment(logical_id),
+            )
+
+    @property
+    def functions(self) -> dict[str, FunctionSpec]:
+        return dict(self._specs)
+
+    def spec(self, logical_id: str) -> FunctionSpec:
+        try:
+            return self._specs[logical_id]
+        except KeyError:
+            raise KeyError(f"The template declares no function {logical_id!r}.") from None
+
+    def context_for(self, logical_id: str) -> FakeLambdaContext:
+        spec = self.spec(logical_id)
+        return FakeLambdaContext(
+            function_name=spec.name,
+            memory_limit_in_mb=spec.memory_mb,
+            timeout_seconds=spec.timeout_seconds,
+            region=self._template.region,
+            account_id=self._template.account_id,
+        )
+
+    def invoke(self, logical_id: str, event: Any) -> Any:
+        """Run the function on ``event``; the handler's answer after a JSON round trip.
+
+        Raises ``FunctionError`` (the handler raised; its exception is the cause, its
+        message the error message), ``FunctionTimedOut`` (it ran past its Timeout: Lambda
+        would have stopped it) or the handler's ``ImportError`` (its module failed to load).
+        """
+        spec = self.spec(logical_id)
+        payload = json.dumps(event)
+        if len(payload.encode("utf-8")) > RESPONSE_LIMIT_BYTES:
+            raise FunctionError(
+                logical_id,
+                "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
+                error_type="RequestEntityTooLargeException",
+            )
+        with self._lock, self._function_environment(spec):
+            handler = self._handler(spec)
+            context = self.context_for(logical_id)
+            started = time.monotonic()
+            try:
+                result = handler(json.loads(payload), context)
+            except Exception as error:
+                raise FunctionError(logical_id, str(error), error_type=type(error).__name__) from error
+            elapsed = time.monotonic() - started
+        if elapsed > spec.timeout_seconds:
+            raise FunctionTimedOut(
+                logical_id, f"Task timed out after {spec.timeout_seconds:.2f} seconds", error_type="Sandbox.Timedout"
+            )
+        try:
+            answer = json.dumps(result)
+        except (TypeError, ValueError) as error:
+            raise FunctionError(
+                logical_id, f"Unable to marshal response: {error}", error_type="Runtime.MarshalError"
+            ) from error
+        if len(answer.encode("utf-8")) > RESPONSE_LIMIT_BYTES:
+            raise FunctionError(
+                logical_id,
+                "Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+                error_type="Function.ResponseSizeTooLarge",
+            )
+        return json.loads(answer)
+
+    def _handler(self, spec: FunctionSpec) -> Handler:
+        handler = self._handlers.get(spec.logical_id)
+        if handler is None:
+            handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
+            self._handlers[spec.logical_id] = handler
+        return handler
+
+    @contextmanager
+    def _function_environment(self, spec: FunctionSpec) -> Iterator[None]:
+        wanted = {k: v for k, v in spec.environment.items() if os.environ.get(k) != v}
+        wanted.update(
+            {
+                "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+                "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            }
+        )
+        saved = {k: os.environ.get(k) for k in wanted}
+        os.environ.update(wanted)
+        try:
+            yield
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

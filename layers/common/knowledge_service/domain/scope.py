@@ -1,0 +1,83 @@
+"""Scope: which knowledge base a call reaches, resolved from ``?project=`` on every call.
+
+A caller never names a knowledge base. ``?project=<anthill-project-id>`` is translated
+through the project map; omitting it uses the console default; an unmapped project is
+``not_found``, never a silent fallback. The settings, the binding and the project's record
+come from one strongly consistent read (``ConfigStore.scope``): no cache can serve a stale
+binding.
+
+Standing in the named project:
+
+- a **read** takes any role on the project, or ownership of its organization;
+- an **operator-rank** act (review, curation, export download: W1-03 §8.3) takes the
+  project's admin or operator role; its viewer, and an owner who holds no role, are refused;
+- the console default (no project) is read with the route's permission alone; acted on at
+  operator rank only by an owner of the installation's organization.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from knowledge_service.domain import identifiers
+from knowledge_service.domain.gate import require_enabled
+from knowledge_service.environment import Environment
+from knowledge_service.errors import NotFound, PermissionDenied
+from knowledge_service.identity.principal import Principal, ProjectRole
+from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
+from knowledge_service.storage.config_store import ConfigStore
+
+
+class Standing(StrEnum):
+    READ = "read"
+    OPERATOR = "operator"
+
+
+OPERATOR_ROLES = frozenset({ProjectRole.ADMIN, ProjectRole.OPERATOR})
+
+
+class Scope(BaseModel):
+    """The resolved scope of one call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    project: str  # "" for the console default
+    knowledge_base: str
+    settings: KnowledgeSettings
+
+
+def resolve_scope(
+    env: Environment, config: ConfigStore, principal: Principal, project: str | None, standing: Standing = Standing.READ
+) -> Scope:
+    """The knowledge base ``project`` reads, for ``principal`` at ``standing``.
+
+    Refusals, in order: a malformed project id (400); a project that does not exist (404);
+    no standing in it (403); knowledge off (503); a project bound to nothing (404).
+    """
+    key = project or DEFAULT_PROJECT
+    if key:
+        identifiers.project_id(key, "project")
+    records = config.scope(key)
+    if key:
+        if records.project is None:
+            raise NotFound(f"There is no project '{key}'.")
+        _require_standing(principal, key, records.project.organization, standing)
+    elif standing is Standing.OPERATOR and not principal.owns(env.installation_organization):
+        raise PermissionDenied("Acting on the console default takes ownership of the installation's organization.")
+    require_enabled(records.settings, env)
+    if records.binding is None:
+        label = f"Project '{key}'" if key else "The console default"
+        raise NotFound(f"{label} is not bound to a knowledge base.")
+    return Scope(project=key, knowledge_base=records.binding.knowledge_base, settings=records.settings)
+
+
+def _require_standing(principal: Principal, project: str, organization: str, standing: Standing) -> None:
+    role = principal.role_in(project)
+    if standing is Standing.OPERATOR:
+        if role not in OPERATOR_ROLES:
+            raise PermissionDenied(f"This act takes the operator or admin role on project '{project}'.")
+        return
+    if role is None and not principal.owns(organization):
+        raise PermissionDenied(f"Reading project '{project}' takes a role on it or ownership of its organization.")

@@ -1,0 +1,228 @@
+"""The local API Gateway's own answers, with stand-in functions (no AWS): the template's
+gateway responses byte for byte, the authorizer's outcomes, the proxy response rules,
+the payload limit, and the local control route."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from devstack.gateway import ApiServer, Gateway, local_routes
+from devstack.lambdas import FunctionError
+from devstack.template import Template
+
+TEMPLATE = Template()
+RESPONSES = TEMPLATE.gateway_responses()
+UNAUTHORIZED = RESPONSES["UNAUTHORIZED"]["ResponseTemplates"]["application/json"].encode()
+MISSING_ROUTE = RESPONSES["MISSING_AUTHENTICATION_TOKEN"]["ResponseTemplates"]["application/json"].encode()
+ACCESS_DENIED = RESPONSES["ACCESS_DENIED"]["ResponseTemplates"]["application/json"].encode()
+DEFAULT_5XX = RESPONSES["DEFAULT_5XX"]["ResponseTemplates"]["application/json"].encode()
+BEARER = [("Authorization", "Bearer ks_token")]
+
+
+def allow(effect: str = "Allow") -> dict[str, Any]:
+    return {
+        "principalId": "ada",
+        "context": {"principal": '{"name": "ada"}'},
+        "policyDocument": {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Action": "execute-api:Invoke",
+                    "Effect": effect,
+                    "Resource": ["arn:aws:execute-api:us-east-1:123456789012:localapi/v1/*/*"],
+                }
+            ],
+        },
+    }
+
+
+class Functions:
+    """Stand-ins for the template's functions: what each answers, and what each was sent."""
+
+    def __init__(self) -> None:
+        self.authorizer: Any = allow()
+        self.answer: Any = {"statusCode": 200, "headers": {"Content-Type": "application/json"}, "body": '{"ok": true}'}
+        self.events: dict[str, list[dict[str, Any]]] = {}
+
+    def invoke(self, function: str, event: dict[str, Any]) -> Any:
+        self.events.setdefault(function, []).append(event)
+        outcome = self.authorizer if function == "AuthorizerFunction" else self.answer
+        if isinstance(outcome, Exception):
+            raise FunctionError(function, str(outcome), error_type=type(outcome).__name__) from outcome
+        return outcome
+
+
+@pytest.fixture
+def functions() -> Functions:
+    return Functions()
+
+
+@pytest.fixture
+def gateway(functions: Functions) -> Gateway:
+    return Gateway.from_template(
+        TEMPLATE,
+        functions.invoke,
+        local_route=local_routes(lambda name: {"ran": name} if name == "Sched" else {}[name]),
+    )
+
+
+def test_a_request_without_the_authorization_header_is_refused_before_the_authorizer_runs(
+    gateway: Gateway, functions: Functions
+) -> None:
+    answer = gateway.handle("GET", "/knowledge/status", [], b"")
+    assert answer.status == 401
+    assert answer.body == UNAUTHORIZED
+    assert answer.header("Content-Type") == "application/json"
+    assert "AuthorizerFunction" not in functions.events
+
+
+def test_the_authorizers_unauthorized_is_the_templates_401(gateway: Gateway, functions: Functions) -> None:
+    functions.authorizer = Exception("Unauthorized")
+    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
+    assert (answer.status, answer.body) == (401, UNAUTHORIZED)
+    assert "StatusFunction" not in functions.events
+
+
+def test_any_other_authorizer_failure_is_the_default_5xx_with_500(gateway: Gateway, functions: Functions) -> None:
+    functions.authorizer = RuntimeError("the table is gone")
+    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
+    assert (answer.status, answer.body) == (500, DEFAULT_5XX)
+
+
+def test_a_deny_policy_is_the_access_denied_response(gateway: Gateway, functions: Functions) -> None:
+    functions.authorizer = allow("Deny")
+    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
+    assert (answer.status, answer.body) == (401, ACCESS_DENIED)
+    assert "StatusFunction" not in functions.events
+
+
+def test_an_allowed_request_reaches_the_function_with_the_authorizer_context(
+    gateway: Gateway, functions: Functions
+) -> None:
+    answer = gateway.handle(
+        "POST",
+        "/settings?x=1&x=2",
+        [*BEARER, ("Content-Type", "application/json")],
+        b'{"knowledge_enabled": true}',
+        "127.0.0.1",
+    )
+    assert (answer.status, answer.body) == (200, b'{"ok": true}')
+    assert answer.header("x-amzn-RequestId")
+    authorizer_event = functions.events["AuthorizerFunction"][0]
+    assert authorizer_event["methodArn"] == "arn:aws:execute-api:us-east-1:123456789012:localapi/v1/POST/settings"
+    event = functions.events["StatusFunction"][0]
+    assert event["requestContext"]["authorizer"] == {"principal": '{"name": "ada"}', "principalId": "ada"}
+    assert event["resource"] == "/settings"
+    assert event["body"] == '{"knowledge_enabled": true}'
+    assert event["multiValueQueryStringParameters"] == {"x": ["1", "2"]}
+    assert event["headers"]["X-Forwarded-For"] == "127.0.0.1"
+
+
+def test_an_unknown_route_is_the_templates_404_without_asking_the_authorizer(
+    gateway: Gateway, functions: Functions
+) -> None:
+    for method, path in [("GET", "/no/such/route"), ("DELETE", "/knowledge/status")]:
+        answer = gateway.handle(method, path, BEARER, b"")
+        assert (answer.status, answer.body) == (404, MISSING_ROUTE)
+    assert functions.events == {}
+
+
+def test_a_failing_function_is_a_502_with_the_default_5xx_body(gateway: Gateway, functions: Functions) -> None:
+    functions.answer = ValueError("boom")
+    answer = gateway.handle("GET", "/modules", BEARER, b"")
+    assert (answer.status, answer.body) == (502, DEFAULT_5XX)
+
+
+@pytest.mark.parametrize(
+    "malformed", [{"body": "no status"}, {"statusCode": 200, "body": {"not": "a string"}}, ["not", "an", "object"]]
+)
+def test_a_malformed_proxy_response_is_a_502(gateway: Gateway, functions: Functions, malformed: Any) -> None:
+    functions.answer = malformed
+    assert gateway.handle("GET", "/modules", BEARER, b"").status == 502
+
+
+def test_the_proxy_response_is_rendered_headers_merged_and_base64_decoded(
+    gateway: Gateway, functions: Functions
+) -> None:
+    functions.answer = {
+        "statusCode": 201,
+        "headers": {"X-One": "1", "X-Both": "single"},
+        "multiValueHeaders": {"X-Both": ["m1", "m2"], "Set-Cookie": ["a=1", "b=2"]},
+        "body": base64.b64encode(b"\x00\xffbytes").decode(),
+        "isBase64Encoded": True,
+    }
+    answer = gateway.handle("GET", "/modules", BEARER, b"")
+    assert answer.status == 201
+    assert answer.body == b"\x00\xffbytes"
+    assert ("X-One", "1") in answer.headers
+    assert [v for k, v in answer.headers if k == "X-Both"] == ["m1", "m2"]
+    assert [v for k, v in answer.headers if k == "Set-Cookie"] == ["a=1", "b=2"]
+    assert answer.header("Content-Type") == "application/json"
+
+
+def test_the_local_schedule_route_answers_the_handlers_value(gateway: Gateway) -> None:
+    answer = gateway.handle("POST", "/_local/schedules/Sched/run", [], b"")
+    assert (answer.status, json.loads(answer.body)) == (200, {"ran": "Sched"})
+    assert gateway.handle("POST", "/_local/schedules/Nope/run", [], b"").status == 404
+    assert gateway.handle("GET", "/_local/schedules/Sched/run", [], b"").status == 405
+    assert gateway.handle("POST", "/_local/schedules/Sched/run", [], b"", "10.0.0.9").status == 403
+
+
+@pytest.fixture
+def server(gateway: Gateway) -> Iterator[ApiServer]:
+    api = ApiServer(gateway, port=0).start()
+    yield api
+    api.stop()
+
+
+def test_over_http_header_case_and_repeats_reach_the_event(server: ApiServer, functions: Functions) -> None:
+    with httpx.Client() as client:
+        answer = client.get(
+            f"{server.url}/modules",
+            headers=[("Authorization", "Bearer ks_token"), ("X-Mixed-Case", "a"), ("X-Mixed-Case", "b")],
+        )
+    assert answer.status_code == 200
+    event = functions.events["StatusFunction"][0]
+    assert event["multiValueHeaders"]["X-Mixed-Case"] == ["a", "b"]
+    assert event["headers"]["Authorization"] == "Bearer ks_token"
+
+
+def test_a_body_over_ten_megabytes_is_refused_with_413_before_it_is_read(
+    server: ApiServer, functions: Functions
+) -> None:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+        connection.sendall(
+            b"POST /settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ks_token\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 10485761\r\n\r\n"
+        )
+        reply = b""
+        while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413")
+    assert json.loads(body) == {
+        "success": False,
+        "message": "The request is larger than API Gateway's 10 MB payload limit.",
+        "data": None,
+        "code": "payload_too_large",
+    }
+    assert functions.events == {}
+
+
+def test_stopping_closes_kept_alive_connections(gateway: Gateway) -> None:
+    api = ApiServer(gateway, port=0).start()
+    with httpx.Client() as client:
+        assert client.get(f"{api.url}/modules", headers=BEARER).status_code == 200
+        api.stop()
+        with pytest.raises(httpx.TransportError):
+            client.get(f"{api.url}/modules", headers=BEARER)
