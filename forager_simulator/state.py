@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .corpus import Source, demo_sources
 from .faults import Fault
 
 ENGINE_VERSION = "0.8.0"
@@ -131,6 +132,7 @@ class SimulatorState:
 
     instance_id: str = field(default_factory=new_instance_id)
     projects: dict[str, Project] = field(default_factory=demo_projects)
+    sources: dict[str, dict[str, Source]] = field(default_factory=demo_sources)
     status: dict[str, Any] = field(default_factory=default_status)
     capabilities: dict[str, Any] = field(init=False)
     idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
@@ -147,6 +149,7 @@ class SimulatorState:
         """Back to the demo corpus: no extra projects, keys, requests or fault."""
         with self.lock:
             self.projects = demo_projects()
+            self.sources = demo_sources()
             self.status = default_status()
             self.capabilities = default_capabilities(self.instance_id)
             self.idempotency = {}
