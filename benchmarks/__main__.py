@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import imports, requests
+from benchmarks import feed, imports, reads, requests
 
 RESULTS = Path("bench-results.json")
 
@@ -21,6 +21,8 @@ def main() -> int:
         "machine": platform.machine(),
         "imports": imports.measure(),
         "requests": requests.measure(),
+        "reads": reads.measure(),
+        "feed": feed.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -36,6 +38,24 @@ def main() -> int:
         print(
             f"{row['route']:<42}{row['status']:>7}{row['dynamodb_requests']:>10}{row['other_aws_requests']:>11}"
             f"{row['forager_requests']:>9}"
+        )
+    print("\nReads: the edge's added latency over the simulator's own (warm, in-process, ms)")
+    print(
+        f"{'route':<26}{'n':>5}{'edge p50':>10}{'edge p99':>10}{'sim p50':>9}{'sim p99':>9}"
+        f"{'+p50':>7}{'+p99':>7}{'DynamoDB':>10}"
+    )
+    for row in results["reads"]:
+        print(
+            f"{row['route']:<26}{row['iterations']:>5}{row['edge_p50_ms']:>10}{row['edge_p99_ms']:>10}"
+            f"{row['simulator_p50_ms']:>9}{row['simulator_p99_ms']:>9}{row['added_p50_ms']:>7}{row['added_p99_ms']:>7}"
+            f"{row['dynamodb_requests']:>10}"
+        )
+    print("\nFeed pass (moto in-process, in-memory producer; every tenth envelope an export)")
+    print(f"{'lane':<10}{'envelopes':>10}{'seconds':>9}{'env/s':>8}{'DynamoDB':>10}{'per env':>9}{'acted':>7}")
+    for row in results["feed"]:
+        print(
+            f"{row['policy']:<10}{row['envelopes']:>10}{row['seconds']:>9}{row['envelopes_per_second']:>8}"
+            f"{row['dynamodb_requests']:>10}{row['dynamodb_per_envelope']:>9}{row['acted']:>7}"
         )
     print(f"\nwritten to {RESULTS}")
     return 0

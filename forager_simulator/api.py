@@ -19,7 +19,9 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
+from . import feed
 from .faults import fault_response
+from .reads import ReadsApi
 from .routing import (
     ApiError,
     Handler,
@@ -82,6 +84,8 @@ class ForagerApi:
             ("GET", r"/api/capabilities", self.get_capabilities),
             ("GET", r"/api/projects", self.list_projects),
             ("POST", r"/api/projects", self.create_project),
+            *ReadsApi(self.state).routes(),
+            *feed.api_routes(self.state),
         ]
 
     # -- the pipeline ------------------------------------------------------------

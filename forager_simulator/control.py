@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from . import feed
 from .faults import Fault, FaultError, fault_from_json
 from .routing import ApiError, Handler, Request, Response, Router, json_response
 from .state import SimulatorState
@@ -45,6 +46,7 @@ class ControlApi:
             ("GET", r"/state", self.get_state),
             ("GET", r"/capabilities", self.get_capabilities),
             ("PUT", r"/capabilities", self.put_capabilities),
+            *feed.control_routes(self._controller.state),
         ]
 
     def handle(self, request: Request) -> Response:

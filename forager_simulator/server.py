@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
+from . import feed
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
@@ -446,11 +447,28 @@ class Simulator:
         """Back to the demo corpus: faults cleared, requests and keys forgotten."""
         with self._lock:
             self._state.reset()
+            feed.ledger(self._state).reset()
             self._sync_api()
 
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:
         """Replace what ``GET /api/capabilities`` answers, wholesale."""
         self._state.set_capabilities(capabilities)
+
+    # -- the change feed (forager_simulator/feed.py) ---------------------------------
+
+    def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
+        """Add or change a source; the revision it publishes is returned as its envelope."""
+        return feed.ledger(self._state).put_source(ref, name, text, status)
+
+    def publish_export(self, ref: str) -> dict[str, Any]:
+        return feed.ledger(self._state).publish_export(ref)
+
+    def feed_fault(self, ref: str, kind: str) -> dict[str, Any]:
+        """skip | expire | ahead | generation | redeliver (see feed.py)."""
+        return feed.ledger(self._state).fault(ref, kind)
+
+    def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
+        return feed.ledger(self._state).receipts(ref)
 
 
 def _close(server: BaseServer, thread: threading.Thread) -> None:

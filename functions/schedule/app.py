@@ -24,6 +24,7 @@ tracer = Tracer()
 @tracer.capture_lambda_handler
 @event_source(data_class=EventBridgeEvent)
 def lambda_handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
-    report = six_hourly_pass(runtime().config)
+    rt = runtime()
+    report = six_hourly_pass(rt.config, rt.upstream, rt.feed_stores())
     logger.info("six-hourly pass", extra={"report": report.model_dump(mode="json"), "scheduled_at": event.time})
     return report.model_dump(mode="json")

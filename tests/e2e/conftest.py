@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,9 @@ def _wait_until_ready(url: str, process: subprocess.Popen[str], log: Path, timeo
     raise RuntimeError(f"the local stack did not answer within {timeout} s:\n{log.read_text()[-4000:]}")
 
 
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    state_dir = tmp_path_factory.mktemp("devstack")
+@contextmanager
+def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
+    """``python -m devstack`` in its own process on free ports, until the block ends."""
     ports = {
         name: free_port()
         for name in ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
@@ -118,6 +119,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with launch_stack(tmp_path_factory.mktemp("devstack")) as running:
+        yield running
 
 
 @pytest.fixture

@@ -18,7 +18,10 @@ EVENTS = TEMPLATE.path.parent / "events"
 FUNCTION_OF_PREFIX = {
     "status": "StatusFunction",
     "bindings": "BindingsFunction",
+    "reads": "ReadsFunction",
     "schedule": "ScheduleFunction",
+    "feed": "FeedFunction",
+    "changes": "ChangesFunction",
     "authorizer": "AuthorizerFunction",
 }
 
@@ -37,7 +40,7 @@ def test_every_function_has_a_sample_event() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings"}),
+    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads"}),
     ids=lambda p: p.name,
 )
 def test_each_api_sample_event_is_answered_in_the_envelope(knowledge_on: Runtime, path: Path) -> None:

@@ -24,6 +24,10 @@ class Environment(BaseSettings):
     projects_table: str
     event_log_table: str
     idempotency_table: str
+    inbox_table: str = ""
+    watermarks_table: str = ""
+    actions_table: str = ""
+    findings_table: str = ""
     archive_bucket: str = ""
     event_bus_name: str = ""
     forager_credential_parameter: str

@@ -13,12 +13,16 @@ import httpx
 
 from knowledge_service.domain.commerce import Subscription
 from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
 from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
 from knowledge_service.storage.event_log import EventLog
+from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
+from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.idempotency import IdempotencyStore
+from knowledge_service.storage.missions import MissionBus
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.upstream.client import default_timeout
@@ -34,6 +38,11 @@ class Runtime:
     credentials: CredentialStore
     idempotency: IdempotencyStore
     upstream: Upstream
+    inbox: InboxStore
+    watermarks: WatermarkStore
+    actions: ActionStore
+    findings: FindingsStore
+    missions: MissionBus
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -50,7 +59,15 @@ class Runtime:
             credentials=credentials,
             idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
             upstream=Upstream(env, credentials, http),
+            inbox=InboxStore(dynamodb, env.inbox_table),
+            watermarks=WatermarkStore(dynamodb, env.watermarks_table),
+            actions=ActionStore(dynamodb, env.actions_table),
+            findings=FindingsStore(dynamodb, env.findings_table),
+            missions=MissionBus(aws.client("events"), env.event_bus_name),
         )
+
+    def feed_stores(self) -> FeedStores:
+        return FeedStores(self.inbox, self.watermarks, self.actions, self.findings, self.missions)
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,31 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, UpstreamRefused, UpstreamTimeout
-from knowledge_service.upstream.models import Capabilities, EngineStatus, ForagerProject, ProjectList
+from knowledge_service.upstream.models import (
+    Capabilities,
+    ConflictRecords,
+    DuplicateList,
+    EngineStatus,
+    EntityDetail,
+    EvidenceList,
+    FeedPage,
+    ForagerProject,
+    ForagerSource,
+    HeadRevision,
+    KnowledgeItem,
+    NamedEntities,
+    PeoplePage,
+    ProjectList,
+    ReceiptAnswer,
+    RegisteredSources,
+    Retrieval,
+    SearchResult,
+    SourceDetail,
+    SourceList,
+    StatementsPage,
+)
+
+FEED_REFUSALS = frozenset({"cursor_expired", "cursor_ahead", "generation_changed"})
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -58,6 +82,92 @@ class ForagerClient:
         if description:
             body["description"] = description
         return self._post("/api/projects", body, ForagerProject, idempotency_key=idempotency_key)
+
+    # ------------------------------------------------------------------ the change feed
+    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = 500) -> FeedPage:
+        """The project's feed after ``after``; a 409 cursor refusal raises ``FeedCursorRefused``."""
+        params: dict[str, Any] = {"after": after, "limit": limit}
+        if generation:
+            params["generation"] = generation
+        try:
+            return self._get(f"/api/projects/{project_ref}/feed", FeedPage, params=params)
+        except UpstreamRefused as refused:
+            if refused.upstream_status == 409 and refused.upstream_code in FEED_REFUSALS:
+                raise FeedCursorRefused(
+                    refused.upstream_code, refused.upstream_message, refused.data or {}
+                ) from refused
+            raise
+
+    def head_revision(self, project_ref: str) -> HeadRevision | None:
+        try:
+            return self._get(f"/api/projects/{project_ref}/revisions/head", HeadRevision)
+        except UpstreamRefused as refused:
+            if refused.upstream_status == 404:
+                return None
+            raise
+
+    def sources(self, project_ref: str) -> list[ForagerSource]:
+        return self._get(f"/api/projects/{project_ref}/sources", SourceList).sources
+
+    def receipt(
+        self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
+    ) -> ReceiptAnswer:
+        body: dict[str, Any] = {"event_id": event_id, "status": status, "detail": detail}
+        if synthesized:
+            body["synthesized"] = True
+        return self._post(
+            f"/api/projects/{project_ref}/feed/receipts",
+            body,
+            ReceiptAnswer,
+            idempotency_key=f"receipt:{event_id}:{status}",
+        )
+
+    # ------------------------------------------------------------------ reads
+    def search(self, project_ref: str, q: str, *, limit: int, include_historical: bool) -> SearchResult:
+        params = {"q": q, "limit": limit, "include_historical": _flag(include_historical)}
+        return self._get(f"/api/projects/{project_ref}/search", SearchResult, params=params)
+
+    def retrieve(self, project_ref: str, query: str, *, top_k: int, include_historical: bool) -> Retrieval:
+        body = {"query": query, "top_k": top_k, "include_historical": include_historical}
+        return self._post(f"/api/projects/{project_ref}/retrieve", body, Retrieval)
+
+    def knowledge_item(self, knowledge_id: str) -> KnowledgeItem:
+        """Not project-scoped upstream: the caller holds ``project_ref`` to its scope."""
+        return self._get(f"/api/knowledge/{knowledge_id}", KnowledgeItem)
+
+    def evidence(self, knowledge_id: str) -> EvidenceList:
+        return self._get(f"/api/knowledge/{knowledge_id}/evidence", EvidenceList)
+
+    def entities_named(self, project_ref: str, name: str) -> NamedEntities:
+        return self._get(f"/api/projects/{project_ref}/entities", NamedEntities, params={"name": name})
+
+    def people(
+        self, project_ref: str, *, q: str | None, types: list[str], sort: str, page: int, page_size: int
+    ) -> PeoplePage:
+        params = _present({"q": q, "type": ",".join(types), "sort": sort, "page": page, "page_size": page_size})
+        return self._get(f"/api/projects/{project_ref}/people", PeoplePage, params=params)
+
+    def entity(self, entity_id: str) -> EntityDetail:
+        """Not project-scoped upstream (GET /api/entities/:id): carries ``project_ref``."""
+        return self._get(f"/api/entities/{entity_id}", EntityDetail)
+
+    def statements(self, project_ref: str, filters: dict[str, str], *, page: int, page_size: int) -> StatementsPage:
+        params = _present({**filters, "page": page, "page_size": page_size})
+        return self._get(f"/api/projects/{project_ref}/statements", StatementsPage, params=params)
+
+    def duplicates(self, project_ref: str, status: str) -> DuplicateList:
+        return self._get(f"/api/projects/{project_ref}/duplicates", DuplicateList, params={"status": status})
+
+    def registered_sources(self, project_ref: str) -> RegisteredSources:
+        """The sources as GET /knowledge/sources lists them (every field, not the feed's few)."""
+        return self._get(f"/api/projects/{project_ref}/sources", RegisteredSources)
+
+    def source(self, source_id: str) -> SourceDetail:
+        """Not project-scoped upstream (GET /api/sources/:id): ``source.project_ref`` says whose."""
+        return self._get(f"/api/sources/{source_id}", SourceDetail)
+
+    def conflicts(self, project_ref: str, status: str) -> ConflictRecords:
+        return self._get(f"/api/projects/{project_ref}/conflicts", ConflictRecords, params={"status": status})
 
     # ------------------------------------------------------------------ plumbing
     def _get(self, path: str, model: type[ModelT], params: dict[str, Any] | None = None) -> ModelT:
@@ -117,7 +227,9 @@ class ForagerClient:
             )
         if status >= 500:
             raise UpstreamError(f"FORAGER failed to answer {method} {path} ({status}).")
-        raise UpstreamRefused(status, code, message)
+        refused = UpstreamRefused(status, code, message)
+        refused.data = _error_details(response)
+        raise refused
 
     @staticmethod
     def _parse(response: httpx.Response, model: type[ModelT]) -> ModelT:
@@ -127,9 +239,36 @@ class ForagerClient:
             raise UpstreamError(f"FORAGER's answer is not the shape the contract names ({model.__name__}).") from error
 
 
+class FeedCursorRefused(Exception):
+    """FORAGER refused the cursor: ``cursor_expired``, ``cursor_ahead`` or ``generation_changed``."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+
+def _error_details(response: httpx.Response) -> dict[str, Any]:
+    try:
+        error = response.json().get("error") or {}
+        return {k: v for k, v in error.items() if k not in ("code", "message")}
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        return {}
+
+
 def _error_body(response: httpx.Response) -> tuple[str, str]:
     try:
         error = response.json().get("error") or {}
         return str(error.get("code") or "refused"), str(error.get("message") or response.reason_phrase)
     except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
         return "refused", response.reason_phrase
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _present(params: dict[str, Any]) -> dict[str, Any]:
+    """Query parameters with a value: a field with none is left out, never sent empty."""
+    return {k: v for k, v in params.items() if v is not None and v != ""}

@@ -27,7 +27,8 @@ router = APIGatewayRouter()
 )
 def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     rt = runtime()
-    return ok(status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream))
+    counts = status_domain.FeedCounts(open_changes=rt.findings.open_count())
+    return ok(status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream, counts))
 
 
 @router.get(

@@ -1,0 +1,298 @@
+"""The change feed: a ledger of revisions, a per-project feed, receipts (docs/upstream-contract.md).
+
+A revision is published when "a job completes" — here, when a source is added or changed
+through the control port (``POST /projects/{ref}/sources`` or ``Simulator.put_source``).
+Every revision, and every export of one (``Simulator.publish_export``), is an envelope on
+the project's feed, numbered by ``sequence`` within the producer's generation.
+
+The feed can be told to misbehave the ways the contract's recovery rules exist for
+(``Simulator.feed_fault(ref, kind)`` or ``POST /projects/{ref}/feed/faults``):
+
+- ``skip``: the next envelope published skips one sequence number (a gap);
+- ``expire``: every envelope so far leaves the replay window, so a read from before the
+  head answers 409 ``cursor_expired``;
+- ``ahead``: the producer is restored from a backup one envelope older, so a cursor at the
+  old head answers 409 ``cursor_ahead``;
+- ``generation``: a new producer generation, sequences restarting at 1; a read naming the
+  old one answers 409 ``generation_changed``;
+- ``redeliver``: the next read answers the whole feed from sequence 1, whatever ``after`` said.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .corpus import make_source
+from .routing import ApiError, Handler, Request, Response, json_response
+from .state import GENERATION, IdempotencyConflict, SimulatorState
+
+PROTOCOL_VERSION = 1
+STREAM = "knowledge"
+REVISION_PUBLISHED = "knowledge.revision.published"
+EXPORT_COMPLETED = "knowledge.export.completed"
+FEED_FAULTS = ("skip", "expire", "ahead", "generation", "redeliver")
+LIMIT_MAX = 1000
+REF = r"(?P<ref>[a-z0-9_]{1,64})"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class ProjectFeed:
+    generation: str = GENERATION
+    envelopes: list[dict[str, Any]] = field(default_factory=list)
+    next_sequence: int = 1
+    revisions: list[dict[str, Any]] = field(default_factory=list)
+    expired_through: int = 0
+    redeliver: bool = False
+    receipts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def head_sequence(self) -> int:
+        return self.envelopes[-1]["sequence"] if self.envelopes else 0
+
+
+class FeedLedger:
+    """Per project: its revisions, its feed and the receipts the colony sent."""
+
+    def __init__(self, state: SimulatorState) -> None:
+        self.state = state
+        self.feeds: dict[str, ProjectFeed] = {}
+
+    def reset(self) -> None:
+        with self.state.lock:
+            self.feeds = {}
+
+    def _feed(self, ref: str) -> ProjectFeed:
+        if ref not in self.state.projects:
+            raise ApiError(404, "not_found", f"There is no project '{ref}'.")
+        return self.feeds.setdefault(ref, ProjectFeed(generation=self._generation()))
+
+    def _generation(self) -> str:
+        return str(self.state.capabilities.get("generation") or GENERATION)
+
+    # -- publishing ------------------------------------------------------------------
+
+    def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
+        """Add or change a source; the job that took it in publishes a revision."""
+        if status not in ("complete", "partial"):
+            raise ApiError(400, "bad_request", "status must be complete or partial.")
+        with self.state.lock:
+            feed = self._feed(ref)
+            source = make_source(ref, name, text)
+            self.state.sources.setdefault(ref, {})[source.source_id] = source
+            project = self.state.projects[ref]
+            project.source_count = len(self.state.sources[ref])
+            project.state = "ready"
+            hashes = sorted(s.logical_content_hash for s in self.state.sources[ref].values())
+            revision = {
+                "revision_id": "krev_" + secrets.token_hex(6),
+                "publication_sequence": len(feed.revisions) + 1,
+                "logical_content_hash": "sha256:" + hashlib.sha256("\n".join(hashes).encode()).hexdigest(),
+                "publication_status": status,
+                "record_count": 3 * len(hashes),
+                "failed_source_count": 0 if status == "complete" else 1,
+            }
+            feed.revisions.append(revision)
+            return self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
+
+    def publish_export(self, ref: str) -> dict[str, Any]:
+        """An export of the head revision completed."""
+        with self.state.lock:
+            feed = self._feed(ref)
+            if not feed.revisions:
+                raise ApiError(409, "not_ready", f"Project '{ref}' has published no revision to export.")
+            payload = {
+                "revision_id": feed.revisions[-1]["revision_id"],
+                "export_id": "exp_" + secrets.token_hex(6),
+                "export_format": "anthill_package",
+                "package_digest": "sha256:" + secrets.token_hex(32),
+            }
+            return self._publish(ref, feed, EXPORT_COMPLETED, payload)
+
+    def _publish(self, ref: str, feed: ProjectFeed, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        envelope = {
+            "protocol_version": PROTOCOL_VERSION,
+            "event_id": "evt_" + secrets.token_hex(8),
+            "event_type": event_type,
+            "sequence": feed.next_sequence,
+            "stream": STREAM,
+            "producer_instance_id": self.state.instance_id,
+            "producer_generation": feed.generation,
+            "occurred_at": _now(),
+            "payload": payload,
+        }
+        feed.next_sequence += 1
+        feed.envelopes.append(envelope)
+        return copy.deepcopy(envelope)
+
+    def fault(self, ref: str, kind: str) -> dict[str, Any]:
+        if kind not in FEED_FAULTS:
+            raise ApiError(400, "bad_request", f"kind must be one of {', '.join(FEED_FAULTS)}.")
+        with self.state.lock:
+            feed = self._feed(ref)
+            if kind == "skip":
+                feed.next_sequence += 1
+            elif kind == "expire":
+                feed.expired_through = feed.head_sequence
+            elif kind == "ahead":
+                if feed.envelopes:
+                    feed.envelopes.pop()
+                    feed.next_sequence = feed.head_sequence + 1
+            elif kind == "generation":
+                generation = "gen_" + secrets.token_hex(4)
+                self.state.capabilities["generation"] = generation
+                for other in self.feeds.values():
+                    other.generation, other.envelopes, other.next_sequence = generation, [], 1
+                    other.expired_through = 0
+            else:
+                feed.redeliver = True
+            return {"kind": kind, "generation": feed.generation, "head_sequence": feed.head_sequence}
+
+    # -- reading ---------------------------------------------------------------------
+
+    def read(self, ref: str, generation: str | None, after: int, limit: int) -> tuple[int, dict[str, Any]]:
+        with self.state.lock:
+            feed = self._feed(ref)
+            base = {"instance_id": self.state.instance_id, "generation": feed.generation, "stream": STREAM}
+            head = feed.head_sequence
+            refusal = {**base, "head_sequence": head, "earliest_sequence": feed.expired_through + 1}
+            if generation and generation != feed.generation:
+                return 409, _refusal("generation_changed", "The producer's generation changed.", refusal)
+            if after > head:
+                return 409, _refusal("cursor_ahead", f"The cursor {after} is past the head {head}.", refusal)
+            if after < feed.expired_through:
+                return 409, _refusal("cursor_expired", f"Sequence {after + 1} is out of the replay window.", refusal)
+            if feed.redeliver:
+                feed.redeliver = False
+                after = 0
+            page = [e for e in feed.envelopes if e["sequence"] > after][:limit]
+            return 200, {**base, "envelopes": copy.deepcopy(page), "head_sequence": head}
+
+    def head(self, ref: str) -> dict[str, Any] | None:
+        with self.state.lock:
+            feed = self._feed(ref)
+            return copy.deepcopy(feed.revisions[-1]) if feed.revisions else None
+
+    def receipt(self, ref: str, body: dict[str, Any]) -> dict[str, Any]:
+        event_id, status = body.get("event_id"), body.get("status")
+        if not isinstance(event_id, str) or status not in ("available", "failed"):
+            raise ApiError(400, "bad_request", "event_id (text) and status (available|failed) are required.")
+        with self.state.lock:
+            feed = self._feed(ref)
+            feed.receipts[event_id] = {
+                "event_id": event_id,
+                "status": status,
+                "detail": str(body.get("detail", "")),
+                "synthesized": bool(body.get("synthesized", False)),
+            }
+            return {"event_id": event_id, "status": status}
+
+    def receipts(self, ref: str) -> list[dict[str, Any]]:
+        with self.state.lock:
+            return copy.deepcopy(list(self._feed(ref).receipts.values()))
+
+
+def _refusal(code: str, message: str, extra: dict[str, Any]) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, **extra}}
+
+
+def ledger(state: SimulatorState) -> FeedLedger:
+    """The state's ledger, made on first use (it survives nothing that resets the state)."""
+    with state.lock:
+        found = state.__dict__.get("_feed_ledger")
+        if found is None:
+            found = state.__dict__["_feed_ledger"] = FeedLedger(state)
+        return found  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- the API port
+def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+    book = ledger(state)
+
+    def get_feed(request: Request) -> Response:
+        query = _query(request)
+        try:
+            after = int(query.get("after", "0"))
+            limit = min(int(query.get("limit", "500")), LIMIT_MAX)
+        except ValueError:
+            raise ApiError(400, "bad_request", "after and limit must be whole numbers.") from None
+        if after < 0 or limit < 1:
+            raise ApiError(400, "bad_request", "after must be at least 0 and limit at least 1.")
+        status, payload = book.read(request.params["ref"], query.get("generation") or None, after, limit)
+        return json_response(status, payload)
+
+    def get_head(request: Request) -> Response:
+        head = book.head(request.params["ref"])
+        if head is None:
+            raise ApiError(404, "not_found", "This project has published no revision.")
+        return json_response(200, head)
+
+    def post_receipt(request: Request) -> Response:
+        body = request.json_object()
+        ref = request.params["ref"]
+        key = request.idempotency_key or ""
+        try:
+            status, payload = state.idempotent(
+                key, request.method, request.path, body, lambda: (200, book.receipt(ref, body))
+            )
+        except IdempotencyConflict:
+            raise ApiError(409, "idempotency_key_reused", "This Idempotency-Key was already used.") from None
+        return json_response(status, payload)
+
+    def get_sources(request: Request) -> Response:
+        ref = request.params["ref"]
+        with state.lock:
+            if ref not in state.projects:
+                raise ApiError(404, "not_found", f"There is no project '{ref}'.")
+            sources = [s.to_json() for s in state.sources.get(ref, {}).values()]
+        return json_response(200, {"sources": sources})
+
+    return [
+        ("GET", rf"/api/projects/{REF}/feed", get_feed),
+        ("GET", rf"/api/projects/{REF}/revisions/head", get_head),
+        ("POST", rf"/api/projects/{REF}/feed/receipts", post_receipt),
+        # The read routes serve this too; whichever registers first answers (same shape).
+        ("GET", rf"/api/projects/{REF}/sources", get_sources),
+    ]
+
+
+def _query(request: Request) -> dict[str, str]:
+    return dict(parse_qsl(request.query, keep_blank_values=True))
+
+
+# ---------------------------------------------------------------------- the control port
+def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+    book = ledger(state)
+
+    def put_source(request: Request) -> Response:
+        body = request.json_object()
+        name, text = body.get("name"), body.get("text")
+        if not isinstance(name, str) or not name or not isinstance(text, str):
+            raise ApiError(400, "bad_request", "name and text are required text.")
+        status = str(body.get("status", "complete"))
+        return json_response(200, book.put_source(request.params["ref"], name, text, status))
+
+    def post_export(request: Request) -> Response:
+        return json_response(200, book.publish_export(request.params["ref"]))
+
+    def post_fault(request: Request) -> Response:
+        return json_response(200, book.fault(request.params["ref"], str(request.json_object().get("kind"))))
+
+    def get_receipts(request: Request) -> Response:
+        return json_response(200, {"receipts": book.receipts(request.params["ref"])})
+
+    return [
+        ("POST", rf"/projects/{REF}/sources", put_source),
+        ("POST", rf"/projects/{REF}/exports", post_export),
+        ("POST", rf"/projects/{REF}/feed/faults", post_fault),
+        ("GET", rf"/projects/{REF}/feed/receipts", get_receipts),
+    ]

@@ -1,0 +1,176 @@
+"""Knowledge changes (A4): the per-source study pass, and what an operator does with a finding.
+
+One pass serves ``POST /knowledge/seed`` (study everything, write seed receipts),
+``POST /knowledge/changes/scan`` and the timer (queueing off: findings only), and a revision
+on the change feed under ``knowledge_revision_study`` (suggest: findings; on: findings
+queued as missions). Everything is keyed by the knowledge base, so two projects on one
+knowledge base share findings and receipts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from knowledge_service.errors import Conflict, NotFound
+from knowledge_service.storage.findings_store import Finding, FindingsStore, SeedReceipt
+from knowledge_service.storage.missions import MissionBus
+from knowledge_service.upstream.models import ForagerSource
+
+
+class SourceLister(Protocol):
+    def sources(self, project_ref: str) -> list[ForagerSource]: ...
+
+
+class StudyResult(BaseModel):
+    findings: list[str] = []
+    mission_ids: list[str] = []
+    sources: int = 0
+
+
+class FindingView(BaseModel):
+    id: str
+    project_ref: str
+    source_id: str
+    source_name: str
+    kind: str
+    previous_hash: str | None
+    current_hash: str
+    status: str
+    mission_id: str | None
+    detected_at: str
+
+
+class FindingsAnswer(BaseModel):
+    findings: list[FindingView]
+    count: int
+
+
+class SeedAnswer(BaseModel):
+    knowledge_base: str
+    studied: int
+    receipts: int
+
+
+class ScanAnswer(BaseModel):
+    knowledge_base: str
+    sources: int
+    new_findings: int
+
+
+def finding_id(knowledge_base: str, source_id: str, current_hash: str) -> str:
+    return hashlib.sha256(f"{knowledge_base}/{source_id}/{current_hash}".encode()).hexdigest()[:24]
+
+
+def study_pass(
+    client: SourceLister,
+    findings: FindingsStore,
+    missions: MissionBus | None,
+    knowledge_base: str,
+    project: str,
+    *,
+    queue: bool,
+) -> StudyResult:
+    """Compare the engine's source list with the seed receipts; file (and maybe queue) findings."""
+    sources = client.sources(knowledge_base)
+    receipts = findings.receipts(knowledge_base)
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    result = StudyResult(sources=len(sources))
+    for source in sources:
+        receipt = receipts.get(source.source_id)
+        if receipt is not None and receipt.logical_content_hash == source.logical_content_hash:
+            continue
+        finding = Finding(
+            id=finding_id(knowledge_base, source.source_id, source.logical_content_hash),
+            knowledge_base=knowledge_base,
+            project_ref=knowledge_base,
+            source_id=source.source_id,
+            source_name=source.name,
+            kind="new" if receipt is None else "changed",
+            previous_hash=None if receipt is None else receipt.logical_content_hash,
+            current_hash=source.logical_content_hash,
+            detected_at=now,
+        )
+        if findings.add(finding):
+            result.findings.append(finding.id)
+        if queue and missions is not None:
+            mission = _queue(findings, missions, finding, project)
+            if mission:
+                result.mission_ids.append(mission)
+    return result
+
+
+def _queue(findings: FindingsStore, missions: MissionBus, finding: Finding, project: str) -> str | None:
+    """open → queued (the claim), then the mission; None when it was already decided."""
+    if not findings.decide(finding.knowledge_base, finding.id, "queued"):
+        return None
+    mission_id = missions.queue(
+        project, finding.knowledge_base, {"finding_id": finding.id, "source_id": finding.source_id}
+    )
+    findings.set_mission(finding.knowledge_base, finding.id, mission_id)
+    findings.write_receipts(
+        [
+            SeedReceipt(
+                knowledge_base=finding.knowledge_base,
+                source_id=finding.source_id,
+                logical_content_hash=finding.current_hash,
+                studied_at=datetime.now(UTC).isoformat(),
+            )
+        ]
+    )
+    return mission_id
+
+
+def list_findings(findings: FindingsStore, knowledge_base: str, status: str) -> FindingsAnswer:
+    rows = findings.findings(knowledge_base, open_only=status == "open")
+    views = [FindingView.model_validate(f.model_dump()) for f in rows]
+    return FindingsAnswer(findings=views, count=len(views))
+
+
+def _found(findings: FindingsStore, knowledge_base: str, finding_id_: str) -> Finding:
+    found = findings.get(knowledge_base, finding_id_)
+    if found is None:
+        raise NotFound("There is no such finding.")
+    return found
+
+
+def queue_finding(
+    findings: FindingsStore, missions: MissionBus, knowledge_base: str, finding_id_: str, project: str
+) -> FindingView:
+    finding = _found(findings, knowledge_base, finding_id_)
+    if _queue(findings, missions, finding, project) is None:
+        raise Conflict(f"This finding was already decided ({finding.status}).", code="already_decided")
+    return FindingView.model_validate(_found(findings, knowledge_base, finding_id_).model_dump())
+
+
+def dismiss_finding(findings: FindingsStore, knowledge_base: str, finding_id_: str) -> FindingView:
+    finding = _found(findings, knowledge_base, finding_id_)
+    if not findings.decide(knowledge_base, finding_id_, "dismissed"):
+        raise Conflict(f"This finding was already decided ({finding.status}).", code="already_decided")
+    return FindingView.model_validate(_found(findings, knowledge_base, finding_id_).model_dump())
+
+
+def seed(client: SourceLister, findings: FindingsStore, knowledge_base: str) -> SeedAnswer:
+    """Study every source: a seed receipt with each source's logical_content_hash."""
+    sources = client.sources(knowledge_base)
+    now = datetime.now(UTC).isoformat()
+    findings.write_receipts(
+        [
+            SeedReceipt(
+                knowledge_base=knowledge_base,
+                source_id=s.source_id,
+                logical_content_hash=s.logical_content_hash,
+                studied_at=now,
+            )
+            for s in sources
+        ]
+    )
+    return SeedAnswer(knowledge_base=knowledge_base, studied=len(sources), receipts=len(sources))
+
+
+def scan(client: SourceLister, findings: FindingsStore, knowledge_base: str) -> ScanAnswer:
+    result = study_pass(client, findings, None, knowledge_base, "", queue=False)
+    return ScanAnswer(knowledge_base=knowledge_base, sources=result.sources, new_findings=len(result.findings))

@@ -1,0 +1,139 @@
+"""The change feed consumer (v0.4.0, W3-05): one entry point, :func:`feed_pass`.
+
+``POST /knowledge/feed/sync``, the six-hourly schedule (one pass per bound project) and,
+later, a dead letter's replay all call :func:`feed_pass`; nothing else drives the consumer.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from pydantic import BaseModel
+
+from knowledge_service.domain.changes import study_pass
+from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
+from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
+from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
+from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["FeedClient", "FeedConsumer", "FeedStores", "SyncAnswer", "feed_pass"]
+
+
+class SyncAnswer(BaseModel):
+    project: str
+    knowledge_base: str
+    change_feed: bool
+    revision_study: RevisionStudy
+    revision_study_resolved: AutoStudy
+    auto_study: AutoStudy
+    received: int
+    recorded: int
+    acted: int
+    findings: int
+    mission_ids: list[str]
+    receipts: int
+    synthesized: bool
+    degraded: list[str]
+    reconciled: int
+    watermark: int
+    pruned: int
+    retention_days: int
+    message: str
+
+
+def feed_pass(
+    stores: FeedStores,
+    client: FeedClient,
+    settings: KnowledgeSettings,
+    knowledge_base: str,
+    project: str,
+    *,
+    consumer: FeedConsumer | None = None,
+) -> SyncAnswer:
+    """One pass for one knowledge base, as ``project`` (``""``: the console default)."""
+    refuse_when_no_lane_acts(settings)
+    caps = client.capabilities()
+    if caps.change_feed:
+        outcome = (consumer or FeedConsumer(stores, client)).run(
+            knowledge_base, project, settings.revision_study_resolved
+        )
+        synthesized = False
+    else:
+        outcome = _poll(stores, client, settings, knowledge_base, project)
+        synthesized = True
+    return SyncAnswer(
+        project=project,
+        knowledge_base=knowledge_base,
+        change_feed=caps.change_feed,
+        revision_study=settings.knowledge_revision_study,
+        revision_study_resolved=settings.revision_study_resolved,
+        auto_study=settings.knowledge_auto_study,
+        received=outcome.received,
+        recorded=outcome.recorded,
+        acted=outcome.acted,
+        findings=outcome.findings,
+        mission_ids=outcome.mission_ids,
+        receipts=outcome.receipts,
+        synthesized=synthesized,
+        degraded=outcome.degraded,
+        reconciled=outcome.reconciled,
+        watermark=outcome.watermark,
+        pruned=outcome.pruned,
+        retention_days=INBOX_RETENTION_DAYS,
+        message=_sentence(settings, outcome, caps.change_feed),
+    )
+
+
+def _poll(
+    stores: FeedStores, client: FeedClient, settings: KnowledgeSettings, knowledge_base: str, project: str
+) -> PassOutcome:
+    """An engine without a feed: its sources polled under knowledge_auto_study, receipts synthesized."""
+    outcome = PassOutcome(knowledge_base=knowledge_base, polled=True)
+    if settings.knowledge_auto_study is AutoStudy.OFF:
+        return outcome
+    result = study_pass(
+        client,
+        stores.findings,
+        stores.missions,
+        knowledge_base,
+        project,
+        queue=settings.knowledge_auto_study is AutoStudy.ON,
+    )
+    outcome.findings, outcome.mission_ids = len(result.findings), result.mission_ids
+    for finding in result.findings:
+        try:
+            client.receipt(knowledge_base, f"poll_{finding}", "available", "polled", synthesized=True)
+            outcome.receipts += 1
+        except Exception:
+            logger.warning("the synthesized receipt for %s was not delivered", finding)
+    return outcome
+
+
+def _sentence(settings: KnowledgeSettings, outcome: PassOutcome, change_feed: bool) -> str:
+    if change_feed:
+        parts = [
+            f"Read {outcome.recorded} new envelope(s) from the change feed "
+            f"(watermark {outcome.watermark}); {outcome.acted} revision(s) acted on under "
+            f"knowledge_revision_study '{settings.revision_study_resolved.value}', "
+            f"{outcome.findings} finding(s), {len(outcome.mission_ids)} mission(s) queued."
+        ]
+        if outcome.degraded:
+            parts.append(
+                f"The stream was degraded ({', '.join(outcome.degraded)}) and reconciled against the source list."
+            )
+    else:
+        parts = [
+            f"This engine declares no change feed: its sources were polled under knowledge_auto_study "
+            f"'{settings.knowledge_auto_study.value}', {outcome.findings} finding(s), "
+            f"{len(outcome.mission_ids)} mission(s) queued; every receipt is synthesized."
+        ]
+    if outcome.pruned:
+        parts.append(
+            f"Pruned {outcome.pruned} inbox row(s) older than the {INBOX_RETENTION_DAYS}-day retention window."
+        )
+    lanes = lane_sentence(settings)
+    if lanes:
+        parts.append(lanes)
+    return " ".join(parts)

@@ -1,0 +1,108 @@
+"""GET /knowledge/feed: the engine's head revision, the watermark(s), recent envelopes and actions."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from knowledge_service.domain.feed.consumer import mine_export
+from knowledge_service.domain.feed.retention import Retention
+from knowledge_service.domain.package import PackageAgreement, package_agreement
+from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
+from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
+from knowledge_service.upstream.client import ForagerClient
+from knowledge_service.upstream.models import HeadRevision
+
+
+class WatermarkView(BaseModel):
+    sequence: int
+    status: str
+    note: str | None
+
+
+class WatermarkRow(WatermarkView):
+    instance_id: str
+    generation: str
+    stream: str
+    reconciled_over: list[list[int]]
+    updated_at: str
+
+
+class InboxView(BaseModel):
+    sequence: int
+    event_type: str
+    revision_id: str | None
+    publication_sequence: int | None
+
+
+class ExportView(BaseModel):
+    sequence: int
+    revision_id: str | None
+    export_id: str | None
+    export_format: str | None
+    package_digest: str | None
+
+
+class ActionView(BaseModel):
+    revision_id: str
+    action_type: str
+    outcome: str
+    republished: bool
+
+
+class FeedView(BaseModel):
+    change_feed: bool
+    instance_id: str | None
+    generation: str | None
+    auto_study: AutoStudy
+    revision_study: RevisionStudy
+    revision_study_resolved: AutoStudy
+    head: HeadRevision | None
+    watermark: WatermarkView | None
+    watermarks: list[WatermarkRow]
+    retention: Retention
+    inbox: list[InboxView]
+    exports: list[ExportView]
+    package_agreement: PackageAgreement
+    package_note: str | None
+    actions: list[ActionView]
+
+
+def feed_view(
+    client: ForagerClient,
+    settings: KnowledgeSettings,
+    knowledge_base: str,
+    inbox: InboxStore,
+    watermarks: WatermarkStore,
+    actions: ActionStore,
+) -> FeedView:
+    caps = client.capabilities()
+    head = client.head_revision(knowledge_base) if caps.change_feed else None
+    agreement, note = package_agreement(caps.package_version, asked=True)
+    marks = watermarks.all(knowledge_base)
+    current = next(
+        (m for m in marks if m.instance_id == caps.instance_id and m.generation == caps.generation),
+        max(marks, key=lambda m: m.updated_at) if marks else None,
+    )
+    rows = inbox.stream(current.stream_key) if current else []
+    return FeedView(
+        change_feed=caps.change_feed,
+        instance_id=caps.instance_id,
+        generation=caps.generation,
+        auto_study=settings.knowledge_auto_study,
+        revision_study=settings.knowledge_revision_study,
+        revision_study_resolved=settings.revision_study_resolved,
+        head=head,
+        watermark=None
+        if current is None
+        else WatermarkView(sequence=current.sequence, status=current.status, note=current.note),
+        watermarks=[WatermarkRow.model_validate(m.model_dump()) for m in marks],
+        retention=Retention(),
+        inbox=[InboxView.model_validate(r.model_dump()) for r in rows],
+        exports=[
+            ExportView(sequence=r.sequence, revision_id=r.revision_id, **mine_export(r.envelope))
+            for r in inbox.exports(knowledge_base)
+        ],
+        package_agreement=agreement,
+        package_note=note,
+        actions=[ActionView.model_validate(a.model_dump()) for a in actions.all(knowledge_base)],
+    )

@@ -1,0 +1,86 @@
+"""Knowledge changes: GET /knowledge/changes, scan, queue, dismiss, and POST /knowledge/seed."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from knowledge_service.domain import changes
+from knowledge_service.domain.scope import Standing, resolve_scope
+from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+
+router = APIGatewayRouter()
+
+FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
+
+
+@router.get(
+    "/knowledge/changes",
+    summary="Findings: what changed in the knowledge base since the colony last studied it",
+    tags=["changes"],
+    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 500, 503),
+)
+def get_changes(
+    status: Annotated[Literal["open", "all"], Query()] = "open", project: Annotated[str | None, Query()] = None
+) -> Envelope[changes.FindingsAnswer]:
+    rt = runtime()
+    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+    return ok(changes.list_findings(rt.findings, scope.knowledge_base, status))
+
+
+@router.post(
+    "/knowledge/changes/scan",
+    summary="Run the analysis now and queue nothing",
+    tags=["changes"],
+    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
+)
+def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[changes.ScanAnswer]:
+    rt = runtime()
+    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+    return ok(changes.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
+
+
+@router.post(
+    "/knowledge/changes/<id>/queue",
+    summary="Turn one finding into a mission",
+    tags=["changes"],
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 409, 500, 503),
+)
+def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
+    rt = runtime()
+    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    return ok(changes.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
+
+
+@router.post(
+    "/knowledge/changes/<id>/dismiss",
+    summary="Record that a finding needs no mission",
+    tags=["changes"],
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 409, 500, 503),
+)
+def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
+    rt = runtime()
+    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    return ok(changes.dismiss_finding(rt.findings, scope.knowledge_base, id))
+
+
+@router.post(
+    "/knowledge/seed",
+    summary="Study every source: a seed receipt per source at its logical_content_hash",
+    tags=["changes"],
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
+)
+def post_seed(project: Annotated[str | None, Query()] = None) -> Envelope[changes.SeedAnswer]:
+    rt = runtime()
+    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    return ok(changes.seed(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))

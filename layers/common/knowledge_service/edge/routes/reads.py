@@ -1,0 +1,205 @@
+"""Knowledge reads: search, retrieve, items and their evidence, entities, statements,
+duplicates, sources and conflicts. Every one is ``read_knowledge`` and resolves
+``?project=`` through the binding map on every call (``domain/reads.py``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from knowledge_service.domain import identifiers
+from knowledge_service.domain import reads as domain
+from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.errors import BadRequest
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+from knowledge_service.upstream import models as m
+
+router = APIGatewayRouter()
+
+READ = access(Permission.READ_KNOWLEDGE)
+LIST_REFUSALS = error_responses(400, 401, 403, 404, 500, 502, 503, 504)
+TAGS = ["reads"]
+
+Project = Annotated[str | None, Query(description="ANTHILL project id; the console default when omitted")]
+RecordId = Annotated[str, Path(description="The id FORAGER minted")]
+
+
+def _reader(project: str | None) -> domain.Reader:
+    rt = runtime()
+    return domain.reader(rt.env, rt.config, rt.upstream, caller(router.current_event), project)
+
+
+@router.get(
+    "/knowledge/search",
+    summary="Ranked candidates, no evidence expansion",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_search(
+    q: Annotated[str, Query(min_length=1, max_length=domain.QUERY_MAX, description="What to search for")],
+    limit: Annotated[int, Query(description="Clamped to 1–50")] = domain.SEARCH_LIMIT_DEFAULT,
+    include_historical: Annotated[bool, Query()] = False,
+    project: Project = None,
+) -> Envelope[m.SearchResult]:
+    return ok(domain.search(_reader(project), q, limit, include_historical))
+
+
+@router.post(
+    "/knowledge/retrieve",
+    summary="Evidence, entities and conflicts assembled into a context, and the text a model is given",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def post_retrieve(
+    request: Annotated[domain.RetrieveRequest, Body()], project: Project = None
+) -> Envelope[domain.RetrievalAnswer]:
+    if project is not None and request.project is not None and project != request.project:
+        raise BadRequest("project", "is named twice, differently (the query and the body).")
+    return ok(domain.retrieve(_reader(request.project if request.project is not None else project), request))
+
+
+@router.get(
+    "/knowledge/items/<id>",
+    summary="One statement, with what a person decided about it",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_item(id: RecordId, project: Project = None) -> Envelope[m.KnowledgeItem]:
+    knowledge_id = identifiers.record_id(id, "ki")
+    return ok(domain.item(_reader(project), knowledge_id))
+
+
+@router.get(
+    "/knowledge/items/<id>/evidence",
+    summary="Why we believe a statement: its evidence links",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_evidence(id: RecordId, project: Project = None) -> Envelope[domain.EvidenceAnswer]:
+    knowledge_id = identifiers.record_id(id, "ki")
+    return ok(domain.evidence(_reader(project), knowledge_id))
+
+
+@router.get(
+    "/knowledge/entities",
+    summary="Canonical entities by name, or the People and organizations list",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_entities(
+    name: Annotated[str | None, Query(max_length=domain.QUERY_MAX)] = None,
+    q: Annotated[str | None, Query(max_length=domain.QUERY_MAX, description="A name or an alias")] = None,
+    type: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
+    sort: Annotated[str, Query(description="name, mentions or confidence")] = "name",
+    page: Annotated[int, Query(ge=1, le=domain.PAGE_MAX)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=domain.PAGE_SIZE_MAX)] = domain.PEOPLE_PAGE_SIZE_DEFAULT,
+    project: Project = None,
+) -> Envelope[domain.EntitiesAnswer]:
+    types = identifiers.forager_words(type, "type")
+    return ok(domain.entities(_reader(project), name=name, q=q, types=types, sort=sort, page=page, page_size=page_size))
+
+
+@router.get(
+    "/knowledge/entities/<id>",
+    summary="One person's or organization's page",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_entity(id: RecordId, project: Project = None) -> Envelope[m.EntityDetail]:
+    entity_id = identifiers.record_id(id, "ent")
+    return ok(domain.entity(_reader(project), entity_id))
+
+
+@router.get(
+    "/knowledge/statements",
+    summary="Every statement, filtered and paged as FORAGER's Knowledge page does",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_statements(
+    q: Annotated[str | None, Query(max_length=domain.QUERY_MAX)] = None,
+    type: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
+    status: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
+    support: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
+    review_status: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
+    source_id: Annotated[str | None, Query()] = None,
+    entity_id: Annotated[str | None, Query()] = None,
+    page: Annotated[int, Query(ge=1, le=domain.PAGE_MAX)] = 1,
+    page_size: Annotated[int, Query(ge=1, le=domain.PAGE_SIZE_MAX)] = domain.STATEMENTS_PAGE_SIZE_DEFAULT,
+    project: Project = None,
+) -> Envelope[m.StatementsPage]:
+    filters = {
+        name: ",".join(identifiers.forager_words(value, name))
+        for name, value in (("type", type), ("status", status), ("support", support), ("review_status", review_status))
+    }
+    if source_id is not None:
+        filters["source_id"] = identifiers.record_id(source_id, "src", "source_id")
+    if entity_id is not None:
+        filters["entity_id"] = identifiers.record_id(entity_id, "ent", "entity_id")
+    if q is not None and q.strip():
+        filters["q"] = q.strip()
+    return ok(domain.statements(_reader(project), filters, page, page_size))
+
+
+@router.get(
+    "/knowledge/duplicates",
+    summary="Possible duplicate people or organizations",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_duplicates(
+    status: Annotated[str, Query(description="pending (the default) or all")] = "pending",
+    project: Project = None,
+) -> Envelope[m.DuplicateList]:
+    identifiers.forager_words(status, "status")
+    return ok(domain.duplicates(_reader(project), status))
+
+
+@router.get(
+    "/knowledge/sources",
+    summary="Registered sources",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_sources(project: Project = None) -> Envelope[m.RegisteredSources]:
+    return ok(domain.sources(_reader(project)))
+
+
+@router.get(
+    "/knowledge/sources/<id>",
+    summary="One source's page: the first 200 chunks, each cut to 400 characters",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_source(id: RecordId, project: Project = None) -> Envelope[m.SourceDetail]:
+    source_id = identifiers.record_id(id, "src")
+    return ok(domain.source(_reader(project), source_id))
+
+
+@router.get(
+    "/knowledge/conflicts",
+    summary="Disagreements in scope, with both sides and the suggested resolution",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=LIST_REFUSALS,
+)
+def get_conflicts(
+    status: Annotated[str, Query(description="open (the default), resolved, dismissed, decided or all")] = "open",
+    project: Project = None,
+) -> Envelope[m.ConflictRecords]:
+    identifiers.forager_words(status, "status")
+    return ok(domain.conflicts(_reader(project), status))

@@ -1,0 +1,313 @@
+"""The change feed's tables: the inbox, the watermarks and the actions.
+
+- ``InboxTable`` — one row per envelope, verbatim: ``stream_key``
+  (``<knowledge base>#<instance>#<generation>#<stream>``) and ``sequence``. Sparse indexes:
+  ``by_content`` (``content_key`` = ``<knowledge base>#<logical_content_hash>``, revisions
+  only) answers the restore-then-republish question at claim time; ``exports``
+  (``export_key`` = the knowledge base, exports only) lists exports newest first. Rows are
+  written with ``BatchWriteItem``; the prune is a ``Query`` per stream up to its watermark.
+- ``WatermarksTable`` — ``knowledge_base`` + ``stream_key``: how far the colony has read a
+  producer generation's stream, contiguously. It moves only by a conditional update from
+  the value the pass read, so two passes cannot move it past each other.
+- ``ActionsTable`` — ``knowledge_base`` + ``effect_key``
+  (``<instance>#<revision>#<action type>#v<policy version>``): one action per revision,
+  claimed with ``attribute_not_exists``. Never pruned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from knowledge_service.storage.conditions import is_condition_failure
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+
+def stream_key(knowledge_base: str, instance_id: str, generation: str, stream: str) -> str:
+    return f"{knowledge_base}#{instance_id}#{generation}#{stream}"
+
+
+class InboxRow(BaseModel):
+    stream_key: str
+    sequence: int
+    knowledge_base: str
+    event_id: str
+    event_type: str
+    revision_id: str | None = None
+    publication_sequence: int | None = None
+    logical_content_hash: str | None = None
+    envelope: str  # verbatim, as it arrived
+    received_at: str
+    export: bool = False
+
+
+class Watermark(BaseModel):
+    knowledge_base: str
+    stream_key: str
+    instance_id: str
+    generation: str
+    stream: str
+    sequence: int = 0
+    status: str = "ok"  # ok | degraded
+    note: str | None = None
+    reconciled_over: list[list[int]] = []  # [first, last] sequence ranges covered by reconciliation
+    updated_at: str = ""
+
+
+class Action(BaseModel):
+    knowledge_base: str
+    effect_key: str
+    instance_id: str
+    revision_id: str
+    action_type: str
+    policy_version: int
+    project: str
+    event_id: str
+    claimed_at: str
+    outcome: str = "claimed"  # claimed (running or interrupted) | studied | queued | failed
+    republished: bool = False
+    findings: int = 0
+    mission_ids: list[str] = []
+
+
+class InboxStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._resource = resource
+        self._table = resource.Table(table_name)
+        self._name = table_name
+
+    def record(self, rows: Iterable[InboxRow]) -> None:
+        """Write rows in batches of 25 (BatchWriteItem), unprocessed items retried."""
+        with self._table.batch_writer(overwrite_by_pkeys=["stream_key", "sequence"]) as batch:
+            for row in rows:
+                batch.put_item(Item=_inbox_item(row))
+
+    def stream(self, key: str, *, newest_first: bool = True, limit: int = 20) -> list[InboxRow]:
+        items = self._table.query(
+            KeyConditionExpression=Key("stream_key").eq(key), ScanIndexForward=not newest_first, Limit=limit
+        ).get("Items", [])
+        return [_inbox_row(i) for i in items]
+
+    def sequences(self, key: str) -> list[InboxRow]:
+        """Every row of a stream (tests and the state machine; a pass never reads a whole stream)."""
+        return _query_all(self._table, {"KeyConditionExpression": Key("stream_key").eq(key)}, _inbox_row)
+
+    def earlier_publication(
+        self, knowledge_base: str, logical_content_hash: str, revision_id: str, *, before: tuple[str, int]
+    ) -> bool:
+        """Is there an earlier publication of the same content under another revision (restore-then-
+        republish)? ``before`` is the claiming row's (stream_key, sequence): on its own stream only
+        rows below it count, so a later republication recorded in the same batch raises no flag."""
+        stream, sequence = before
+        items = _query_all(
+            self._table,
+            {
+                "IndexName": "by_content",
+                "KeyConditionExpression": Key("content_key").eq(f"{knowledge_base}#{logical_content_hash}"),
+            },
+            lambda item: item,
+        )
+        keys = [
+            {"stream_key": i["stream_key"], "sequence": i["sequence"]}
+            for i in items
+            if i["stream_key"] != stream or int(i["sequence"]) < sequence
+        ]
+        if not keys:
+            return False
+        revisions = {str(r.get("revision_id")) for r in self._batch_get(keys, "revision_id")}
+        return bool(revisions - {revision_id})
+
+    def exports(self, knowledge_base: str, limit: int = 20) -> list[InboxRow]:
+        items = self._table.query(
+            IndexName="exports",
+            KeyConditionExpression=Key("export_key").eq(knowledge_base),
+            ScanIndexForward=False,
+            Limit=limit,
+        ).get("Items", [])
+        return [_inbox_row(i) for i in items]
+
+    def prunable(self, key: str, through_sequence: int, older_than: str) -> list[InboxRow]:
+        """Rows of one stream at or below its watermark, older than the window, not exports."""
+        return _query_all(
+            self._table,
+            {
+                "KeyConditionExpression": Key("stream_key").eq(key) & Key("sequence").lte(through_sequence),
+                "FilterExpression": Attr("received_at").lt(older_than) & Attr("export").eq(False),
+            },
+            _inbox_row,
+        )
+
+    def delete(self, rows: Iterable[InboxRow]) -> int:
+        count = 0
+        with self._table.batch_writer() as batch:
+            for row in rows:
+                batch.delete_item(Key={"stream_key": row.stream_key, "sequence": row.sequence})
+                count += 1
+        return count
+
+    def _batch_get(self, keys: list[dict[str, Any]], projection: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(keys), 100):
+            request: dict[str, Any] = {
+                self._name: {"Keys": keys[start : start + 100], "ProjectionExpression": projection}
+            }
+            while request:
+                answer = self._resource.batch_get_item(RequestItems=request)
+                found.extend(answer.get("Responses", {}).get(self._name, []))
+                request = answer.get("UnprocessedKeys") or {}
+        return found
+
+
+class WatermarkStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._table = resource.Table(table_name)
+
+    def all(self, knowledge_base: str) -> list[Watermark]:
+        return _query_all(
+            self._table,
+            {"KeyConditionExpression": Key("knowledge_base").eq(knowledge_base), "ConsistentRead": True},
+            Watermark.model_validate,
+        )
+
+    def get(self, knowledge_base: str, key: str) -> Watermark | None:
+        item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
+        return Watermark.model_validate(item["Item"]) if "Item" in item else None
+
+    def start(self, mark: Watermark) -> Watermark:
+        """A new producer generation's watermark at 0 (or the one another pass just made)."""
+        try:
+            self._table.put_item(Item=mark.model_dump(), ConditionExpression=Attr("stream_key").not_exists())
+            return mark
+        except ClientError as error:
+            if not is_condition_failure(error):
+                raise
+        found = self.get(mark.knowledge_base, mark.stream_key)
+        assert found is not None
+        return found
+
+    def advance(
+        self,
+        mark: Watermark,
+        to: int,
+        now: str,
+        *,
+        status: str | None = None,
+        note: str | None = None,
+        reconciled: list[int] | None = None,
+    ) -> bool:
+        """Move from ``mark.sequence`` to ``to``; False when another pass moved it first."""
+        names = {"#s": "sequence"}
+        values: dict[str, Any] = {":from": mark.sequence, ":to": to, ":now": now}
+        sets = ["#s = :to", "updated_at = :now"]
+        if status is not None:
+            sets += ["#st = :status", "note = :note"]
+            names["#st"] = "status"
+            values[":status"], values[":note"] = status, note
+        if reconciled is not None:
+            sets.append("reconciled_over = list_append(if_not_exists(reconciled_over, :empty), :range)")
+            values[":empty"], values[":range"] = [], [reconciled]
+        try:
+            self._table.update_item(
+                Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+                UpdateExpression="SET " + ", ".join(sets),
+                ConditionExpression="#s = :from",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            return True
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+
+    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
+        self._table.update_item(
+            Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+            UpdateExpression="SET #st = :status, note = :note, updated_at = :now",
+            ExpressionAttributeNames={"#st": "status"},
+            ExpressionAttributeValues={":status": status, ":note": note, ":now": now},
+        )
+
+
+class ActionStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._table = resource.Table(table_name)
+
+    def claim(self, action: Action) -> bool:
+        """Claim the effect key; False when it was already claimed (by anyone, ever)."""
+        try:
+            self._table.put_item(Item=action.model_dump(), ConditionExpression=Attr("effect_key").not_exists())
+            return True
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+
+    def finish(self, action: Action, outcome: str, findings: int, mission_ids: list[str]) -> None:
+        self._table.update_item(
+            Key={"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
+            UpdateExpression="SET outcome = :o, findings = :f, mission_ids = :m",
+            ExpressionAttributeValues={":o": outcome, ":f": findings, ":m": mission_ids},
+        )
+
+    def all(self, knowledge_base: str) -> list[Action]:
+        return _query_all(
+            self._table,
+            {"KeyConditionExpression": Key("knowledge_base").eq(knowledge_base), "ConsistentRead": True},
+            Action.model_validate,
+        )
+
+    def claimed_revisions(self, knowledge_base: str, instance_id: str, revision_ids: set[str]) -> set[str]:
+        """Which of ``revision_ids`` have an action (one Query over this instance's keys)."""
+        if not revision_ids:
+            return set()
+        items = _query_all(
+            self._table,
+            {
+                "KeyConditionExpression": Key("knowledge_base").eq(knowledge_base)
+                & Key("effect_key").begins_with(f"{instance_id}#"),
+                "ProjectionExpression": "revision_id",
+                "ConsistentRead": True,
+            },
+            lambda item: str(item["revision_id"]),
+        )
+        return revision_ids & set(items)
+
+
+def _query_all(table: Any, kwargs: dict[str, Any], convert: Any) -> list[Any]:
+    out: list[Any] = []
+    while True:
+        page = table.query(**kwargs)
+        out.extend(convert(i) for i in page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return out
+        kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
+
+
+def _inbox_item(row: InboxRow) -> dict[str, Any]:
+    item = {k: v for k, v in row.model_dump().items() if v is not None}
+    if row.revision_id and row.logical_content_hash and not row.export:
+        item["content_key"] = f"{row.knowledge_base}#{row.logical_content_hash}"
+    if row.export:
+        item["export_key"] = row.knowledge_base
+    return item
+
+
+def _inbox_row(item: dict[str, Any]) -> InboxRow:
+    return InboxRow.model_validate({k: v for k, v in item.items() if k not in ("content_key", "export_key")})
+
+
+def envelope_text(envelope: dict[str, Any]) -> str:
+    return json.dumps(envelope, separators=(",", ":"), sort_keys=True)
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat()

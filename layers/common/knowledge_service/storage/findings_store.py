@@ -1,0 +1,139 @@
+"""Knowledge changes: findings and seed receipts, keyed by the knowledge base (SeedActionKey).
+
+``FindingsTable``: ``knowledge_base`` + ``sk``, two kinds of item:
+
+- ``receipt#<source_id>`` — a seed receipt: the ``logical_content_hash`` a source was
+  studied at (written by ``POST /knowledge/seed`` and by queueing a finding);
+- ``finding#<id>`` — a finding. While it is open it carries ``open_flag = "open"``, which
+  puts it in the sparse ``open_findings`` index: the colony-wide ``open_changes`` count is
+  one ``Query`` with ``Select=COUNT``. Deciding one removes the flag; the row stays.
+
+A finding's id is derived from (knowledge base, source, current hash), so one change is
+one finding however many passes see it, and a decided one stops the next pass asking.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from knowledge_service.storage.conditions import is_condition_failure
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+OPEN = "open"
+
+
+class Finding(BaseModel):
+    id: str
+    knowledge_base: str
+    project_ref: str
+    source_id: str
+    source_name: str
+    kind: str  # new | changed
+    previous_hash: str | None
+    current_hash: str
+    status: str = "open"  # open | queued | dismissed
+    mission_id: str | None = None
+    detected_at: str
+
+
+class SeedReceipt(BaseModel):
+    knowledge_base: str
+    source_id: str
+    logical_content_hash: str
+    studied_at: str
+
+
+class FindingsStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._table = resource.Table(table_name)
+
+    # ------------------------------------------------------------------ seed receipts
+    def receipts(self, knowledge_base: str) -> dict[str, SeedReceipt]:
+        items = self._query(Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("receipt#"))
+        return {str(i["source_id"]): SeedReceipt.model_validate(i) for i in items}
+
+    def write_receipts(self, receipts: list[SeedReceipt]) -> None:
+        with self._table.batch_writer(overwrite_by_pkeys=["knowledge_base", "sk"]) as batch:
+            for receipt in receipts:
+                batch.put_item(Item={"sk": f"receipt#{receipt.source_id}", **receipt.model_dump()})
+
+    # ------------------------------------------------------------------ findings
+    def add(self, finding: Finding) -> bool:
+        """Record a finding unless one with its id exists (whatever its status)."""
+        try:
+            self._table.put_item(
+                Item={"sk": f"finding#{finding.id}", "open_flag": OPEN, **finding.model_dump()},
+                ConditionExpression=Attr("sk").not_exists(),
+            )
+            return True
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+
+    def get(self, knowledge_base: str, finding_id: str) -> Finding | None:
+        item = self._table.get_item(
+            Key={"knowledge_base": knowledge_base, "sk": f"finding#{finding_id}"}, ConsistentRead=True
+        ).get("Item")
+        return _finding(item) if item else None
+
+    def findings(self, knowledge_base: str, *, open_only: bool) -> list[Finding]:
+        items = self._query(Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("finding#"))
+        found = [_finding(i) for i in items]
+        if open_only:
+            found = [f for f in found if f.status == OPEN]
+        return sorted(found, key=lambda f: f.detected_at, reverse=True)
+
+    def decide(self, knowledge_base: str, finding_id: str, status: str, mission_id: str | None = None) -> bool:
+        """open → ``status``; False when it was already decided."""
+        try:
+            self._table.update_item(
+                Key={"knowledge_base": knowledge_base, "sk": f"finding#{finding_id}"},
+                UpdateExpression="SET #st = :s, mission_id = :m REMOVE open_flag",
+                ConditionExpression="#st = :open",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues={":s": status, ":m": mission_id, ":open": OPEN},
+            )
+            return True
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+
+    def set_mission(self, knowledge_base: str, finding_id: str, mission_id: str) -> None:
+        self._table.update_item(
+            Key={"knowledge_base": knowledge_base, "sk": f"finding#{finding_id}"},
+            UpdateExpression="SET mission_id = :m",
+            ExpressionAttributeValues={":m": mission_id},
+        )
+
+    def open_count(self) -> int:
+        """Open findings across the colony: one Query on the sparse index."""
+        total = 0
+        kwargs: dict[str, Any] = {"IndexName": "open_findings", "KeyConditionExpression": Key("open_flag").eq(OPEN)}
+        while True:
+            page = self._table.query(Select="COUNT", **kwargs)
+            total += int(page.get("Count", 0))
+            if "LastEvaluatedKey" not in page:
+                return total
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _query(self, condition: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True}
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _finding(item: dict[str, Any]) -> Finding:
+    return Finding.model_validate({k: v for k, v in item.items() if k not in ("sk", "open_flag")})

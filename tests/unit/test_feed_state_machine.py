@@ -1,0 +1,249 @@
+"""The feed consumer as a state machine: deliver, redeliver, reorder, gap, new generation,
+a crash between any two steps of a pass, two passes interleaved, a policy change.
+
+It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and moto tables
+built from template.yaml, and holds after every step:
+
+- no envelope lost: every sequence at or below a watermark is in the inbox, or inside a
+  range the watermark records as reconciled against the source list (a true gap);
+- the watermark never past a gap that was not reconciled (the same check);
+- no revision with two actions;
+- under on/suggest every revision at or below a watermark has its action and every action
+  names a recorded revision; under off there are no actions at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+from collections import Counter
+from typing import Any
+
+import boto3
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from moto import mock_aws
+
+from devstack.template import create_resources
+from knowledge_service.domain.feed.consumer import FeedConsumer, FeedStores
+from knowledge_service.models import AutoStudy
+from knowledge_service.runtime import runtime
+from knowledge_service.storage.feed_store import stream_key
+from knowledge_service.upstream.client import FeedCursorRefused
+from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
+from tests.conftest import TEMPLATE
+
+KB = "falcon"
+_EXAMPLES = itertools.count()
+INSTANCE = "fgi_state"
+STEPS = ("read", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
+
+
+class Crash(Exception):
+    pass
+
+
+class FakeFeed:
+    """A producer: revisions and exports on a numbered stream, per generation."""
+
+    def __init__(self) -> None:
+        self.generation = "gen_1"
+        self.streams: dict[str, list[dict[str, Any]]] = {"gen_1": []}
+        self.next_sequence = 1
+        self.revisions: list[str] = []
+        self.redeliver = False
+        self.reorder = False
+        self.receipts: list[tuple[str, str]] = []
+        self.counter = 0
+
+    def publish(self, export: bool = False) -> None:
+        self.counter += 1
+        if export and self.revisions:
+            payload: dict[str, Any] = {
+                "revision_id": self.revisions[-1],
+                "export_id": f"exp_{self.counter}",
+                "export_format": "anthill_package",
+                "package_digest": "sha256:x",
+            }
+            event_type = "knowledge.export.completed"
+        else:
+            revision = f"krev_{self.counter}"
+            self.revisions.append(revision)
+            payload = {
+                "revision_id": revision,
+                "publication_sequence": len(self.revisions),
+                "logical_content_hash": f"sha256:{self.counter % 3}",
+                "publication_status": "complete",
+                "record_count": 1,
+                "failed_source_count": 0,
+            }
+            event_type = "knowledge.revision.published"
+        self.streams[self.generation].append(
+            {
+                "protocol_version": 1,
+                "event_id": f"evt_{self.counter}",
+                "event_type": event_type,
+                "sequence": self.next_sequence,
+                "stream": "knowledge",
+                "producer_instance_id": INSTANCE,
+                "producer_generation": self.generation,
+                "occurred_at": "2026-09-10T14:02:11Z",
+                "payload": payload,
+            }
+        )
+        self.next_sequence += 1
+
+    def skip(self) -> None:
+        self.next_sequence += 1
+
+    def new_generation(self) -> None:
+        self.generation = f"gen_{len(self.streams) + 1}"
+        self.streams[self.generation] = []
+        self.next_sequence = 1
+
+    # -- the feed client protocol --------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        return Capabilities(instance_id=INSTANCE, generation=self.generation, change_feed=True)
+
+    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = 500) -> FeedPage:
+        if generation and generation != self.generation:
+            raise FeedCursorRefused("generation_changed", "new generation", {})
+        envelopes = self.streams[self.generation]
+        head = envelopes[-1]["sequence"] if envelopes else 0
+        if after > head:
+            raise FeedCursorRefused("cursor_ahead", "ahead", {"head_sequence": head})
+        start = 0 if self.redeliver else after
+        page = [dict(e) for e in envelopes if e["sequence"] > start][:limit]
+        if self.reorder:
+            random.Random(after).shuffle(page)
+        return FeedPage(
+            instance_id=INSTANCE, generation=self.generation, stream="knowledge", envelopes=page, head_sequence=head
+        )
+
+    def sources(self, project_ref: str) -> list[ForagerSource]:
+        return [ForagerSource(source_id="src_1", project_ref=KB, name="a.md", logical_content_hash="sha256:a")]
+
+    def receipt(
+        self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
+    ) -> ReceiptAnswer:
+        self.receipts.append((event_id, status))
+        return ReceiptAnswer(event_id=event_id, status=status)
+
+
+class FeedMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        # One moto for the whole run (tables are made once); each example reads its own
+        # knowledge base, so examples never see each other's rows.
+        global KB  # noqa: PLW0603 - the fake producer and the invariants read it
+        KB = f"kb{next(_EXAMPLES)}"
+        rt = runtime()
+        self.stores = FeedStores(rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions)
+        self.feed = FakeFeed()
+        self.policy = AutoStudy.ON
+
+    @initialize(policy=st.sampled_from(list(AutoStudy)))
+    def choose_policy(self, policy: AutoStudy) -> None:
+        self.policy = policy
+
+    def consumer(self, crash_at: str | None = None, interleave: bool = False) -> FeedConsumer:
+        def checkpoint(step: str) -> None:
+            if interleave and step == "recorded":
+                FeedConsumer(self.stores, self.feed).run(KB, "falcon", self.policy)
+            if step == crash_at:
+                raise Crash(step)
+
+        return FeedConsumer(self.stores, self.feed, checkpoint=checkpoint, page_limit=4)
+
+    # -- the producer ---------------------------------------------------------------------
+    @rule(count=st.integers(1, 3))
+    def deliver(self, count: int) -> None:
+        for _ in range(count):
+            self.feed.publish()
+
+    @rule()
+    def export(self) -> None:
+        self.feed.publish(export=True)
+
+    @rule()
+    def gap(self) -> None:
+        self.feed.skip()
+
+    @rule(on=st.booleans())
+    def redeliver(self, on: bool) -> None:
+        self.feed.redeliver = on
+
+    @rule(on=st.booleans())
+    def reorder(self, on: bool) -> None:
+        self.feed.reorder = on
+
+    @rule()
+    def new_generation(self) -> None:
+        self.feed.new_generation()
+
+    @precondition(lambda self: self.policy is not AutoStudy.OFF)
+    @rule(policy=st.sampled_from([AutoStudy.ON, AutoStudy.SUGGEST]))
+    def change_policy(self, policy: AutoStudy) -> None:
+        self.policy = policy
+
+    # -- the consumer ---------------------------------------------------------------------
+    @rule()
+    def run_pass(self) -> None:
+        self.consumer().run(KB, "falcon", self.policy)
+
+    @rule(step=st.sampled_from(STEPS))
+    def crash_mid_pass(self, step: str) -> None:
+        with contextlib.suppress(Crash):
+            self.consumer(crash_at=step).run(KB, "falcon", self.policy)
+
+    @rule()
+    def concurrent_passes(self) -> None:
+        self.consumer(interleave=True).run(KB, "falcon", self.policy)
+
+    # -- what must always hold ------------------------------------------------------------
+    @invariant()
+    def no_envelope_lost_and_no_unreconciled_gap(self) -> None:
+        for mark in self.stores.watermarks.all(KB):
+            recorded = {r.sequence for r in self.stores.inbox.sequences(mark.stream_key)}
+            covered = {s for first, last in mark.reconciled_over for s in range(first, last + 1)}
+            missing = [s for s in range(1, mark.sequence + 1) if s not in recorded and s not in covered]
+            assert not missing, (mark.generation, mark.sequence, missing)
+
+    @invariant()
+    def no_revision_with_two_actions(self) -> None:
+        counts = Counter(a.revision_id for a in self.stores.actions.all(KB))
+        assert all(n == 1 for n in counts.values()), counts
+
+    @invariant()
+    def effects_are_the_revisions_read(self) -> None:
+        actions = {a.revision_id for a in self.stores.actions.all(KB)}
+        if self.policy is AutoStudy.OFF:
+            assert actions == set()
+            return
+        below: set[str] = set()
+        recorded: set[str] = set()
+        for mark in self.stores.watermarks.all(KB):
+            for row in self.stores.inbox.sequences(stream_key(KB, INSTANCE, mark.generation, "knowledge")):
+                if row.revision_id and not row.export:
+                    recorded.add(row.revision_id)
+                    if row.sequence <= mark.sequence:
+                        below.add(row.revision_id)
+        assert below <= actions <= recorded, (below - actions, actions - recorded)
+
+
+FeedMachine.TestCase.settings = settings(
+    max_examples=30,
+    stateful_step_count=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_the_feed_consumer_keeps_its_laws() -> None:
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        FeedMachine.TestCase("runTest").runTest()
