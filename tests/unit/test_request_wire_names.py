@@ -47,3 +47,19 @@ def test_request_model_refuses_the_camel_case_spelling_of_every_multi_word_field
             model.model_validate({camel(name): "x"})
         kinds = {(e["loc"][0], e["type"]) for e in error.value.errors()}
         assert (camel(name), "extra_forbidden") in kinds, f"{model.__name__} accepted {camel(name)}"
+
+
+@pytest.mark.parametrize("model", REQUEST_MODELS, ids=lambda m: m.__name__)
+def test_request_model_refuses_wrong_types_rather_than_coercing_them(model: type[BaseModel]) -> None:
+    """A JSON 0 is not false and "8" is not 8: a body of the wrong type is a 400, never a guess."""
+    for name, field in model.model_fields.items():
+        annotation = str(field.annotation)
+        wrong: list[object] = []
+        if "bool" in annotation:
+            wrong = [0, 1, "true", "yes"]
+        elif "int" in annotation:
+            wrong = ["8", 8.5, True]
+        for value in wrong:
+            with pytest.raises(ValidationError) as error:
+                model.model_validate({name: value})
+            assert any(e["loc"][:1] == (name,) for e in error.value.errors()), f"{model.__name__}.{name} took {value!r}"

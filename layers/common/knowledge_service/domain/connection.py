@@ -6,6 +6,7 @@ import httpx
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import require_enabled
+from knowledge_service.domain.settings import BEARER_SAFE
 from knowledge_service.environment import Environment
 from knowledge_service.errors import KnowledgeUnreachable
 from knowledge_service.models import KnowledgeSettings
@@ -39,8 +40,11 @@ class Upstream:
             )
         except EndpointRefused as refused:
             return f"The configured endpoint {refused}"
-        if not self._credentials.read():
+        credential = self._credentials.read()
+        if not credential:
             return "No FORAGER credential is configured."
+        if not BEARER_SAFE.match(credential):
+            return "The stored FORAGER credential cannot be sent as a bearer token; write it again."
         return None
 
     def client(self, settings: KnowledgeSettings) -> ForagerClient:

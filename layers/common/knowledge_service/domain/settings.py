@@ -8,10 +8,11 @@ they are deployment parameters.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StrictBool, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
@@ -22,6 +23,7 @@ from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
 
+BEARER_SAFE = re.compile(r"^[\x21-\x7e]+$")
 FILE_ONLY = (
     "knowledge_forager_allow_remote",
     "knowledge_forager_managed",
@@ -42,7 +44,7 @@ class SettingsUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    knowledge_enabled: bool | None = None
+    knowledge_enabled: StrictBool | None = None
     knowledge_auto_study: AutoStudy | None = None
     knowledge_revision_study: RevisionStudy | None = None
     knowledge_forager_endpoint: Annotated[str | None, Field(max_length=2048)] = None
@@ -53,6 +55,14 @@ class SettingsUpdate(BaseModel):
     knowledge_forager_managed: FileOnly
     knowledge_forager_allowed_hosts: FileOnly
     knowledge_workspace_root: FileOnly
+
+    @field_validator("knowledge_forager_token")
+    @classmethod
+    def _header_safe(cls, value: SecretStr | None) -> SecretStr | None:
+        # A bearer credential travels in an HTTP header: visible ASCII, no spaces.
+        if value is not None and not BEARER_SAFE.match(value.get_secret_value()):
+            raise ValueError("must be visible ASCII with no spaces (it is sent as a bearer token)")
+        return value
 
     @field_validator(*FILE_ONLY, mode="before")
     @classmethod

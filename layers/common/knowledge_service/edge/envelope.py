@@ -44,7 +44,7 @@ ERROR_DESCRIPTIONS = {
     401: "unauthenticated: missing, malformed, unknown or revoked bearer token",
     402: "payment_required: the commercial gate",
     403: "permission_denied",
-    404: "not_found",
+    404: "not_found: no such record, project or route",
     409: "conflict, or the specific conflict the route names",
     500: "internal, or binding_failed",
     502: "upstream_error or upstream_mismatch",
@@ -54,8 +54,10 @@ ERROR_DESCRIPTIONS = {
 
 
 def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
-    """OpenAPI ``responses`` entries for the refusals a route can answer."""
-    return {
+    """A route's documented answers: its success (the envelope around the route's return
+    model, which Powertools fills in) and the refusals it can give."""
+    success: OpenAPIResponse = {"description": "Success: the envelope, with the answer in data"}
+    return {200: success} | {
         status: {"description": ERROR_DESCRIPTIONS[status], "content": {"application/json": {"model": ErrorEnvelope}}}
         for status in statuses
     }

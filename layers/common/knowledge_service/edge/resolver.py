@@ -8,6 +8,7 @@ first: a caller without the permission is told 403 whatever the body says.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +17,10 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 
 from knowledge_service.edge.access import authorize
 from knowledge_service.edge.envelope import refusal
@@ -25,6 +29,7 @@ from knowledge_service.errors import BadRequest, InternalError, NotFound, Servic
 logger = Logger(child=True)
 
 _LOCATIONS = {"body", "query", "path", "header", "cookie"}
+_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
 def knowledge_api() -> APIGatewayRestResolver:
@@ -37,13 +42,35 @@ def knowledge_api() -> APIGatewayRestResolver:
             logger.warning("refused", extra={"code": error.code, "status": error.status})
         return refusal(error)
 
-    @app.exception_handler(RequestValidationError)
-    def _invalid(error: RequestValidationError) -> Response[str]:
+    # A request that cannot be read is refused as a 400 — but only after the route's access
+    # is held, so a caller without the permission learns nothing from the body.
+    def refuse_after_access(bad_request: BadRequest) -> Response[str]:
         try:
             authorize(app)
         except ServiceError as refused:
             return refusal(refused)
-        return refusal(bad_request_from(list(error.errors())))
+        return refusal(bad_request)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(error: RequestValidationError) -> Response[str]:
+        return refuse_after_access(bad_request_from(list(error.errors())))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _not_json(_: RequestUnsupportedContentType) -> Response[str]:
+        return refuse_after_access(BadRequest("Content-Type", "must be application/json."))
+
+    @app.exception_handler([UnicodeDecodeError, json.JSONDecodeError])
+    def _unreadable(_: ValueError) -> Response[str]:
+        return refuse_after_access(BadRequest("body", "is not valid JSON in UTF-8."))
+
+    @app.exception_handler(ValueError)
+    def _unparsable(error: ValueError) -> Response[str]:
+        # Powertools raises a bare ValueError for a body it cannot parse as its declared type
+        # (a multipart body without a boundary, say): the caller's request, not our failure.
+        content_type = (app.current_event.headers.get("content-type") or "").lower()
+        if app.current_event.body and not content_type.startswith("application/json"):
+            return refuse_after_access(BadRequest("Content-Type", "must be application/json."))
+        return _unexpected(error)
 
     @app.exception_handler(NotFoundError)
     def _no_route(_: NotFoundError) -> Response[str]:
@@ -75,6 +102,8 @@ def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:
     parts = [str(part) for part in first.get("loc", ()) if str(part) not in _LOCATIONS]
     field = "body" if kind == "json_invalid" else ".".join(parts) or "body"
     if kind == "extra_forbidden":
+        if parts and not _FIELD_NAME.match(parts[-1]):  # a name that is not one is not echoed
+            return BadRequest("body", "has a field that is not one of this request's (fields are snake_case).")
         snake = _snake(parts[-1]) if parts else ""
         hint = f"; did you mean {snake}?" if snake and snake != parts[-1] else ""
         return BadRequest(field, f"is not a field of this request{hint} (request fields are snake_case).")
