@@ -8,7 +8,7 @@ UV ?= uv
 SAM := $(HOME)/.local/bin/sam
 PYTEST_WORKERS ?= 2
 
-.PHONY: help install run test lint format template build unit contract e2e bench clean
+.PHONY: help install run test lint format template build unit contract e2e fuzz openapi bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -50,6 +50,12 @@ contract: install ## the FORAGER client against the simulator
 
 e2e: install ## end to end, over HTTP, against the local stack
 	$(UV) run pytest -q tests/e2e
+
+openapi: install ## write docs/openapi.json from the code (CI fails when it drifts)
+	$(UV) run python -m knowledge_service.edge.openapi > docs/openapi.json
+
+fuzz: install ## a deeper schemathesis run against a fresh local stack (CI runs a bounded one)
+	FUZZ_EXAMPLES=50 FUZZ_PHASES=examples,coverage,fuzzing FUZZ_MAX_SECONDS=1200 $(UV) run pytest -q tests/e2e/test_fuzz.py
 
 bench: install ## benchmarks: import times, DynamoDB requests per route (writes bench-results.json)
 	$(UV) run python -m benchmarks

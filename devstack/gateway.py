@@ -332,7 +332,7 @@ class Gateway:
         request_id = str(uuid.uuid4())
         parts = urlsplit(target)
         raw_path = parts.path or "/"
-        if self.local_route is not None and raw_path.startswith("/_local/"):
+        if self.local_route is not None and (raw_path.startswith("/_local/") or raw_path == OPENAPI_PATH):
             answer = self.local_route(method, raw_path, body, request_id, source_ip)
             if answer is not None:
                 return answer
@@ -506,16 +506,22 @@ def payload_too_large(request_id: str, message: str | None = None) -> HttpAnswer
 
 # ---------------------------------------------------------------------- local tooling
 _SCHEDULE_RUN = re.compile(r"^/_local/schedules/([^/]+)/run/?$")
+OPENAPI_PATH = "/openapi.json"
 
 
 def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
     """The local stack's own control routes (no authentication: loopback callers only).
 
     ``POST /_local/schedules/<FunctionLogicalId>/run`` runs that function's schedule now
-    and answers its handler's return value as JSON.
+    and answers its handler's return value as JSON. ``GET /openapi.json`` answers the API's
+    OpenAPI document, generated from the code that is running.
     """
 
     def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
+        if path == OPENAPI_PATH and method in ("GET", "HEAD"):
+            from knowledge_service.edge.openapi import openapi_document
+
+            return json_answer(200, openapi_document(), request_id)
         matched = _SCHEDULE_RUN.match(path)
         if matched is None:
             return None
@@ -563,6 +569,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._serve()
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = do_GET
+
+    def __getattr__(self, name: str) -> Any:
+        # Any other method (TRACE, PROPFIND, …) reaches the gateway too, which answers it as
+        # API Gateway does a method no resource declares, instead of http.server's 501 page.
+        if name.startswith("do_") and name[3:].isalpha() and name[3:].isupper():
+            return self.do_GET
+        raise AttributeError(name)
 
     def handle_expect_100(self) -> bool:
         if self._declared_length() > PAYLOAD_LIMIT_BYTES:

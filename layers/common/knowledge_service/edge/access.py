@@ -9,6 +9,7 @@ back. A route that declares nothing is refused: access fails closed.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
@@ -22,11 +23,25 @@ from knowledge_service.runtime import runtime
 
 PERMISSION_KEY = "x-permission"
 CAPABILITY_KEY = "x-capability"
+PROJECT_ACCESS_KEY = "x-project-access"
 
 
-def access(permission: Permission, capability: str | None = None) -> dict[str, Any]:
+class ProjectAccess(StrEnum):
+    """What standing a route takes in the project a call names (``?project=`` or the body).
+
+    Declared on the route, so the document says it and the authorization matrix holds the
+    route to it; the route enforces it through ``resolve_scope`` (or the domain, for admin).
+    """
+
+    INSTALLATION = "installation"  # the installation's configuration: no project standing
+    READ = "read"  # any role on the project, or ownership of its organization
+    OPERATOR = "operator"  # the project's operator or admin
+    ADMIN = "admin"  # the project's admin
+
+
+def access(permission: Permission, *, project: ProjectAccess, capability: str | None = None) -> dict[str, Any]:
     """The route's access declaration (pass as ``openapi_extensions``)."""
-    declared: dict[str, Any] = {PERMISSION_KEY: permission.value}
+    declared: dict[str, Any] = {PERMISSION_KEY: permission.value, PROJECT_ACCESS_KEY: project.value}
     if capability:
         declared[CAPABILITY_KEY] = capability
     return declared

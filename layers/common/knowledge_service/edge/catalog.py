@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
-from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY
+from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.edge.routes import bindings, changes, feed, reads, status
 
@@ -28,6 +28,7 @@ class RouteInfo:
     path: str  # OpenAPI form: /knowledge/items/{id}
     permission: str | None
     capability: str | None
+    project_access: str | None
     body_model: type[BaseModel] | None
 
 
@@ -49,6 +50,7 @@ def knowledge_routes() -> list[RouteInfo]:
                 route.openapi_path,
                 declared.get(PERMISSION_KEY),
                 declared.get(CAPABILITY_KEY),
+                declared.get(PROJECT_ACCESS_KEY),
                 _body_model(route.func),
             )
         )

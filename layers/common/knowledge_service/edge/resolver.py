@@ -70,18 +70,21 @@ def knowledge_api() -> APIGatewayRestResolver:
         content_type = (app.current_event.headers.get("content-type") or "").lower()
         if app.current_event.body and not content_type.startswith("application/json"):
             return refuse_after_access(BadRequest("Content-Type", "must be application/json."))
-        return _unexpected(error)
+        return unexpected(error)
 
     @app.exception_handler(NotFoundError)
     def _no_route(_: NotFoundError) -> Response[str]:
         return refusal(NotFound("No such route."))
 
-    @app.exception_handler(Exception)
-    def _unexpected(error: Exception) -> Response[str]:
-        logger.exception("unexpected failure")
-        return refusal(InternalError("The service failed to answer; the failure is logged."))
+    app.exception_handler(Exception)(unexpected)
 
     return app
+
+
+def unexpected(error: Exception) -> Response[str]:
+    """Anything not foreseen: logged with its traceback, answered 500 without one."""
+    logger.exception("unexpected failure")
+    return refusal(InternalError("The service failed to answer; the failure is logged."))
 
 
 def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
 from knowledge_service.domain import bindings
-from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
@@ -30,7 +30,7 @@ class ForagerProjects(BaseModel):
     "/knowledge/project-map",
     summary="Bind, rebind or unbind a project",
     tags=["bindings"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.INSTALLATION),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
@@ -42,7 +42,7 @@ def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> 
     "/knowledge/projects",
     summary="The knowledge bases FORAGER holds",
     tags=["bindings"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.INSTALLATION),
     responses=error_responses(401, 403, 500, 502, 503, 504),
 )
 def get_projects() -> Envelope[ForagerProjects]:
@@ -54,7 +54,9 @@ def get_projects() -> Envelope[ForagerProjects]:
     "/knowledge/bases",
     summary="Make a knowledge base in FORAGER and bind it",
     tags=["bindings"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, capability="platform.project.manage"),
+    openapi_extensions=access(
+        Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.ADMIN, capability="platform.project.manage"
+    ),
     responses=error_responses(400, 401, 402, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Envelope[bindings.KnowledgeBaseCreated]:

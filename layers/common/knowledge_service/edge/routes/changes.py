@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import changes
 from knowledge_service.domain.scope import Standing, resolve_scope
-from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -23,7 +23,7 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
     "/knowledge/changes",
     summary="Findings: what changed in the knowledge base since the colony last studied it",
     tags=["changes"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 503),
 )
 def get_changes(
@@ -38,7 +38,7 @@ def get_changes(
     "/knowledge/changes/scan",
     summary="Run the analysis now and queue nothing",
     tags=["changes"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[changes.ScanAnswer]:
@@ -51,7 +51,7 @@ def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[change
     "/knowledge/changes/<id>/queue",
     summary="Turn one finding into a mission",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 503),
 )
 def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
@@ -64,7 +64,7 @@ def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) ->
     "/knowledge/changes/<id>/dismiss",
     summary="Record that a finding needs no mission",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 503),
 )
 def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
@@ -77,7 +77,7 @@ def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) 
     "/knowledge/seed",
     summary="Study every source: a seed receipt per source at its logical_content_hash",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_seed(project: Annotated[str | None, Query()] = None) -> Envelope[changes.SeedAnswer]:

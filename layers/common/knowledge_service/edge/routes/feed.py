@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain.feed import SyncAnswer, feed_pass
 from knowledge_service.domain.feed.view import FeedView, feed_view
 from knowledge_service.domain.scope import Standing, resolve_scope
-from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -22,7 +22,7 @@ router = APIGatewayRouter()
     "/knowledge/feed",
     summary="The head revision, the watermark(s), recent envelopes, exports and actions",
     tags=["feed"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedView]:
@@ -36,7 +36,7 @@ def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedVie
     "/knowledge/feed/sync",
     summary="One pass of the feed, now",
     tags=["feed"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_sync(project: Annotated[str | None, Query()] = None) -> Envelope[SyncAnswer]:

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain import reads as domain
-from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
@@ -20,7 +20,7 @@ from knowledge_service.upstream import models as m
 
 router = APIGatewayRouter()
 
-READ = access(Permission.READ_KNOWLEDGE)
+READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
 LIST_REFUSALS = error_responses(400, 401, 403, 404, 500, 502, 503, 504)
 TAGS = ["reads"]
 

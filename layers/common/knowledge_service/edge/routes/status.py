@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain import modules as modules_domain
 from knowledge_service.domain import settings as settings_domain
 from knowledge_service.domain import status as status_domain
-from knowledge_service.edge.access import access, caller
+from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -22,7 +22,7 @@ router = APIGatewayRouter()
     "/knowledge/status",
     summary="What the colony's knowledge is doing",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS),
+    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
     responses=error_responses(401, 403, 500),
 )
 def get_status() -> Envelope[status_domain.KnowledgeStatus]:
@@ -35,7 +35,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     "/knowledge/engine",
     summary="The engine this host manages (none, on a serverless host)",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS),
+    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
     responses=error_responses(401, 403, 500, 502, 503, 504),
 )
 def get_engine() -> Envelope[status_domain.EngineAnswer]:
@@ -48,7 +48,7 @@ def get_engine() -> Envelope[status_domain.EngineAnswer]:
     "/modules",
     summary="Each hosted module on five axes",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS),
+    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
     responses=error_responses(401, 403, 500),
 )
 def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
@@ -62,7 +62,7 @@ def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
     "/settings",
     summary="Write the console-writable knowledge settings",
     tags=["settings"],
-    openapi_extensions=access(Permission.MANAGE_SETTINGS),
+    openapi_extensions=access(Permission.MANAGE_SETTINGS, project=ProjectAccess.INSTALLATION),
     responses=error_responses(400, 401, 403, 409, 500),
 )
 def post_settings(update: Annotated[settings_domain.SettingsUpdate, Body()]) -> Envelope[settings_domain.SettingsView]:

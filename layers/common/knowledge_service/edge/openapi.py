@@ -1,0 +1,77 @@
+"""The API's own description: OpenAPI 3.1, generated from the routers and their models.
+
+Powertools generates the document; this module makes it say what the API really
+answers: the 400 ``bad_request`` envelope instead of Powertools' 422, the 401 the
+authorizer answers and the 403 the access layer answers on every operation, and the
+bearer scheme. ``make openapi`` writes it to ``docs/openapi.json``; a test fails when the
+committed file differs from what the code generates.
+
+    python -m knowledge_service.edge.openapi > docs/openapi.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
+
+from knowledge_service.edge.catalog import full_knowledge_api
+from knowledge_service.edge.envelope import ERROR_DESCRIPTIONS
+
+TITLE = "Knowledge service"
+VERSION = "0.1.0"
+DESCRIPTION = (
+    "The authenticated edge in front of the FORAGER knowledge engine. Every operation takes "
+    "`Authorization: Bearer <token>`; `x-permission` names the installation permission it "
+    "takes and `x-capability` the commercial capability, where one applies. Answers are the "
+    "`{success, message, data}` envelope; a refusal carries `data: null` and a `code`."
+)
+_POWERTOOLS_ONLY = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
+ALWAYS = ("400", "401", "403", "404", "500")  # 404: also a method the path does not take
+
+
+def openapi_document() -> dict[str, Any]:
+    app = full_knowledge_api()
+    document: dict[str, Any] = json.loads(
+        app.get_openapi_json_schema(
+            title=TITLE,
+            version=VERSION,
+            openapi_version="3.1.0",
+            description=DESCRIPTION,
+            servers=[Server(url="/")],
+            security_schemes={"bearer": HTTPBearer(bearerFormat="ks_ token")},
+            security=[{"bearer": []}],
+        )
+    )
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            responses = operation["responses"]
+            responses.pop("422", None)
+            for status in ALWAYS:
+                responses.setdefault(status, _refusal(int(status)))
+            operation["responses"] = dict(sorted(responses.items()))
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
+        schemas.pop(name, None)
+    text = json.dumps(document)
+    dangling = [name for name in _POWERTOOLS_ONLY if f'"#/components/schemas/{name}"' in text]
+    if dangling:
+        raise RuntimeError(f"the document still refers to {dangling}")
+    return document
+
+
+def _refusal(status: int) -> dict[str, Any]:
+    return {
+        "description": ERROR_DESCRIPTIONS[status],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+    }
+
+
+def render() -> str:
+    return json.dumps(openapi_document(), indent=2, sort_keys=False) + "\n"
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render())

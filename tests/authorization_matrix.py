@@ -1,0 +1,131 @@
+"""The authorization matrix, generated from the route table (``edge.catalog``).
+
+Every route is called by every kind of caller, and the status is held to what the route
+declares (``x-permission``, ``x-project-access``): a route added tomorrow is covered
+without anyone remembering to. "Allowed" means the call got past access control — any
+answer but 401, 403 or a 5xx (a failure is never an access decision).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, get_args
+
+from pydantic import BaseModel
+
+from knowledge_service.edge.access import ProjectAccess
+from knowledge_service.edge.catalog import RouteInfo
+from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
+
+PROJECT = "falcon"  # bound, in organization "colony"
+OTHER_PROJECT = "elsewhere"  # another organization's project
+MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
+SAMPLE_IDS = {
+    "items": "ki_0000000000000000",
+    "entities": "ent_0000000000000000",
+    "sources": "src_0000000000000000",
+    "conflicts": "cf_0000000000000000",
+    "duplicates": "mc_0000000000000000",
+    "changes": "0" * 24,
+}
+
+
+class Expect(StrEnum):
+    UNAUTHENTICATED = "401"
+    DENIED = "403"
+    ALLOWED = "allowed"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """One row of the matrix: a token state, or a principal with permissions and roles."""
+
+    name: str
+    token: str = "valid"  # valid | none | malformed | revoked
+    kind: PrincipalKind = PrincipalKind.HUMAN
+    permissions: frozenset[Permission] = frozenset(Permission)
+    roles: dict[str, ProjectRole] = field(default_factory=dict)
+    owns: frozenset[str] = frozenset()
+
+
+def callers() -> list[Caller]:
+    admin = {PROJECT: ProjectRole.ADMIN}
+    rows = [
+        Caller("no-token", token="none"),
+        Caller("malformed-token", token="malformed"),
+        Caller("revoked-token", token="revoked", roles=admin),
+        Caller("project-admin", roles=admin),
+        Caller("project-operator", roles={PROJECT: ProjectRole.OPERATOR}),
+        Caller("project-viewer", roles={PROJECT: ProjectRole.VIEWER}),
+        Caller("admin-of-another-project", roles={OTHER_PROJECT: ProjectRole.ADMIN}),
+        Caller("roleless-owner", owns=frozenset({"colony"})),
+        Caller("agent", kind=PrincipalKind.AGENT, roles=admin),
+    ]
+    rows += [Caller(f"lacks-{p.value}", permissions=frozenset(Permission) - {p}, roles=admin) for p in Permission]
+    return rows
+
+
+def expectation(route: RouteInfo, caller: Caller) -> Expect:
+    if caller.token != "valid":
+        return Expect.UNAUTHENTICATED
+    permission = Permission(str(route.permission))
+    if permission not in caller.permissions:
+        return Expect.DENIED
+    if caller.kind is PrincipalKind.AGENT and permission.value in MANAGE:
+        return Expect.DENIED
+    role = caller.roles.get(PROJECT)
+    needed = ProjectAccess(str(route.project_access))
+    if needed is ProjectAccess.INSTALLATION:
+        return Expect.ALLOWED
+    if needed is ProjectAccess.READ:
+        return Expect.ALLOWED if role is not None or "colony" in caller.owns else Expect.DENIED
+    if needed is ProjectAccess.OPERATOR:
+        return Expect.ALLOWED if role in (ProjectRole.ADMIN, ProjectRole.OPERATOR) else Expect.DENIED
+    return Expect.ALLOWED if role is ProjectRole.ADMIN else Expect.DENIED
+
+
+def outcome(status: int) -> Expect | None:
+    if status == 401:
+        return Expect.UNAUTHENTICATED
+    if status == 403:
+        return Expect.DENIED
+    if status < 500:
+        return Expect.ALLOWED
+    return None  # a failure is not an access decision: always a mismatch
+
+
+def request_for(route: RouteInfo) -> tuple[str, str | None]:
+    """A well-formed call to ``route`` naming the project: (target, JSON body)."""
+    path = re.sub(r"\{[^}]+\}", lambda m: SAMPLE_IDS[_kind(route.path)], route.path)
+    target = f"{path}?project={PROJECT}&q=launch"
+    body = None if route.body_model is None else json.dumps(_minimal(route.body_model))
+    return target, body
+
+
+def _kind(path: str) -> str:
+    return path.split("/")[2]
+
+
+def _minimal(model: type[BaseModel]) -> dict[str, Any]:
+    """The smallest body the model accepts, naming the matrix's project."""
+    body: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        if not info.is_required():
+            if name == "project":
+                body[name] = PROJECT
+            continue
+        annotation = info.annotation
+        options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
+        kind = options[0]
+        if kind is bool:
+            body[name] = False
+        elif kind is int:
+            body[name] = 1
+        elif isinstance(kind, type) and issubclass(kind, StrEnum):
+            body[name] = next(iter(kind)).value
+        else:
+            body[name] = PROJECT
+    return body

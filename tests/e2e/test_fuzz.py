@@ -1,0 +1,88 @@
+"""Schema fuzzing: schemathesis over every operation of the API's own OpenAPI document,
+against the local stack over loopback, with an admin token.
+
+Every answer must be one the document declares, in the shape it declares; invalid data
+(unknown fields, wrong types) must be refused; and no answer may be a 5xx: with FORAGER
+healthy none of the documented 502/503/504 applies, and a 500 is a bug. The run is bounded
+for CI (``FUZZ_EXAMPLES`` per operation, 5 by default, a fixed seed, the examples and
+fuzzing phases, at most ``FUZZ_MAX_SECONDS``); ``make fuzz`` runs deeper, with
+schemathesis' coverage phase too. The stack is this module's own: fuzzing changes bindings
+and settings, which no other test should see (``fuzz_hooks.py`` restores them after each
+such call).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import ROOT, LocalStack, bearer, launch_stack
+from tests.e2e.fuzz_hooks import restore_bindings
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES = os.environ.get("FUZZ_EXAMPLES", "5")
+PHASES = os.environ.get("FUZZ_PHASES", "examples,fuzzing")
+MAX_SECONDS = os.environ.get("FUZZ_MAX_SECONDS", "180")
+CHECKS = (
+    "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
+    "negative_data_rejection"
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with launch_stack(tmp_path_factory.mktemp("fuzz")) as running:
+        yield running
+
+
+def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, tmp_path: Path) -> None:
+    with httpx.Client(base_url=fuzz_stack.url, headers=bearer(fuzz_stack.admin_token), timeout=30) as client:
+        restore_bindings(client)
+    env = {
+        **os.environ,
+        "SCHEMATHESIS_HOOKS": "tests.e2e.fuzz_hooks",
+        "FUZZ_BASE_URL": fuzz_stack.url,
+        "FUZZ_TOKEN": fuzz_stack.admin_token,
+        "FUZZ_FORAGER_TOKEN": (fuzz_stack.state_dir / "simulator.token").read_text().strip(),
+        "FUZZ_FORAGER_ENDPOINT": fuzz_stack.env["KNOWLEDGE_FORAGER_ENDPOINT"],
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+    }
+    command = [
+        str(Path(sys.executable).parent / "schemathesis"),
+        "run",
+        f"{fuzz_stack.url}/openapi.json",
+        "--header",
+        f"Authorization: Bearer {fuzz_stack.admin_token}",
+        "--checks",
+        CHECKS,
+        "--max-examples",
+        EXAMPLES,
+        "--seed",
+        "20261130",
+        "--workers",
+        "1",
+        "--mode",
+        "all",
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--request-timeout",
+        "30",
+        "--max-time",
+        "240",
+        "--report",
+        "junit",
+        "--report-dir",
+        str(tmp_path),
+    ]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=600)
+    summary = result.stdout[-6000:]
+    assert result.returncode == 0, summary
+    assert "No issues found" in summary or "passed" in summary.lower(), summary

@@ -1,0 +1,169 @@
+"""Every route × every kind of caller, through the authorizer and the function, in process.
+
+Generated from the route table; see ``tests/authorization_matrix.py`` for the rules. The
+last tests break a route on purpose and show the matrix catches it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated
+
+import pytest
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from devstack.events import rest_event
+from devstack.gateway import Gateway
+from devstack.lambdas import FakeLambdaContext, FunctionHost
+from devstack.template import Template
+from knowledge_service.domain.scope import resolve_scope
+from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
+from knowledge_service.edge.envelope import Envelope, ok
+from knowledge_service.edge.resolver import knowledge_api
+from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
+from knowledge_service.runtime import Runtime, runtime
+from tests.authorization_matrix import Caller, callers, expectation, outcome, request_for
+
+ROUTES = knowledge_routes()
+CALLERS = callers()
+
+
+def principal_of(row: Caller) -> Principal:
+    return Principal(
+        name=row.name, kind=row.kind, permissions=row.permissions, project_roles=row.roles, organizations=row.owns
+    )
+
+
+@pytest.fixture
+def gateway(knowledge_on: Runtime) -> tuple[Gateway, dict[str, str]]:
+    """The in-process API Gateway (authorizer + functions) and a token per caller."""
+    tokens: dict[str, str] = {}
+    for row in CALLERS:
+        if row.token == "none":
+            continue
+        if row.token == "malformed":
+            tokens[row.name] = "not-a-token"
+            continue
+        token = mint_token()
+        knowledge_on.principals.create(principal_of(row), token_hash(token))
+        if row.token == "revoked":
+            knowledge_on.principals.revoke(row.name)
+        tokens[row.name] = token
+    template = Template()
+    return Gateway.from_template(template, FunctionHost(template).invoke), tokens
+
+
+def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller) -> int:
+    target, body = request_for(route)
+    headers = [("Content-Type", "application/json")]
+    if row.name in tokens:
+        headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
+    return gateway.handle(route.method, target, headers, (body or "").encode()).status
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_every_caller_gets_what_the_route_declares(gateway: tuple[Gateway, dict[str, str]], route: RouteInfo) -> None:
+    app, tokens = gateway
+    mismatches = []
+    for row in CALLERS:
+        status = call(app, tokens, route, row)
+        expected = expectation(route, row)
+        if outcome(status) is not expected:
+            mismatches.append(f"{row.name}: expected {expected.value}, answered {status}")
+    assert mismatches == []
+
+
+# ---------------------------------------------------------------------- the test of the test
+def broken_router() -> APIGatewayRouter:
+    router = APIGatewayRouter()
+
+    @router.get(
+        "/knowledge/broken/skips-scope",
+        openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    )
+    def skips_scope(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
+        return ok({"project": project or ""})  # forgot resolve_scope: anyone with the permission reads
+
+    @router.get("/knowledge/broken/no-permission")
+    def no_permission(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
+        return ok({"project": project or ""})  # forgot to declare who may call it
+
+    @router.get(
+        "/knowledge/broken/scoped", openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
+    )
+    def scoped(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
+        rt = runtime()
+        scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+        return ok({"knowledge_base": scope.knowledge_base})
+
+    return router
+
+
+def direct(route_path: str) -> Callable[[Caller], int]:
+    app = knowledge_api()
+    app.include_router(broken_router())
+
+    def invoke(row: Caller) -> int:
+        event = rest_event(
+            "GET",
+            route_path,
+            resource=route_path,
+            query={"project": "falcon"},
+            authorizer={"principalId": row.name, "principal": principal_of(row).model_dump_json()},
+        )
+        return int(app.resolve(event, FakeLambdaContext("Broken"))["statusCode"])
+
+    return invoke
+
+
+def mismatches(route: RouteInfo, invoke: Callable[[Caller], int]) -> list[str]:
+    found = []
+    for row in CALLERS:
+        if row.token != "valid":
+            continue  # these never reach a function: the authorizer answers them
+        expected, status = expectation(route, row), invoke(row)
+        if outcome(status) is not expected:
+            found.append(f"{row.name}: expected {expected.value}, answered {status}")
+    return found
+
+
+def declared(path: str, permission: str | None) -> RouteInfo:
+    return RouteInfo("GET", path, permission, None, ProjectAccess.READ.value, None)
+
+
+def test_the_matrix_catches_a_route_that_skips_the_scope_check(knowledge_on: Runtime) -> None:
+    path = "/knowledge/broken/skips-scope"
+    found = mismatches(declared(path, "read_knowledge"), direct(path))
+    assert "admin-of-another-project: expected 403, answered 200" in found
+
+
+def test_the_matrix_catches_a_route_that_forgets_its_permission(knowledge_on: Runtime) -> None:
+    path = "/knowledge/broken/no-permission"
+    found = mismatches(declared(path, "read_knowledge"), direct(path))
+    assert any(line.startswith("project-admin: expected allowed, answered 500") for line in found)
+
+
+def test_the_matrix_passes_the_same_route_done_right(knowledge_on: Runtime) -> None:
+    path = "/knowledge/broken/scoped"
+    assert mismatches(declared(path, "read_knowledge"), direct(path)) == []
+
+
+def test_the_matrix_has_every_kind_of_caller_the_issue_names() -> None:
+    names = {row.name for row in CALLERS}
+    assert {
+        "no-token",
+        "malformed-token",
+        "revoked-token",
+        "project-admin",
+        "project-operator",
+        "project-viewer",
+        "admin-of-another-project",
+        "roleless-owner",
+        "agent",
+    } <= names
+    assert {f"lacks-{p.value}" for p in Permission} <= names
+    assert json.dumps([r.path for r in ROUTES])  # the route table is not empty
+    assert len(ROUTES) >= 20
