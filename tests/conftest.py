@@ -4,7 +4,7 @@ the FORAGER simulator on loopback, and a way to call a function as API Gateway w
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from forager_simulator import Simulator, start_simulator
 from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
+from tests import secrets
 
 TEMPLATE = Template()
 
@@ -61,7 +62,23 @@ def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
 @pytest.fixture(scope="session")
 def simulator() -> Iterator[Simulator]:
     with start_simulator(port=0, control_port=0, token="unit-simulator-token") as sim:
+        secrets.register(sim.token)
         yield sim
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Fail a test whose logs or responses carried a secret (tests/secrets.py)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call":
+        return
+    exempt = "Captured stdout" if item.get_closest_marker("prints_tokens") else None
+    texts = [content for name, content in report.sections if not (exempt and name.startswith(exempt))]
+    found = [leak for text in texts + secrets.drain() for leak in secrets.leaks(text)]
+    if found and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"a secret leaked into a log line or a response body: {sorted(set(found))}"
 
 
 @pytest.fixture
@@ -69,6 +86,37 @@ def forager(simulator: Simulator) -> Iterator[Simulator]:
     simulator.reset()
     yield simulator
     simulator.clear_faults()
+
+
+FAULT_ANSWERS: dict[str, set[int]] = {
+    "down": {503},
+    "slow": {504},
+    "reset": {502},
+    "429": {502},
+    "5xx": {502},
+    "malformed": {502},
+    "redirect": {502},
+}
+"""Each upstream fault the simulator can play, and the status the edge answers it with."""
+
+
+@pytest.fixture
+def inject_fault(forager: Simulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Make FORAGER fail one way: down, hanging past the client's timeout, resetting mid-body,
+    rate-limiting with Retry-After, failing, answering malformed JSON, or redirecting."""
+
+    def inject(mode: str) -> None:
+        if mode == "slow":
+            monkeypatch.setenv("FORAGER_TIMEOUT_SECONDS", "0.3")
+            reset_runtime()
+            forager.set_fault("slow", delay_seconds=1.0)
+        elif mode == "429":
+            forager.set_fault("429", retry_after=3)
+        else:
+            forager.set_fault(mode)
+
+    yield inject
+    forager.clear_faults()
 
 
 @pytest.fixture
@@ -121,6 +169,7 @@ class Api:
         )
         response = handler(event, FakeLambdaContext(route.function))
         text = response.get("body") or ""
+        secrets.record(text)
         try:
             parsed = json.loads(text) if text else None
         except json.JSONDecodeError:

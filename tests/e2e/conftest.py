@@ -19,6 +19,8 @@ import boto3
 import httpx
 import pytest
 
+from tests import secrets
+
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_CLI = Path(sys.executable).parent / "knowledge-admin"
 
@@ -104,8 +106,10 @@ def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
             [sys.executable, "-m", "devstack"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
         )
     url = f"http://127.0.0.1:{ports['DEVSTACK_PORT']}"
+    leaked: list[str] = []
     try:
         _wait_until_ready(url, process, log)
+        secrets.register((state_dir / "simulator.token").read_text().strip())
         yield LocalStack(
             url=url,
             control_url=f"http://127.0.0.1:{ports['DEVSTACK_FORAGER_CONTROL_PORT']}",
@@ -119,6 +123,8 @@ def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+        leaked = secrets.scan_stack_log(log)
+    assert leaked == [], f"a secret leaked into the local stack's log: {sorted(set(leaked))}"
 
 
 @pytest.fixture(scope="session")
@@ -127,9 +133,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield running
 
 
+def _record(response: httpx.Response) -> None:
+    response.read()
+    secrets.record(response.text)
+
+
 @pytest.fixture
 def http(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=stack.url, timeout=30.0) as client:
+    with httpx.Client(base_url=stack.url, timeout=30.0, event_hooks={"response": [_record]}) as client:
         yield client
 
 

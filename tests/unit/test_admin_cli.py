@@ -11,6 +11,8 @@ from knowledge_service.identity.authorizer import principal_for
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 
+pytestmark = pytest.mark.prints_tokens
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
