@@ -32,11 +32,14 @@ def main() -> int:
             f"{row['function']:<22}{row['module_import_ms']:>11}{row['third_party_import_ms']:>16}"
             f"{row['project_overhead_ms']:>12}"
         )
-    print("\nRequests per call (warm container; moto in-process, simulator on loopback)")
-    print(f"{'route':<42}{'status':>7}{'DynamoDB':>10}{'other AWS':>11}{'FORAGER':>9}")
+    print("\nPer route (warm handler, moto in-process, simulator on loopback; latency over 50 calls)")
+    print(
+        f"{'route':<42}{'status':>7}{'p50 ms':>8}{'p99 ms':>8}{'DynamoDB':>10}{'S3':>4}{'other AWS':>11}{'FORAGER':>9}"
+    )
     for row in results["requests"]:
         print(
-            f"{row['route']:<42}{row['status']:>7}{row['dynamodb_requests']:>10}{row['other_aws_requests']:>11}"
+            f"{row['route']:<42}{row['status']:>7}{row.get('p50_ms', ''):>8}{row.get('p99_ms', ''):>8}"
+            f"{row['dynamodb_requests']:>10}{row['s3_requests']:>4}{row['other_aws_requests']:>11}"
             f"{row['forager_requests']:>9}"
         )
     print("\nReads: the edge's added latency over the simulator's own (warm, in-process, ms)")

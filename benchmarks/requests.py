@@ -1,4 +1,5 @@
-"""Requests per route: DynamoDB, SSM and FORAGER calls one request makes, counted exactly.
+"""Per route: p50/p99 handler latency, and the DynamoDB, S3, other AWS and FORAGER calls
+one request makes, counted exactly.
 
 AWS is moto in-process (tables from template.yaml) and FORAGER is the simulator on
 loopback; every botocore API call is counted at ``BaseClient._make_api_call`` and every
@@ -8,8 +9,9 @@ a reviewer can hold the code to.
 
 from __future__ import annotations
 
-import json
 import os
+import statistics
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,8 +24,10 @@ from moto import mock_aws
 
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
+from devstack.samples import request_for
 from devstack.template import Template, create_resources
 from forager_simulator import start_simulator
+from knowledge_service.edge.catalog import knowledge_routes
 from knowledge_service.identity.principal import Permission, Principal, ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import reset_runtime, runtime
@@ -35,14 +39,8 @@ ADMIN = Principal(
     organizations=frozenset({"colony"}),
 )
 
-ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
-    ("GET", "/knowledge/status", None),
-    ("GET", "/knowledge/engine", None),
-    ("GET", "/modules", None),
-    ("GET", "/knowledge/projects", None),
-    ("POST", "/knowledge/project-map", {"project": "falcon", "knowledge_base": "falcon"}),
-    ("POST", "/settings", {"knowledge_auto_study": "suggest"}),
-]
+ITERATIONS = 50
+"""Timed calls per route, after one warm-up call (latency is a distribution: p50 and p99)."""
 
 
 @contextmanager
@@ -76,22 +74,35 @@ def measure() -> list[dict[str, object]]:
         rt.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=sim.url))
         rt.credentials.write(sim.token)
         rt.projects.create("falcon", "colony")
-        routes = {(r.method, r.path): r for r in template.routes()}
-        for method, path, body in ROUTES:
-            route = routes[(method, path)]
+        rt.config.bind("falcon", "falcon", "bench")
+        functions = {(r.method, r.path): r for r in template.routes()}
+        for info in knowledge_routes():  # every route of every group, from the route table
+            route = functions[(info.method, info.path)]
             handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
+            target, body = request_for(info)
+            path, _, query = target.partition("?")
             event = rest_event(
-                method,
+                info.method,
                 path,
-                resource=path,
-                body=None if body is None else json.dumps(body),
+                resource=info.path,
+                query=dict(pair.split("=", 1) for pair in query.split("&")),
+                headers={"Content-Type": "application/json"},
+                body=body,
                 authorizer={"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()},
             )
             handler(event, FakeLambdaContext(route.function))  # warm: credential cache, clients
             seen = len(sim.requests)
             with counting() as counts:
                 response = handler(event, FakeLambdaContext(route.function))
-            rows.append(_row(f"{method} {path}", response["statusCode"], counts, len(sim.requests) - seen))
+            row = _row(f"{info.method} {info.path}", response["statusCode"], counts, len(sim.requests) - seen)
+            timings = []
+            for _ in range(ITERATIONS):
+                started = time.perf_counter()
+                handler(event, FakeLambdaContext(route.function))
+                timings.append((time.perf_counter() - started) * 1000)
+            row["p50_ms"] = round(statistics.median(timings), 2)
+            row["p99_ms"] = round(statistics.quantiles(timings, n=100)[98], 2)
+            rows.append(row)
         with counting() as counts:
             rt.config.scope("falcon")
         rows.append(_row("binding resolution (every bound read)", 200, counts, 0))
@@ -100,12 +111,15 @@ def measure() -> list[dict[str, object]]:
 
 
 def _row(name: str, status: int, counts: Counter[str], forager: int) -> dict[str, object]:
-    dynamodb = sum(v for k, v in counts.items() if k.startswith("dynamodb:"))
+    def of(service: str) -> int:
+        return sum(v for k, v in counts.items() if k.startswith(f"{service}:"))
+
     return {
         "route": name,
         "status": status,
-        "dynamodb_requests": dynamodb,
-        "other_aws_requests": sum(counts.values()) - dynamodb,
+        "dynamodb_requests": of("dynamodb"),
+        "s3_requests": of("s3"),
+        "other_aws_requests": sum(counts.values()) - of("dynamodb") - of("s3"),
         "forager_requests": forager,
         "calls": dict(sorted(counts.items())),
     }

@@ -8,19 +8,14 @@ answer but 401, 403 or a 5xx (a failure is never an access decision).
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, get_args
 
-from pydantic import BaseModel
-
+from devstack.samples import PROJECT, request_for  # noqa: F401 - re-exported for the tests
 from knowledge_service.edge.access import ProjectAccess
 from knowledge_service.edge.catalog import RouteInfo
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 
-PROJECT = "falcon"  # bound, in organization "colony"
 OTHER_PROJECT = "elsewhere"  # another organization's project
 MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
 SAMPLE_IDS = {
@@ -95,37 +90,3 @@ def outcome(status: int) -> Expect | None:
     if status < 500:
         return Expect.ALLOWED
     return None  # a failure is not an access decision: always a mismatch
-
-
-def request_for(route: RouteInfo) -> tuple[str, str | None]:
-    """A well-formed call to ``route`` naming the project: (target, JSON body)."""
-    path = re.sub(r"\{[^}]+\}", lambda m: SAMPLE_IDS[_kind(route.path)], route.path)
-    target = f"{path}?project={PROJECT}&q=launch"
-    body = None if route.body_model is None else json.dumps(_minimal(route.body_model))
-    return target, body
-
-
-def _kind(path: str) -> str:
-    return path.split("/")[2]
-
-
-def _minimal(model: type[BaseModel]) -> dict[str, Any]:
-    """The smallest body the model accepts, naming the matrix's project."""
-    body: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        if not info.is_required():
-            if name == "project":
-                body[name] = PROJECT
-            continue
-        annotation = info.annotation
-        options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
-        kind = options[0]
-        if kind is bool:
-            body[name] = False
-        elif kind is int:
-            body[name] = 1
-        elif isinstance(kind, type) and issubclass(kind, StrEnum):
-            body[name] = next(iter(kind)).value
-        else:
-            body[name] = PROJECT
-    return body
