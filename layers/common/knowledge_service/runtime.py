@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-import httpx
-
 from knowledge_service.domain.commerce import Subscription
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.feed.consumer import FeedStores
@@ -25,7 +23,7 @@ from knowledge_service.storage.idempotency import IdempotencyStore
 from knowledge_service.storage.missions import MissionBus
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
-from knowledge_service.upstream.client import default_timeout
+from knowledge_service.upstream.client import connection_pool
 
 
 @dataclass(frozen=True)
@@ -49,7 +47,7 @@ class Runtime:
     def build(cls, env: Environment) -> Runtime:
         dynamodb = aws.dynamodb()
         credentials = CredentialStore(aws.client("ssm"), env.forager_credential_parameter)
-        http = httpx.Client(timeout=default_timeout(env.forager_timeout_seconds), follow_redirects=False)
+        http = connection_pool(env.forager_timeout_seconds)
         return cls(
             env=env,
             config=ConfigStore(dynamodb, env.config_table, env.projects_table),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
-
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import require_enabled
 from knowledge_service.domain.settings import BEARER_SAFE
@@ -11,13 +9,13 @@ from knowledge_service.environment import Environment
 from knowledge_service.errors import KnowledgeUnreachable
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.storage.credential import CredentialStore
-from knowledge_service.upstream.client import ForagerClient
+from knowledge_service.upstream.client import ForagerClient, HttpPool
 
 
 class Upstream:
     """Builds the FORAGER client per call (the settings may have changed), on one pool."""
 
-    def __init__(self, env: Environment, credentials: CredentialStore, http: httpx.Client | None = None):
+    def __init__(self, env: Environment, credentials: CredentialStore, http: HttpPool | None = None):
         self._env = env
         self._credentials = credentials
         self._http = http

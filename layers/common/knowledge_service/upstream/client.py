@@ -53,6 +53,15 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 USER_AGENT = "knowledge-service/0.1"
 
 
+HttpPool = httpx.Client
+"""One connection pool to FORAGER, shared by every client a container builds."""
+
+
+def connection_pool(timeout_seconds: float) -> HttpPool:
+    """The pool a container keeps: the client's timeouts, redirects never followed."""
+    return httpx.Client(timeout=default_timeout(timeout_seconds), follow_redirects=False)
+
+
 def default_timeout(seconds: float) -> httpx.Timeout:
     return httpx.Timeout(seconds, connect=min(3.0, seconds))
 
