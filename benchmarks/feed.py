@@ -9,19 +9,13 @@ and studied against a one-source list).
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
-from unittest import mock
 
-import boto3
-from moto import mock_aws
-
-from benchmarks.requests import counting
-from devstack.template import Template, create_resources
+from benchmarks.emulator import emulated
+from devstack.metering import aws_calls
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.models import AutoStudy
-from knowledge_service.runtime import reset_runtime, runtime
 from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
 
 ENVELOPES = 10_000
@@ -78,24 +72,12 @@ class MemoryFeed:
 
 
 def _one(policy: AutoStudy, count: int) -> dict[str, object]:
-    template = Template()
-    environment = {
-        **template.function_environment("FeedFunction"),
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }
-    with mock.patch.dict(os.environ, environment), mock_aws():
-        os.environ.pop("AWS_ENDPOINT_URL", None)
-        reset_runtime()
-        create_resources(template, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
-        consumer = FeedConsumer(runtime().feed_stores(), MemoryFeed(count))
-        with counting() as counts:
+    with emulated("FeedFunction", with_forager=False) as (rt, _):
+        consumer = FeedConsumer(rt.feed_stores(), MemoryFeed(count))
+        with aws_calls() as counts:
             started = time.perf_counter()
             outcome = consumer.run(KB, KB, policy)
             elapsed = time.perf_counter() - started
-        reset_runtime()
     dynamodb = sum(v for k, v in counts.items() if k.startswith("dynamodb:"))
     assert outcome.recorded == count and outcome.watermark == count
     return {

@@ -14,19 +14,15 @@ import statistics
 import time
 from collections.abc import Callable
 from typing import Any
-from unittest import mock
 
-import boto3
 import httpx
-from moto import mock_aws
 
-from benchmarks.requests import ADMIN, counting
+from benchmarks.emulator import ADMIN, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
-from devstack.template import Template, create_resources
-from forager_simulator import start_simulator
-from knowledge_service.models import KnowledgeSettings
-from knowledge_service.runtime import reset_runtime, runtime
+from devstack.metering import aws_calls
+from devstack.template import Template
+from knowledge_service.runtime import reset_runtime
 
 ITERATIONS = 200
 QUERY = "why did the launch date change"
@@ -48,24 +44,9 @@ def _timed(call: Callable[[], Any]) -> list[float]:
 
 def measure() -> list[dict[str, object]]:
     template = Template()
-    environment = {
-        **template.function_environment("ReadsFunction"),
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    }
     rows: list[dict[str, object]] = []
-    with mock.patch.dict(os.environ, environment), mock_aws(), start_simulator(port=0, control_port=0) as sim:
-        os.environ.pop("AWS_ENDPOINT_URL", None)
-        reset_runtime()
-        create_resources(template, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
-        rt = runtime()
-        rt.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=sim.url))
-        rt.credentials.write(sim.token)
-        rt.projects.create("falcon", "colony")
-        rt.config.bind("falcon", "falcon", "bench")
+    with emulated("ReadsFunction") as (_, sim):
+        assert sim is not None
         routes = {(r.method, r.path): r for r in template.routes()}
         direct = httpx.Client(headers={"Authorization": f"Bearer {sim.token}"})
         authorizer = {"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()}
@@ -99,7 +80,7 @@ def measure() -> list[dict[str, object]]:
 
             edge_call()  # warm: credential cache, clients, imports
             upstream_call()
-            with counting() as counts:
+            with aws_calls() as counts:
                 edge_call()
             dynamodb = sum(v for k, v in counts.items() if k.startswith("dynamodb:"))
             edge = _timed(edge_call)

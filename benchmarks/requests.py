@@ -9,72 +9,27 @@ a reviewer can hold the code to.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-from unittest import mock
 
-import boto3
-import botocore.client
-from moto import mock_aws
-
+from benchmarks.emulator import ADMIN, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
+from devstack.metering import aws_calls
 from devstack.samples import request_for
-from devstack.template import Template, create_resources
-from forager_simulator import start_simulator
+from devstack.template import Template
 from knowledge_service.edge.catalog import knowledge_routes
-from knowledge_service.identity.principal import Permission, Principal, ProjectRole
-from knowledge_service.models import KnowledgeSettings
-from knowledge_service.runtime import reset_runtime, runtime
-
-ADMIN = Principal(
-    name="bench",
-    permissions=frozenset(Permission),
-    project_roles={"falcon": ProjectRole.ADMIN},
-    organizations=frozenset({"colony"}),
-)
 
 ITERATIONS = 50
 """Timed calls per route, after one warm-up call (latency is a distribution: p50 and p99)."""
 
 
-@contextmanager
-def counting() -> Iterator[Counter[str]]:
-    counts: Counter[str] = Counter()
-    original = botocore.client.BaseClient._make_api_call  # type: ignore[attr-defined]
-
-    def counted(self: Any, operation: str, params: Any) -> Any:
-        counts[f"{self.meta.service_model.service_name}:{operation}"] += 1
-        return original(self, operation, params)
-
-    with mock.patch.object(botocore.client.BaseClient, "_make_api_call", counted):
-        yield counts
-
-
 def measure() -> list[dict[str, object]]:
     template = Template()
-    environment = {
-        **template.function_environment("StatusFunction"),
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-    }
     rows = []
-    with mock.patch.dict(os.environ, environment), mock_aws(), start_simulator(port=0, control_port=0) as sim:
-        os.environ.pop("AWS_ENDPOINT_URL", None)
-        reset_runtime()
-        create_resources(template, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
-        rt = runtime()
-        rt.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=sim.url))
-        rt.credentials.write(sim.token)
-        rt.projects.create("falcon", "colony")
-        rt.config.bind("falcon", "falcon", "bench")
+    with emulated("StatusFunction") as (rt, sim):
+        assert sim is not None
         functions = {(r.method, r.path): r for r in template.routes()}
         for info in knowledge_routes():  # every route of every group, from the route table
             route = functions[(info.method, info.path)]
@@ -92,7 +47,7 @@ def measure() -> list[dict[str, object]]:
             )
             handler(event, FakeLambdaContext(route.function))  # warm: credential cache, clients
             seen = len(sim.requests)
-            with counting() as counts:
+            with aws_calls() as counts:
                 response = handler(event, FakeLambdaContext(route.function))
             row = _row(f"{info.method} {info.path}", response["statusCode"], counts, len(sim.requests) - seen)
             timings = []
@@ -103,10 +58,9 @@ def measure() -> list[dict[str, object]]:
             row["p50_ms"] = round(statistics.median(timings), 2)
             row["p99_ms"] = round(statistics.quantiles(timings, n=100)[98], 2)
             rows.append(row)
-        with counting() as counts:
+        with aws_calls() as counts:
             rt.config.scope("falcon")
         rows.append(_row("binding resolution (every bound read)", 200, counts, 0))
-        reset_runtime()
     return rows
 
 

@@ -18,14 +18,6 @@ from knowledge_service.identity.principal import Permission, PrincipalKind, Proj
 
 OTHER_PROJECT = "elsewhere"  # another organization's project
 MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
-SAMPLE_IDS = {
-    "items": "ki_0000000000000000",
-    "entities": "ent_0000000000000000",
-    "sources": "src_0000000000000000",
-    "conflicts": "cf_0000000000000000",
-    "duplicates": "mc_0000000000000000",
-    "changes": "0" * 24,
-}
 
 
 class Expect(StrEnum):

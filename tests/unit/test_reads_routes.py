@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 from urllib.parse import parse_qs
 
-import botocore.client
 import pytest
 
+from devstack.metering import aws_calls
 from forager_simulator import Simulator
 from forager_simulator.corpus import record_id, source_id_for
 from knowledge_service.domain import reads
@@ -341,19 +339,6 @@ def test_knowledge_off_is_503_knowledge_disabled(api: Api, knowledge_on: Runtime
 
 
 # ---------------------------------------------------------------- one read of the table
-@contextmanager
-def dynamodb_calls() -> Iterator[Counter[str]]:
-    counts: Counter[str] = Counter()
-    original = botocore.client.BaseClient._make_api_call  # type: ignore[attr-defined]
-
-    def counted(self: Any, operation: str, params: Any) -> Any:
-        counts[f"{self.meta.service_model.service_name}:{operation}"] += 1
-        return original(self, operation, params)
-
-    with mock.patch.object(botocore.client.BaseClient, "_make_api_call", counted):
-        yield counts
-
-
 @pytest.mark.parametrize(
     ("method", "resource", "record", "query"),
     [
@@ -378,6 +363,6 @@ def test_every_read_makes_exactly_one_dynamodb_call(
     body = {"query": "launch"} if method == "POST" else None
     kwargs: dict[str, Any] = {"query": {**(query or {}), "project": "falcon"}, "resource": resource, "body": body}
     assert api.call(method, path, **kwargs).status == 200  # warm: the credential is cached
-    with dynamodb_calls() as counts:
+    with aws_calls() as counts:
         assert api.call(method, path, **kwargs).status == 200
     assert counts == Counter({"dynamodb:BatchGetItem": 1})
