@@ -1,0 +1,82 @@
+"""Every by-id route × an id from another knowledge base → not_found, byte-identical to an id
+that does not exist.
+
+Generated from the route table: each ``{id}`` route is called, in the scope of project
+falcon (FORAGER's falcon), once with a real record of another knowledge base (harbour,
+which project colony-docs reads) and once with a well-formed id that names nothing. The
+two answers must be the same bytes. A record kind's list route is where a real id of
+another base is found; a by-id route of a kind not in ``LISTS`` fails here until it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from devstack.samples import SAMPLE_IDS
+from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
+from knowledge_service.runtime import Runtime
+from tests.conftest import Api
+
+BY_ID = [r for r in knowledge_routes() if "{id}" in r.path]
+OTHER = "colony-docs"  # reads harbour in these tests
+LISTS = {  # record kind -> (the list route that shows its ids, the list's key, the id field)
+    "items": ("/knowledge/statements", "items", "knowledge_id"),
+    "entities": ("/knowledge/entities", "entities", "entity_id"),
+    "sources": ("/knowledge/sources", "sources", "source_id"),
+    "changes": ("/knowledge/changes", "findings", "id"),
+}
+
+
+def kind(route: RouteInfo) -> str:
+    return route.path.split("/")[2]
+
+
+def an_id_of_another_base(api: Api, record_kind: str) -> str:
+    path, key, field = LISTS[record_kind]
+    answer = api.call(
+        "GET", path, query={"project": OTHER, "status": "all"} if record_kind == "changes" else {"project": OTHER}
+    )
+    records: list[dict[str, Any]] = answer.body["data"][key]
+    assert records, f"harbour has no {record_kind} to try: {answer.raw}"
+    return str(records[0][field])
+
+
+@pytest.fixture
+def two_bases(api: Api, knowledge_on: Runtime) -> Runtime:
+    knowledge_on.config.bind(OTHER, "harbour", "test")
+    scanned = api.call("POST", "/knowledge/changes/scan", query={"project": OTHER})  # findings of harbour
+    assert scanned.status == 200, scanned.raw
+    return knowledge_on
+
+
+def test_every_by_id_route_is_covered() -> None:
+    assert BY_ID, "the route table has by-id routes"
+    assert {kind(r) for r in BY_ID} <= set(LISTS), "a new record kind needs its list in LISTS"
+
+
+@pytest.mark.parametrize("route", BY_ID, ids=lambda r: f"{r.method} {r.path}")
+def test_another_bases_id_answers_exactly_as_a_missing_one(api: Api, two_bases: Runtime, route: RouteInfo) -> None:
+    other = an_id_of_another_base(api, kind(route))
+    missing = SAMPLE_IDS[kind(route)]
+    answers = []
+    for record_id in (other, missing):
+        path = route.path.replace("{id}", record_id)
+        answers.append(
+            api.call(
+                route.method,
+                path,
+                query={"project": "falcon"},
+                resource=route.path,
+                body="{}" if route.method == "POST" else None,
+                headers={"Content-Type": "application/json"},
+            )
+        )
+    from_other_base, never_existed = answers
+    if route.method == "GET":  # the record is real: its own project reads it
+        own = api.call("GET", route.path.replace("{id}", other), query={"project": OTHER}, resource=route.path)
+        assert own.status == 200, own.raw
+    assert from_other_base.status == 404, from_other_base.raw
+    assert from_other_base.raw == never_existed.raw
+    assert from_other_base.body["code"] == "not_found"
