@@ -42,7 +42,7 @@ class LocalStack:
     def admin(self, *args: str) -> str:
         """Run knowledge-admin against this stack; returns its stdout."""
         result = subprocess.run(
-            [str(ADMIN_CLI), "--local", str(self.state_dir), *args],
+            [str(ADMIN_CLI), "--local", "--state-dir", str(self.state_dir), *args],
             capture_output=True,
             text=True,
             check=False,

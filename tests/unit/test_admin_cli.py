@@ -66,3 +66,23 @@ def test_two_active_principals_cannot_share_a_name(aws: Runtime, capsys: pytest.
     code, _, err = run(capsys, "principal", "create", "dup")
     assert code == 2
     assert "already exists" in err
+
+
+def test_local_reads_the_stacks_env_file_whatever_follows_it(
+    aws: Runtime, capsys: pytest.CaptureFixture[str], tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`knowledge-admin --local principal list` is the README's own line: --local takes no value."""
+    from pathlib import Path
+
+    state = Path(str(tmp_path))
+    run(capsys, "project", "create", "falcon", "--organization", "colony")
+    monkeypatch.chdir(state)
+    state.joinpath(".devstack").mkdir()
+    state.joinpath(".devstack", "env").write_text(
+        f"PRINCIPALS_TABLE={aws.env.principals_table}\nPROJECTS_TABLE={aws.env.projects_table}\n"
+    )
+    code, out, _ = run(capsys, "--local", "project", "list")
+    assert code == 0
+    assert out.startswith("falcon\t")
+    code, out, _ = run(capsys, "--local", "--state-dir", str(state / ".devstack"), "project", "list")
+    assert (code, out.split("\t")[0]) == (0, "falcon")

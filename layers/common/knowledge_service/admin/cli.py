@@ -10,7 +10,7 @@ A new token is printed once, alone on stdout, so a script can capture it:
 
     TOKEN=$(knowledge-admin --local principal create ci-bot --kind agent --permission read_knowledge)
 
-Where to find the tables: ``--local [STATE_DIR]`` reads the local stack's ``.devstack/env``;
+Where to find the tables: ``--local`` reads the local stack's ``.devstack/env`` (``--state-dir`` names another);
 ``--stack NAME`` asks CloudFormation for a deployed stack's tables; otherwise the
 environment's ``PRINCIPALS_TABLE`` and ``PROJECTS_TABLE`` (and AWS's usual variables).
 """
@@ -164,8 +164,8 @@ def _public(record: PrincipalRecord) -> dict[str, object]:
 
 
 def _target(args: argparse.Namespace) -> None:
-    if args.local is not None:
-        env_file = Path(args.local) / "env"
+    if args.local:
+        env_file = Path(args.state_dir) / "env"
         if not env_file.exists():
             raise BadRequest("--local", f"{env_file} does not exist; is `make run` running?")
         for line in env_file.read_text().splitlines():
@@ -187,14 +187,14 @@ def _required(variable: str) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knowledge-admin", description=__doc__.split("\n\n")[0])
     where = parser.add_mutually_exclusive_group()
-    where.add_argument(
-        "--local",
-        nargs="?",
-        const=str(DEFAULT_STATE_DIR),
-        metavar="STATE_DIR",
-        help="the running local stack (default state dir: .devstack)",
-    )
+    where.add_argument("--local", action="store_true", help="the running local stack (make run)")
     where.add_argument("--stack", metavar="NAME", help="a deployed stack, found through CloudFormation")
+    parser.add_argument(
+        "--state-dir",
+        default=str(DEFAULT_STATE_DIR),
+        metavar="DIR",
+        help="with --local: the local stack's state dir (default: .devstack)",
+    )
     nouns = parser.add_subparsers(dest="noun", required=True)
 
     project = nouns.add_parser("project", help="ANTHILL projects").add_subparsers(dest="verb", required=True)
