@@ -32,10 +32,6 @@ FILE_ONLY = (
 )
 
 
-def _file_only(value: object) -> None:
-    raise ValueError("is file-only: a deployment parameter that no API call can change")
-
-
 FileOnly = Annotated[SkipJsonSchema[None], Field(default=None, exclude=True)]
 
 
@@ -67,7 +63,7 @@ class SettingsUpdate(BaseModel):
     @field_validator(*FILE_ONLY, mode="before")
     @classmethod
     def _refuse_file_only(cls, value: object) -> None:
-        _file_only(value)
+        raise ValueError("is file-only: a deployment parameter that no API call can change")
 
 
 class SettingsView(BaseModel):
