@@ -17,8 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from knowledge_service.identity.authorizer import principal_for
-from knowledge_service.runtime import runtime
+from knowledge_service.identity.authorizer import principal_for, principal_store
 
 logger = Logger()
 tracer = Tracer()
@@ -29,7 +28,7 @@ tracer = Tracer()
 @event_source(data_class=APIGatewayAuthorizerRequestEvent)
 def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaContext) -> dict[str, Any]:
     principal = principal_for(
-        event.headers.get("Authorization") or event.headers.get("authorization"), runtime().principals
+        event.headers.get("Authorization") or event.headers.get("authorization"), principal_store()
     )
     if principal is None:
         logger.info("bearer token refused")

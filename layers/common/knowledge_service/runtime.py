@@ -13,6 +13,7 @@ from knowledge_service.domain.commerce import Subscription
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
+from knowledge_service.identity.authorizer import principal_store
 from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
@@ -76,5 +77,6 @@ def runtime() -> Runtime:
 def reset_runtime() -> None:
     """Forget this container's runtime and environment (tests, and the local stack's restarts)."""
     runtime.cache_clear()
+    principal_store.cache_clear()
     current_environment.cache_clear()
     aws.reset_clients()
