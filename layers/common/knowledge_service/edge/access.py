@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from pydantic import ValidationError
 
 from knowledge_service.domain.commerce import require_capability
+from knowledge_service.domain.scope import Scope, Standing, resolve_scope
 from knowledge_service.errors import InternalError, PermissionDenied, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal
 from knowledge_service.runtime import runtime
@@ -56,10 +57,26 @@ def caller(event: BaseProxyEvent) -> Principal:
         raise Unauthenticated("A valid bearer token is required.") from error
 
 
+_STANDING = {ProjectAccess.READ: Standing.READ, ProjectAccess.OPERATOR: Standing.OPERATOR}
+
+
+def scope_of(app: BaseRouter, project: str | None) -> Scope:
+    """The call's scope, resolved at the standing the matched route declares: the route
+    states its ``x-project-access`` once, and this is where that declaration is held."""
+    declared = _declared(app)
+    standing = _STANDING[ProjectAccess(declared[PROJECT_ACCESS_KEY])]
+    rt = runtime()
+    return resolve_scope(rt.env, rt.config, caller(app.current_event), project, standing)
+
+
+def _declared(app: BaseRouter) -> dict[str, Any]:
+    route = app.context.get("_route")
+    return (getattr(route, "openapi_extensions", None) or {}) if route is not None else {}
+
+
 def authorize(app: BaseRouter) -> Principal:
     """Hold the matched route's declaration against the caller: permission, then capability."""
-    route = app.context.get("_route")
-    declared = (getattr(route, "openapi_extensions", None) or {}) if route is not None else {}
+    declared = _declared(app)
     principal = caller(app.current_event)
     permission = declared.get(PERMISSION_KEY)
     if permission is None:

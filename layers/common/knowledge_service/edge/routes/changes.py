@@ -8,8 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import changes
-from knowledge_service.domain.scope import Standing, resolve_scope
-from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.access import ProjectAccess, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -30,7 +29,7 @@ def get_changes(
     status: Annotated[Literal["open", "all"], Query()] = "open", project: Annotated[str | None, Query()] = None
 ) -> Envelope[changes.FindingsAnswer]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+    scope = scope_of(router, project)
     return ok(changes.list_findings(rt.findings, scope.knowledge_base, status))
 
 
@@ -43,7 +42,7 @@ def get_changes(
 )
 def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[changes.ScanAnswer]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+    scope = scope_of(router, project)
     return ok(changes.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
 
 
@@ -56,7 +55,7 @@ def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[change
 )
 def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    scope = scope_of(router, project)
     return ok(changes.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
 
 
@@ -69,7 +68,7 @@ def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) ->
 )
 def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    scope = scope_of(router, project)
     return ok(changes.dismiss_finding(rt.findings, scope.knowledge_base, id))
 
 
@@ -82,5 +81,5 @@ def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) 
 )
 def post_seed(project: Annotated[str | None, Query()] = None) -> Envelope[changes.SeedAnswer]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    scope = scope_of(router, project)
     return ok(changes.seed(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))

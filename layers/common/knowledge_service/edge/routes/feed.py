@@ -9,8 +9,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain.feed import SyncAnswer, feed_pass
 from knowledge_service.domain.feed.view import FeedView, feed_view
-from knowledge_service.domain.scope import Standing, resolve_scope
-from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.access import ProjectAccess, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -27,7 +26,7 @@ router = APIGatewayRouter()
 )
 def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedView]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
+    scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)
     return ok(feed_view(client, scope.settings, scope.knowledge_base, rt.inbox, rt.watermarks, rt.actions))
 
@@ -41,7 +40,7 @@ def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedVie
 )
 def post_sync(project: Annotated[str | None, Query()] = None) -> Envelope[SyncAnswer]:
     rt = runtime()
-    scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project, Standing.OPERATOR)
+    scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)
     answer = feed_pass(rt.feed_stores(), client, scope.settings, scope.knowledge_base, scope.project)
     return ok(answer, answer.message)
