@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_service.identity.principal import Permission
+from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 from tests.conftest import Api, principal
 
@@ -45,3 +45,19 @@ def test_a_credential_that_cannot_travel_in_a_header_is_refused(api: Api, aws: R
     assert answer.body["message"].startswith("knowledge_forager_token:")
     assert "naïve" not in answer.raw
     assert aws.credentials.read() is None
+
+
+def test_a_route_resolves_its_declared_standing_whichever_resolver_included_its_router_last(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    """A router belongs to the last resolver that included it (the OpenAPI document's, the
+    matrix's); the function's own resolver must still give its routes their declaration."""
+    from knowledge_service.edge.catalog import full_knowledge_api
+
+    assert api.call("POST", "/knowledge/feed/sync", query={"project": "falcon"}).status == 200  # loads the function
+    full_knowledge_api()  # then every router is included into another resolver
+    answer = api.call("POST", "/knowledge/feed/sync", query={"project": "falcon"})
+    assert answer.status == 200, answer.raw
+    viewer = principal("vic", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER})
+    refused = api.call("POST", "/knowledge/feed/sync", viewer, query={"project": "falcon"})
+    assert refused.status == 403  # operator standing, as declared

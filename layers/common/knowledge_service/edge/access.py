@@ -9,6 +9,7 @@ back. A route that declares nothing is refused: access fails closed.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import Any
 
@@ -60,13 +61,20 @@ def caller(event: BaseProxyEvent) -> Principal:
 _STANDING = {ProjectAccess.READ: Standing.READ, ProjectAccess.OPERATOR: Standing.OPERATOR}
 
 
+# The matched route's declared standing, as ``authorize`` read it from the resolver that
+# matched the request. A router's own context belongs to whichever resolver included it
+# last, so it is not where a route learns what it declared.
+_project_access: ContextVar[ProjectAccess | None] = ContextVar("project_access", default=None)
+
+
 def scope_of(app: BaseRouter, project: str | None) -> Scope:
     """The call's scope, resolved at the standing the matched route declares: the route
     states its ``x-project-access`` once, and this is where that declaration is held."""
-    declared = _declared(app)
-    standing = _STANDING[ProjectAccess(declared[PROJECT_ACCESS_KEY])]
+    declared = _project_access.get()
+    if declared not in _STANDING:
+        raise InternalError("This route resolves a project scope but declares no project standing for it.")
     rt = runtime()
-    return resolve_scope(rt.env, rt.config, caller(app.current_event), project, standing)
+    return resolve_scope(rt.env, rt.config, caller(app.current_event), project, _STANDING[declared])
 
 
 def _declared(app: BaseRouter) -> dict[str, Any]:
@@ -77,6 +85,7 @@ def _declared(app: BaseRouter) -> dict[str, Any]:
 def authorize(app: BaseRouter) -> Principal:
     """Hold the matched route's declaration against the caller: permission, then capability."""
     declared = _declared(app)
+    _project_access.set(ProjectAccess(declared[PROJECT_ACCESS_KEY]) if PROJECT_ACCESS_KEY in declared else None)
     principal = caller(app.current_event)
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
