@@ -11,8 +11,9 @@ The feed can be told to misbehave the ways the contract's recovery rules exist f
 - ``skip``: the next envelope published skips one sequence number (a gap);
 - ``expire``: every envelope so far leaves the replay window, so a read from before the
   head answers 409 ``cursor_expired``;
-- ``ahead``: the producer is restored from a backup one envelope older, so a cursor at the
-  old head answers 409 ``cursor_ahead``;
+- ``ahead``: the producer is restored from a backup ``count`` envelopes older (default 1),
+  in the same generation, so a cursor at the old head answers 409 ``cursor_ahead`` and its
+  next publications reuse sequence numbers already read;
 - ``generation``: a new producer generation, sequences restarting at 1; a read naming the
   old one answers 409 ``generation_changed``;
 - ``redeliver``: the next read answers the whole feed from sequence 1, whatever ``after`` said.
@@ -134,9 +135,11 @@ class FeedLedger:
         feed.envelopes.append(envelope)
         return copy.deepcopy(envelope)
 
-    def fault(self, ref: str, kind: str) -> dict[str, Any]:
+    def fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
         if kind not in FEED_FAULTS:
             raise ApiError(400, "bad_request", f"kind must be one of {', '.join(FEED_FAULTS)}.")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ApiError(400, "bad_request", "count must be a whole number of at least 1.")
         with self.state.lock:
             feed = self._feed(ref)
             if kind == "skip":
@@ -144,9 +147,10 @@ class FeedLedger:
             elif kind == "expire":
                 feed.expired_through = feed.head_sequence
             elif kind == "ahead":
-                if feed.envelopes:
-                    feed.envelopes.pop()
-                    feed.next_sequence = feed.head_sequence + 1
+                del feed.envelopes[max(0, len(feed.envelopes) - count) :]
+                feed.next_sequence = feed.head_sequence + 1
+                kept = {e["payload"]["revision_id"] for e in feed.envelopes if e["event_type"] == REVISION_PUBLISHED}
+                feed.revisions = [r for r in feed.revisions if r["revision_id"] in kept]
             elif kind == "generation":
                 generation = "gen_" + secrets.token_hex(4)
                 self.state.capabilities["generation"] = generation
@@ -285,7 +289,8 @@ def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         return json_response(200, book.publish_export(request.params["ref"]))
 
     def post_fault(request: Request) -> Response:
-        return json_response(200, book.fault(request.params["ref"], str(request.json_object().get("kind"))))
+        body = request.json_object()
+        return json_response(200, book.fault(request.params["ref"], str(body.get("kind")), body.get("count", 1)))
 
     def get_receipts(request: Request) -> Response:
         return json_response(200, {"receipts": book.receipts(request.params["ref"])})

@@ -463,9 +463,9 @@ class Simulator:
     def publish_export(self, ref: str) -> dict[str, Any]:
         return feed.ledger(self._state).publish_export(ref)
 
-    def feed_fault(self, ref: str, kind: str) -> dict[str, Any]:
-        """skip | expire | ahead | generation | redeliver (see feed.py)."""
-        return feed.ledger(self._state).fault(ref, kind)
+    def feed_fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
+        """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
+        return feed.ledger(self._state).fault(ref, kind, count)
 
     def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
         return feed.ledger(self._state).receipts(ref)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from forager_simulator import Simulator
+from forager_simulator.routing import ApiError
 from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import FeedCursorRefused, ForagerClient
 from knowledge_service.upstream.models import EXPORT_COMPLETED, REVISION_PUBLISHED, FeedEnvelope
@@ -123,6 +124,33 @@ def test_redelivery_answers_the_whole_feed_again_once(simulator: Simulator) -> N
 
     assert [e["sequence"] for e in again.envelopes] == [1, 2]
     assert after.envelopes == []
+
+
+def test_a_restored_producer_reuses_sequences_under_new_event_ids_and_states_its_head(
+    simulator: Simulator,
+) -> None:
+    """What restore detection relies on: every page carries head_sequence, and a sequence served
+    again after a restore carries another event_id (ids are unique to one envelope)."""
+    client = client_for(simulator)
+    for name in ("a.md", "b.md", "c.md"):
+        simulator.put_source(REF, name, name)
+    before = {e["sequence"]: e["event_id"] for e in client.feed(REF, generation=None, after=0).envelopes}
+
+    assert simulator.feed_fault(REF, "ahead", 2)["head_sequence"] == 1
+    assert client.feed(REF, generation=None, after=0).head_sequence == 1
+    simulator.put_source(REF, "d.md", "d")
+    page = client.feed(REF, generation=None, after=0)
+
+    assert page.head_sequence == 2
+    assert [e["sequence"] for e in page.envelopes] == [1, 2]
+    assert page.envelopes[0]["event_id"] == before[1]
+    assert page.envelopes[1]["event_id"] != before[2]
+
+
+@pytest.mark.parametrize("count", [0, -1, "2", True])
+def test_a_restore_depth_that_is_not_a_positive_whole_number_is_refused(simulator: Simulator, count: object) -> None:
+    with pytest.raises(ApiError, match="count must be a whole number"):
+        simulator.feed_fault(REF, "ahead", count)  # type: ignore[arg-type]
 
 
 def test_another_refusal_is_not_a_cursor_refusal(simulator: Simulator) -> None:

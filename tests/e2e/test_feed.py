@@ -50,8 +50,9 @@ def put_source(stack: LocalStack, text: str | None = None) -> dict[str, Any]:
     return {"name": name, **answer.json()}
 
 
-def feed_fault(stack: LocalStack, kind: str) -> None:
-    httpx.post(f"{stack.control_url}/projects/{REF}/feed/faults", json={"kind": kind}).raise_for_status()
+def feed_fault(stack: LocalStack, kind: str, count: int = 1) -> None:
+    answer = httpx.post(f"{stack.control_url}/projects/{REF}/feed/faults", json={"kind": kind, "count": count})
+    answer.raise_for_status()
 
 
 def sync(http: httpx.Client, headers: dict[str, str]) -> httpx.Response:
@@ -172,10 +173,8 @@ def test_each_recovery_fault_is_degraded_then_reconciled_then_ok(
     notes = [m["note"] or "" for m in view["watermarks"] if m["status"] == "ok"]
     assert any("reconciled" in n for n in notes)  # for a new generation, on the old row
 
-    # The stream reads on from where it was reconciled. (After cursor_ahead the restored producer
-    # reuses the sequence the colony already read; the first envelope after it is at or below the
-    # watermark — see the report — so two are published and the newest must arrive.)
-    put_source(stack)
+    # The stream reads on from where it was reconciled: the next publication arrives, even after
+    # cursor_ahead, where the restored producer numbers it with a sequence the colony read before.
     source = put_source(stack)
     assert sync(http, admin).json()["data"]["degraded"] == []
     view = feed(http, admin)
@@ -191,6 +190,7 @@ def test_redelivery_records_nothing_twice_and_claims_nothing_twice(
 ) -> None:
     settle(http, admin, "suggest", "suggest")
     put_source(stack)
+    put_source(stack)  # so the redelivery answers something below the envelope the read re-checks
     sync(http, admin)
     before = feed(http, admin)["actions"]
     feed_fault(stack, "redeliver")
@@ -199,3 +199,32 @@ def test_redelivery_records_nothing_twice_and_claims_nothing_twice(
 
     assert data["received"] >= 1 and (data["recorded"], data["acted"]) == (0, 0)
     assert feed(http, admin)["actions"] == before
+
+
+def test_a_producer_restored_and_republishing_before_the_next_pass_loses_nothing(
+    http: httpx.Client, stack: LocalStack, admin: dict[str, str]
+) -> None:
+    settle(http, admin, "suggest", "suggest")
+    put_source(stack)
+    put_source(stack)
+    assert sync(http, admin).status_code == 200
+    read_before = feed(http, admin)["watermark"]["sequence"]
+    feed_fault(stack, "ahead", 2)  # restored from a backup two envelopes older, same generation
+    republished = [put_source(stack) for _ in range(3)]  # two reuse sequences the colony already read
+
+    answer = sync(http, admin)
+
+    assert answer.status_code == 200, answer.text
+    data = answer.json()["data"]
+    assert data["degraded"] == ["history_diverged"] and data["reconciled"] >= 1
+    assert data["recorded"] == 3
+    assert "degraded (history_diverged)" in answer.json()["message"]
+    view = feed(http, admin)
+    assert (view["watermark"]["sequence"], view["watermark"]["status"]) == (republished[-1]["sequence"], "ok")
+    assert republished[-1]["sequence"] == read_before + 1
+    live = max(view["watermarks"], key=lambda m: (m["generation"] == view["generation"], m["epoch"]))
+    assert live["superseded_by"] is None and live["base"] == read_before - 2
+    revisions = {a["revision_id"] for a in view["actions"]}
+    assert {r["payload"]["revision_id"] for r in republished} <= revisions
+    for source in republished:
+        assert findings_for(http, admin, source["name"])

@@ -1,12 +1,16 @@
 """The feed consumer as a state machine: deliver, redeliver, reorder, gap, new generation,
-a crash between any two steps of a pass, two passes interleaved, a policy change.
+a producer restored from a backup without a new generation, a crash between any two steps
+of a pass, two passes interleaved, a policy change.
 
 It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and moto tables
 built from template.yaml, and holds after every step:
 
-- no envelope lost: every sequence at or below a watermark is in the inbox, or inside a
-  range the watermark records as reconciled against the source list (a true gap);
-- the watermark never past a gap that was not reconciled (the same check);
+- no envelope lost: every sequence an epoch's watermark covers is in that epoch's inbox,
+  or inside a range it records as reconciled against the source list (a true gap); and
+  after a whole pass, every envelope the producer holds at or below the watermark that
+  owns its sequence was recorded there with the same event id — a restored producer's new
+  envelopes are never taken for ones already read;
+- the watermark never past a gap that was not reconciled (the same checks);
 - no revision with two actions;
 - under on/suggest every revision at or below a watermark has its action and every action
   names a recorded revision; under off there are no actions at all.
@@ -31,7 +35,7 @@ from devstack.template import create_resources
 from knowledge_service.domain.feed.consumer import FeedConsumer, FeedStores
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
-from knowledge_service.storage.feed_store import stream_key
+from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import FeedCursorRefused
 from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
 from tests.conftest import TEMPLATE
@@ -39,7 +43,7 @@ from tests.conftest import TEMPLATE
 KB = "falcon"
 _EXAMPLES = itertools.count()
 INSTANCE = "fgi_state"
-STEPS = ("read", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
+STEPS = ("read", "anchored", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
 
 
 class Crash(Exception):
@@ -99,6 +103,15 @@ class FakeFeed:
     def skip(self) -> None:
         self.next_sequence += 1
 
+    def held(self) -> tuple[str, tuple[str, ...]]:
+        return self.generation, tuple(e["event_id"] for e in self.streams[self.generation])
+
+    def restore(self, older_by: int) -> None:
+        """Restored from a backup ``older_by`` envelopes older, same generation: sequences are reused."""
+        stream = self.streams[self.generation]
+        del stream[max(0, len(stream) - older_by) :]
+        self.next_sequence = (stream[-1]["sequence"] if stream else 0) + 1
+
     def new_generation(self) -> None:
         self.generation = f"gen_{len(self.streams) + 1}"
         self.streams[self.generation] = []
@@ -144,6 +157,9 @@ class FeedMachine(RuleBasedStateMachine):
         self.stores = FeedStores(rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions)
         self.feed = FakeFeed()
         self.policy = AutoStudy.ON
+        # What the producer held when a whole pass last ran over an honest feed (one that was not
+        # answering every read from sequence 1, which no pass can read past).
+        self.read_through: object = None
 
     @initialize(policy=st.sampled_from(list(AutoStudy)))
     def choose_policy(self, policy: AutoStudy) -> None:
@@ -184,6 +200,14 @@ class FeedMachine(RuleBasedStateMachine):
     def new_generation(self) -> None:
         self.feed.new_generation()
 
+    @rule(older_by=st.integers(1, 3), then_published=st.integers(0, 5))
+    def restore(self, older_by: int, then_published: int) -> None:
+        """Restored from a backup without a new generation, and maybe publishing again before the
+        next pass: its new envelopes reuse sequences the colony already read."""
+        self.feed.restore(older_by)
+        for _ in range(then_published):
+            self.feed.publish()
+
     @precondition(lambda self: self.policy is not AutoStudy.OFF)
     @rule(policy=st.sampled_from([AutoStudy.ON, AutoStudy.SUGGEST]))
     def change_policy(self, policy: AutoStudy) -> None:
@@ -193,6 +217,7 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def run_pass(self) -> None:
         self.consumer().run(KB, "falcon", self.policy)
+        self.read_through = self.feed.held() if not self.feed.redeliver else None
 
     @rule(step=st.sampled_from(STEPS))
     def crash_mid_pass(self, step: str) -> None:
@@ -202,15 +227,27 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def concurrent_passes(self) -> None:
         self.consumer(interleave=True).run(KB, "falcon", self.policy)
+        self.read_through = self.feed.held() if not self.feed.redeliver else None
 
     # -- what must always hold ------------------------------------------------------------
     @invariant()
     def no_envelope_lost_and_no_unreconciled_gap(self) -> None:
         for mark in self.stores.watermarks.all(KB):
             recorded = {r.sequence for r in self.stores.inbox.sequences(mark.stream_key)}
-            covered = {s for first, last in mark.reconciled_over for s in range(first, last + 1)}
-            missing = [s for s in range(1, mark.sequence + 1) if s not in recorded and s not in covered]
-            assert not missing, (mark.generation, mark.sequence, missing)
+            missing = [s for s in range(mark.base + 1, mark.sequence + 1) if s not in recorded | covered(mark)]
+            assert not missing, (mark.generation, mark.epoch, mark.sequence, missing)
+
+    @precondition(lambda self: self.read_through == self.feed.held())
+    @invariant()
+    def no_envelope_the_producer_holds_is_taken_for_another(self) -> None:
+        lineage = self.stores.watermarks.lineage(KB, INSTANCE, self.feed.generation, "knowledge")
+        rows = {m.epoch: {r.sequence: r.event_id for r in self.stores.inbox.sequences(m.stream_key)} for m in lineage}
+        for envelope in self.feed.streams[self.feed.generation]:
+            sequence = envelope["sequence"]
+            owner = max((m for m in lineage if m.base < sequence), key=lambda m: m.epoch, default=None)
+            if owner is None or sequence > owner.sequence or sequence in covered(owner):
+                continue  # not read yet, or reconciled against the source list
+            assert rows[owner.epoch].get(sequence) == envelope["event_id"], (owner.epoch, sequence)
 
     @invariant()
     def no_revision_with_two_actions(self) -> None:
@@ -226,7 +263,7 @@ class FeedMachine(RuleBasedStateMachine):
         below: set[str] = set()
         recorded: set[str] = set()
         for mark in self.stores.watermarks.all(KB):
-            for row in self.stores.inbox.sequences(stream_key(KB, INSTANCE, mark.generation, "knowledge")):
+            for row in self.stores.inbox.sequences(mark.stream_key):
                 if row.revision_id and not row.export:
                     recorded.add(row.revision_id)
                     if row.sequence <= mark.sequence:
@@ -234,8 +271,12 @@ class FeedMachine(RuleBasedStateMachine):
         assert below <= actions <= recorded, (below - actions, actions - recorded)
 
 
+def covered(mark: Watermark) -> set[int]:
+    return {s for first, last in mark.reconciled_over for s in range(first, last + 1)}
+
+
 FeedMachine.TestCase.settings = settings(
-    max_examples=30,
+    max_examples=50,
     stateful_step_count=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

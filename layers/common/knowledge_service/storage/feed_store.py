@@ -7,8 +7,12 @@
   (``export_key`` = the knowledge base, exports only) lists exports newest first. Rows are
   written with ``BatchWriteItem``; the prune is a ``Query`` per stream up to its watermark.
 - ``WatermarksTable`` — ``knowledge_base`` + ``stream_key``: how far the colony has read a
-  producer generation's stream, contiguously. It moves only by a conditional update from
-  the value the pass read, so two passes cannot move it past each other.
+  producer generation's stream, contiguously, and the event id of the envelope it stopped
+  at. It moves only by a conditional update from the value the pass read, so two passes
+  cannot move it past each other. A producer restored without a new generation reuses
+  sequence numbers, so its history after the fork is read as a new *epoch* of the same
+  stream (``…#<stream>#e<n>``, starting after the last sequence both histories share);
+  the old row is frozen with ``superseded_by`` and its inbox rows stay verbatim.
 - ``ActionsTable`` — ``knowledge_base`` + ``effect_key``
   (``<instance>#<revision>#<action type>#v<policy version>``): one action per revision,
   claimed with ``attribute_not_exists``. Never pruned.
@@ -31,8 +35,10 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 
-def stream_key(knowledge_base: str, instance_id: str, generation: str, stream: str) -> str:
-    return f"{knowledge_base}#{instance_id}#{generation}#{stream}"
+def stream_key(knowledge_base: str, instance_id: str, generation: str, stream: str, epoch: int = 0) -> str:
+    """The stream's key; epoch 0 is the stream as first read, ``e<n>`` the n-th restore of it."""
+    key = f"{knowledge_base}#{instance_id}#{generation}#{stream}"
+    return key if epoch == 0 else f"{key}#e{epoch}"
 
 
 class InboxRow(BaseModel):
@@ -55,10 +61,18 @@ class Watermark(BaseModel):
     instance_id: str
     generation: str
     stream: str
+    epoch: int = 0  # 0, then one more each time the producer is found restored under this generation
+    base: int = 0  # sequences at or below it were read by an earlier epoch (0 for epoch 0)
     sequence: int = 0
+    # The anchor: the newest envelope the colony has recorded (or is about to) in this epoch — at
+    # the watermark, below it after a reconciliation, above it after a pass died mid-page. A
+    # restored producer no longer holds it. None until one is read.
+    anchor_sequence: int | None = None
+    anchor_event_id: str | None = None
     status: str = "ok"  # ok | degraded
     note: str | None = None
     reconciled_over: list[list[int]] = []  # [first, last] sequence ranges covered by reconciliation
+    superseded_by: str | None = None  # the epoch that replaced this one; a superseded row never moves
     updated_at: str = ""
 
 
@@ -89,6 +103,16 @@ class InboxStore:
         with self._table.batch_writer(overwrite_by_pkeys=["stream_key", "sequence"]) as batch:
             for row in rows:
                 batch.put_item(Item=_inbox_item(row))
+
+    def between(self, key: str, first: int, last: int) -> list[InboxRow]:
+        """One stream's rows with ``first <= sequence <= last`` (a restore compares them with the producer's)."""
+        if first > last:
+            return []
+        return _query_all(
+            self._table,
+            {"KeyConditionExpression": Key("stream_key").eq(key) & Key("sequence").between(first, last)},
+            _inbox_row,
+        )
 
     def stream(self, key: str, *, newest_first: bool = True, limit: int = 20) -> list[InboxRow]:
         items = self._table.query(
@@ -168,7 +192,9 @@ class InboxStore:
 
 class WatermarkStore:
     def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._resource = resource
         self._table = resource.Table(table_name)
+        self._name = table_name
 
     def all(self, knowledge_base: str) -> list[Watermark]:
         return _query_all(
@@ -181,10 +207,28 @@ class WatermarkStore:
         item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
         return Watermark.model_validate(item["Item"]) if "Item" in item else None
 
+    def lineage(self, knowledge_base: str, instance_id: str, generation: str, stream: str) -> list[Watermark]:
+        """Every epoch of one producer generation's stream, oldest first (one Query)."""
+        prefix = stream_key(knowledge_base, instance_id, generation, stream)
+        rows = _query_all(
+            self._table,
+            {
+                "KeyConditionExpression": Key("knowledge_base").eq(knowledge_base)
+                & Key("stream_key").begins_with(prefix),
+                "ConsistentRead": True,
+            },
+            Watermark.model_validate,
+        )
+        mine = [m for m in rows if (m.instance_id, m.generation, m.stream) == (instance_id, generation, stream)]
+        return sorted(mine, key=lambda m: m.epoch)
+
     def start(self, mark: Watermark) -> Watermark:
         """A new producer generation's watermark at 0 (or the one another pass just made)."""
         try:
-            self._table.put_item(Item=mark.model_dump(), ConditionExpression=Attr("stream_key").not_exists())
+            # None is left out, not stored as NULL: ``attribute_not_exists(superseded_by)`` must hold.
+            self._table.put_item(
+                Item=mark.model_dump(exclude_none=True), ConditionExpression=Attr("stream_key").not_exists()
+            )
             return mark
         except ClientError as error:
             if not is_condition_failure(error):
@@ -203,7 +247,8 @@ class WatermarkStore:
         note: str | None = None,
         reconciled: list[int] | None = None,
     ) -> bool:
-        """Move from ``mark.sequence`` to ``to``; False when another pass moved it first."""
+        """Move from ``mark.sequence`` to ``to``; False when another pass moved it first or a
+        restore superseded it."""
         names = {"#s": "sequence"}
         values: dict[str, Any] = {":from": mark.sequence, ":to": to, ":now": now}
         sets = ["#s = :to", "updated_at = :now"]
@@ -218,7 +263,7 @@ class WatermarkStore:
             self._table.update_item(
                 Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
                 UpdateExpression="SET " + ", ".join(sets),
-                ConditionExpression="#s = :from",
+                ConditionExpression="#s = :from AND attribute_not_exists(superseded_by)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
@@ -228,13 +273,97 @@ class WatermarkStore:
                 return False
             raise
 
-    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
-        self._table.update_item(
-            Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
-            UpdateExpression="SET #st = :status, note = :note, updated_at = :now",
-            ExpressionAttributeNames={"#st": "status"},
-            ExpressionAttributeValues={":status": status, ":note": note, ":now": now},
+    def anchor(self, mark: Watermark, anchor: tuple[int, str], now: str) -> bool:
+        """Name the newest envelope about to be recorded, from the row as ``mark`` read it; False
+        when another pass moved the watermark or the anchor first, or a restore superseded it."""
+        condition = "#s = :from AND attribute_not_exists(superseded_by) AND "
+        values: dict[str, Any] = {":from": mark.sequence, ":seq": anchor[0], ":id": anchor[1], ":now": now}
+        if mark.anchor_sequence is None:
+            condition += "attribute_not_exists(anchor_sequence)"
+        else:
+            condition += "anchor_sequence = :was_seq AND anchor_event_id = :was_id"
+            values[":was_seq"], values[":was_id"] = mark.anchor_sequence, mark.anchor_event_id
+        try:
+            self._table.update_item(
+                Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+                UpdateExpression="SET anchor_sequence = :seq, anchor_event_id = :id, updated_at = :now",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#s": "sequence"},
+                ExpressionAttributeValues=values,
+            )
+            return True
+        except ClientError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+
+    def restart(self, mark: Watermark, base: int, anchor: tuple[int, str] | None, note: str, now: str) -> Watermark:
+        """The producer was restored: the next epoch starts after ``base`` (the last sequence both
+        histories share; ``anchor`` is the last envelope both hold) and ``mark`` is frozen, in
+        one transaction. When another pass did it first, the epoch it made is the answer."""
+        key = stream_key(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream, mark.epoch + 1)
+        successor = mark.model_copy(
+            update={
+                "stream_key": key,
+                "epoch": mark.epoch + 1,
+                "base": base,
+                "sequence": base,
+                "anchor_sequence": anchor[0] if anchor else None,
+                "anchor_event_id": anchor[1] if anchor else None,
+                "status": "ok",
+                "note": note,
+                "reconciled_over": [],
+                "superseded_by": None,
+                "updated_at": now,
+            }
         )
+        try:
+            self._resource.meta.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._name,
+                            "Item": successor.model_dump(exclude_none=True),
+                            "ConditionExpression": "attribute_not_exists(stream_key)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._name,
+                            "Key": {"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+                            "UpdateExpression": "SET superseded_by = :next, #st = :ok, note = :note, updated_at = :now",
+                            "ConditionExpression": "attribute_not_exists(superseded_by)",
+                            "ExpressionAttributeNames": {"#st": "status"},
+                            "ExpressionAttributeValues": {
+                                ":next": successor.stream_key,
+                                ":ok": "ok",
+                                ":note": f"superseded by epoch {successor.epoch}: the producer was restored; "
+                                f"its history after sequence {base} is read there",
+                                ":now": now,
+                            },
+                        }
+                    },
+                ]
+            )
+            return successor
+        except ClientError as error:
+            if not is_condition_failure(error):
+                raise
+        return self.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)[-1]
+
+    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
+        """Set the status and its note; a row a restore superseded keeps the note it was frozen with."""
+        try:
+            self._table.update_item(
+                Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+                UpdateExpression="SET #st = :status, note = :note, updated_at = :now",
+                ConditionExpression="attribute_exists(stream_key) AND attribute_not_exists(superseded_by)",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues={":status": status, ":note": note, ":now": now},
+            )
+        except ClientError as error:
+            if not is_condition_failure(error):
+                raise
 
 
 class ActionStore:

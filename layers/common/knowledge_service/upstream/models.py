@@ -81,7 +81,7 @@ class FeedPage(UpstreamModel):
     generation: str
     stream: str
     envelopes: list[dict[str, object]] = Field(default_factory=list)
-    head_sequence: int = 0
+    head_sequence: int | None = None  # absent: the consumer cannot tell a restore by the head alone
 
 
 class HeadRevision(UpstreamModel):

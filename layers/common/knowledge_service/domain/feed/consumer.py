@@ -10,13 +10,23 @@ nothing:
 3. under ``suggest``/``on``, claim one action per revision (``attribute_not_exists`` on
    the effect key) and study it; under ``off`` claim nothing;
 4. send the receipts (available, or failed when the study failed);
-5. move the watermark, conditionally, from the value read to the last kept sequence.
+5. move the watermark, conditionally, from the value read to the last kept sequence,
+   and remember the event id read there.
 
 A crash before 5 re-reads the page next time: recording is idempotent and the claim is
 conditional. An action claimed but never finished (crash after 3's claim) reads
 ``claimed`` and the next pass studies it. A gap, ``cursor_expired``, ``cursor_ahead`` or
 ``generation_changed`` marks the stream degraded, reconciles against the source list, and
 only then marks it ok again.
+
+A producer restored from a backup without a new generation numbers its next envelopes
+with sequences the colony already read. So each read starts at the *anchor* — the last
+envelope the colony read, at or below the watermark — and checks that the producer still
+holds exactly that up to the watermark: when its head is behind the watermark
+(``cursor_ahead``), or another envelope stands at the anchor or where the colony reconciled
+a gap (``history_diverged``), the pass degrades, reconciles, finds the last sequence both
+histories share, and reads on from it as a new *epoch* of the stream — new inbox rows, the
+old ones kept verbatim, and actions still one per revision under the effect key.
 """
 
 from __future__ import annotations
@@ -61,6 +71,7 @@ logger = logging.getLogger(__name__)
 
 PAGE_LIMIT = 500
 MAX_RECOVERIES = 4
+STREAM = "knowledge"
 
 
 class FeedClient(Protocol):
@@ -131,40 +142,45 @@ class FeedConsumer:
         caps = self.client.capabilities()
         instance = caps.instance_id or "unknown"
         generation = caps.generation or "unknown"
-        stream = "knowledge"
-        mark = self._current(knowledge_base, instance, generation, stream)
+        mark = self._current(knowledge_base, instance, generation, STREAM)
         recoveries = 0
+        unchecked = False
         while True:
+            # Start at the anchor, at the latest, to see the producer still holds what was read.
+            verify = not unchecked and mark.anchor_sequence is not None
+            unchecked = False
             try:
                 page = self.client.feed(
-                    knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
+                    knowledge_base, generation=mark.generation, after=_read_after(mark, verify), limit=self.page_limit
                 )
             except FeedCursorRefused as refused:
+                if verify and _only_the_anchor_expired(refused, mark):
+                    unchecked = True  # the anchor left the replay window, the watermark did not: read on
+                    continue
                 recoveries += 1
                 if recoveries > MAX_RECOVERIES:
                     break
                 mark = self._recover(mark, refused, outcome, project, revision_study)
                 continue
             self.checkpoint("read")
+            outcome.received += sum(1 for raw in page.envelopes if not (verify and _rechecked(raw, mark)))
             if page.stream != mark.stream or page.generation != mark.generation or page.instance_id != instance:
-                mark = self._watermark(knowledge_base, page.instance_id, page.generation, page.stream)
+                mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
+            elif verify and (divergence := _divergence(page, mark)) is not None:
+                recoveries += 1
+                if recoveries > MAX_RECOVERIES:
+                    break
+                code, through = divergence
+                mark = self._restore(mark, code, through, outcome, project, revision_study)
+                continue
             kept, gap_at = self._contiguous(page, mark.sequence)
-            outcome.received += len(page.envelopes)
             if kept:
-                self._record(mark, kept)
-                outcome.recorded += len(kept)
-                self.checkpoint("recorded")
-                failed = self._act(mark, kept, project, revision_study, outcome)
-                self.checkpoint("acted")
-                self._receipts(knowledge_base, kept, failed, revision_study, outcome)
-                self.checkpoint("receipted")
-                last = kept[-1][0].sequence
-                if not self.stores.watermarks.advance(mark, last, self._stamp()):
-                    # Another pass moved it first: read it again and go on from there.
+                advanced = self._consume(mark, kept, project, revision_study, outcome)
+                if advanced is None:
+                    # Another pass moved it first, or a restore superseded it: read the live one, go on.
                     mark = self._reread(mark)
                     continue
-                mark = mark.model_copy(update={"sequence": last})
-                self.checkpoint("advanced")
+                mark = advanced
             if gap_at is not None:
                 recoveries += 1
                 if recoveries > MAX_RECOVERIES:
@@ -178,16 +194,47 @@ class FeedConsumer:
         outcome.watermark = mark.sequence
         return outcome
 
+    def _consume(
+        self,
+        mark: Watermark,
+        kept: list[tuple[FeedEnvelope, dict[str, Any]]],
+        project: str,
+        policy: AutoStudy,
+        outcome: PassOutcome,
+    ) -> Watermark | None:
+        """Steps 2–5 for a contiguous run; the watermark moved, or None when it could not be.
+
+        The anchor moves to the run's last envelope *before* the run is recorded, so rows recorded
+        above the watermark by a pass that then died are still checked against the producer: a
+        restore cannot slip new envelopes onto their keys."""
+        last = kept[-1][0]
+        anchor = (last.sequence, last.event_id)
+        if not self.stores.watermarks.anchor(mark, anchor, self._stamp()):
+            return None
+        mark = mark.model_copy(update={"anchor_sequence": anchor[0], "anchor_event_id": anchor[1]})
+        self.checkpoint("anchored")
+        self._record(mark, kept)
+        outcome.recorded += len(kept)
+        self.checkpoint("recorded")
+        failed = self._act(mark, kept, project, policy, outcome)
+        self.checkpoint("acted")
+        self._receipts(mark.knowledge_base, kept, failed, policy, outcome)
+        self.checkpoint("receipted")
+        if not self.stores.watermarks.advance(mark, last.sequence, self._stamp()):
+            return None
+        self.checkpoint("advanced")
+        return mark.model_copy(update={"sequence": last.sequence})
+
     # ------------------------------------------------------------------ reading
-    def _watermark(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        key = stream_key(knowledge_base, instance, generation, stream)
-        found = self.stores.watermarks.get(knowledge_base, key)
-        if found is not None:
-            return found
+    def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
+        """The newest epoch of a producer generation's stream; epoch 0 at 0 when it has none yet."""
+        lineage = self.stores.watermarks.lineage(knowledge_base, instance, generation, stream)
+        if lineage:
+            return lineage[-1]
         return self.stores.watermarks.start(
             Watermark(
                 knowledge_base=knowledge_base,
-                stream_key=key,
+                stream_key=stream_key(knowledge_base, instance, generation, stream),
                 instance_id=instance,
                 generation=generation,
                 stream=stream,
@@ -199,22 +246,17 @@ class FeedConsumer:
         """The stream's watermark for the generation the engine states; when there is none yet but an
         older generation's is, read from that one, so FORAGER answers generation_changed and the
         pass degrades, reconciles against the source list, and only then starts the new one at 0."""
-        found = self.stores.watermarks.get(knowledge_base, stream_key(knowledge_base, instance, generation, stream))
-        if found is not None:
-            return found
-        older = [
-            m
-            for m in self.stores.watermarks.all(knowledge_base)
-            if m.instance_id == instance and m.stream == stream and m.generation != generation
-        ]
+        marks = self.stores.watermarks.all(knowledge_base)
+        mine = [m for m in marks if (m.instance_id, m.generation, m.stream) == (instance, generation, stream)]
+        if mine:
+            return max(mine, key=lambda m: m.epoch)
+        older = [m for m in marks if m.instance_id == instance and m.stream == stream and m.superseded_by is None]
         if older:
             return max(older, key=lambda m: m.updated_at)
-        return self._watermark(knowledge_base, instance, generation, stream)
+        return self._live(knowledge_base, instance, generation, stream)
 
     def _reread(self, mark: Watermark) -> Watermark:
-        found = self.stores.watermarks.get(mark.knowledge_base, mark.stream_key)
-        assert found is not None
-        return found
+        return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
     @staticmethod
     def _contiguous(page: FeedPage, after: int) -> tuple[list[tuple[FeedEnvelope, dict[str, Any]]], int | None]:
@@ -354,10 +396,12 @@ class FeedConsumer:
     def _recover(
         self, mark: Watermark, refused: FeedCursorRefused, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> Watermark:
-        outcome.degraded.append(refused.code)
-        self.stores.watermarks.mark(mark, "degraded", f"{refused.code}: {refused.message}", self._stamp())
-        self.checkpoint("degraded")
-        self._reconcile(mark.knowledge_base, project, policy, outcome)
+        details = refused.details
+        if refused.code == "cursor_ahead":  # the producer was restored to an older head
+            head = _int(details.get("head_sequence"))
+            through = mark.sequence if head is None else min(head, mark.sequence)
+            return self._restore(mark, refused.code, through, outcome, project, policy)
+        self._degrade(mark, f"{refused.code}: {refused.message}", refused.code, outcome, project, policy)
         if refused.code == "generation_changed":
             caps = self.client.capabilities()
             self.stores.watermarks.mark(
@@ -366,29 +410,84 @@ class FeedConsumer:
                 f"superseded by generation {caps.generation}; reconciled against the source list",
                 self._stamp(),
             )
-            return self._watermark(
+            return self._live(
                 mark.knowledge_base,
                 caps.instance_id or mark.instance_id,
                 caps.generation or mark.generation,
                 mark.stream,
             )
-        details = refused.details
-        if refused.code == "cursor_expired":
-            to = max(int(details.get("earliest_sequence", mark.sequence + 1)) - 1, mark.sequence)
-        else:  # cursor_ahead: the producer was restored to an older head
-            to = int(details.get("head_sequence", mark.sequence))
+        earliest = _int(details.get("earliest_sequence"))
+        to = mark.sequence if earliest is None else max(earliest - 1, mark.sequence)
         note = f"{refused.code}: reconciled against the source list"
-        reconciled = [mark.sequence + 1, to] if to > mark.sequence else None
-        self._force(mark, to, note, reconciled)
+        self._force(mark, to, note, [mark.sequence + 1, to] if to > mark.sequence else None)
         return self._reread(mark)
+
+    def _restore(
+        self, mark: Watermark, code: str, through: int, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> Watermark:
+        """The producer no longer holds the history read up to the watermark: reconcile, then read
+        on as a new epoch from the last sequence (at or below ``through``) both histories share."""
+        self._degrade(
+            mark,
+            f"{code}: the producer no longer holds the envelopes read up to sequence {mark.sequence}",
+            code,
+            outcome,
+            project,
+            policy,
+        )
+        base, anchor = self._fork_point(mark, min(through, mark.sequence))
+        note = (
+            f"{code}: the producer was restored; read on after sequence {base}, the last one both "
+            f"histories share; reconciled against the source list"
+        )
+        return self.stores.watermarks.restart(mark, base, anchor, note, self._stamp())
+
+    def _fork_point(self, mark: Watermark, through: int) -> tuple[int, tuple[int, str] | None]:
+        """The last sequence at or below ``through`` up to which the producer holds exactly what the
+        colony read, and the last envelope both hold (the new epoch's anchor); 0 — read everything
+        the producer still holds again — when the one page compared does not reach back that far."""
+        low = max(0, through - self.page_limit)
+        try:
+            page = self.client.feed(mark.knowledge_base, generation=mark.generation, after=low, limit=self.page_limit)
+        except FeedCursorRefused:
+            return 0, None
+        theirs = {
+            raw.get("sequence"): raw.get("event_id")
+            for raw in page.envelopes
+            if isinstance(raw.get("sequence"), int) and low < raw["sequence"] <= through  # type: ignore[operator]
+        }
+        ours = self._history(mark, low, through)
+        shared, anchor = low, None
+        for sequence in range(low + 1, through + 1):
+            held = ours.get(sequence)
+            if theirs.get(sequence) != held:
+                break
+            shared = sequence
+            if held is not None:
+                anchor = (sequence, held)
+        if anchor is None and low > 0:
+            return 0, None
+        return shared, anchor
+
+    def _history(self, mark: Watermark, low: int, through: int) -> dict[int, str]:
+        """The event id the colony read at each sequence in (low, through] of this generation's
+        stream: each epoch answers for the sequences above its base, the newest epoch first."""
+        read: dict[int, str] = {}
+        ceiling = through
+        lineage = self.stores.watermarks.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
+        for epoch in reversed([m for m in lineage if m.epoch <= mark.epoch]):
+            first, last = max(low, epoch.base) + 1, min(ceiling, epoch.sequence)
+            for row in self.stores.inbox.between(epoch.stream_key, first, last):
+                read[row.sequence] = row.event_id
+            ceiling = min(ceiling, epoch.base)
+            if ceiling <= low:
+                break
+        return read
 
     def _reconcile_gap(
         self, mark: Watermark, gap_at: int, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> Watermark:
-        outcome.degraded.append("gap")
-        self.stores.watermarks.mark(mark, "degraded", f"gap: sequence {gap_at} is missing", self._stamp())
-        self.checkpoint("degraded")
-        self._reconcile(mark.knowledge_base, project, policy, outcome)
+        self._degrade(mark, f"gap: sequence {gap_at} is missing", "gap", outcome, project, policy)
         page = self.client.feed(
             mark.knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
         )
@@ -398,8 +497,18 @@ class FeedConsumer:
         self._force(mark, to, f"gap at {gap_at}: reconciled against the source list", [gap_at, to])
         return self._reread(mark)
 
+    def _degrade(
+        self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> None:
+        outcome.degraded.append(code)
+        self.stores.watermarks.mark(mark, "degraded", note, self._stamp())
+        self.checkpoint("degraded")
+        self._reconcile(mark.knowledge_base, project, policy, outcome)
+
     def _force(self, mark: Watermark, to: int, note: str, reconciled: list[int] | None) -> None:
         current = self._reread(mark)
+        if current.stream_key != mark.stream_key:  # a restore superseded this epoch meanwhile
+            return
         if current.sequence > to:  # another pass went further meanwhile
             self.stores.watermarks.mark(current, "ok", note, self._stamp())
             return
@@ -445,6 +554,50 @@ class FeedConsumer:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read_after(mark: Watermark, verify: bool) -> int:
+    """The cursor: the watermark, or one before the anchor when that is lower and is to be checked."""
+    if verify and mark.anchor_sequence is not None:
+        return min(mark.anchor_sequence - 1, mark.sequence)
+    return mark.sequence
+
+
+def _only_the_anchor_expired(refused: FeedCursorRefused, mark: Watermark) -> bool:
+    """cursor_expired for a checked read that a read from the watermark itself would not get."""
+    earliest = _int(refused.details.get("earliest_sequence"))
+    return refused.code == "cursor_expired" and earliest is not None and earliest <= mark.sequence + 1
+
+
+def _rechecked(raw: dict[str, Any], mark: Watermark) -> bool:
+    """Is this envelope one the read asked for again only to check it (anchor to watermark)?"""
+    sequence = raw.get("sequence")
+    return isinstance(sequence, int) and (mark.anchor_sequence or 0) <= sequence <= mark.sequence
+
+
+def _divergence(page: FeedPage, mark: Watermark) -> tuple[str, int] | None:
+    """Whether the producer still holds what the colony read: None when it does (or the page cannot
+    tell), else the reason and the highest sequence worth comparing (never above the watermark).
+
+    One envelope is enough: event ids are unique, so a history forked at or below the anchor has
+    another envelope (or none) there. Between the anchor and the watermark the colony read nothing
+    (it reconciled a gap or an expiry), so a message there is a fork too."""
+    anchor = mark.anchor_sequence or 0
+    if page.head_sequence is not None and page.head_sequence < max(anchor, mark.sequence):
+        return "cursor_ahead", min(page.head_sequence, mark.sequence)
+    held = {raw.get("sequence"): raw.get("event_id") for raw in page.envelopes}
+    if anchor in held:
+        if held[anchor] != mark.anchor_event_id:
+            return "history_diverged", mark.sequence
+    elif any(isinstance(s, int) and s > anchor for s in held):  # later envelopes, none at the anchor
+        return "history_diverged", mark.sequence
+    if any(isinstance(s, int) and anchor < s <= mark.sequence for s in held):
+        return "history_diverged", mark.sequence
+    return None
 
 
 def mine_export(envelope_text_: str) -> dict[str, str | None]:

@@ -23,7 +23,10 @@ class WatermarkRow(WatermarkView):
     instance_id: str
     generation: str
     stream: str
+    epoch: int  # 0, then one more each time the producer was found restored under this generation
+    base: int  # sequences at or below it were read by an earlier epoch
     reconciled_over: list[list[int]]
+    superseded_by: str | None  # the epoch that replaced this one (a restore); None for the live one
     updated_at: str
 
 
@@ -79,9 +82,13 @@ def feed_view(
     head = client.head_revision(knowledge_base) if caps.change_feed else None
     agreement, note = package_agreement(caps.package_version, asked=True)
     marks = watermarks.all(knowledge_base)
-    current = next(
-        (m for m in marks if m.instance_id == caps.instance_id and m.generation == caps.generation),
-        max(marks, key=lambda m: m.updated_at) if marks else None,
+    stated = [m for m in marks if m.instance_id == caps.instance_id and m.generation == caps.generation]
+    current = (
+        max(stated, key=lambda m: m.epoch)
+        if stated
+        else max(marks, key=lambda m: (m.updated_at, m.epoch))
+        if marks
+        else None
     )
     rows = inbox.stream(current.stream_key) if current else []
     return FeedView(
