@@ -235,3 +235,30 @@ def test_rows_a_dead_pass_recorded_above_the_watermark_are_not_overwritten_by_a_
     acted = revisions_acted_on(knowledge_on)
     assert len(acted) == len(set(acted))
     assert set(acted) == {e["payload"]["revision_id"] for e in first + again}  # type: ignore[index]
+
+
+def test_a_reconciliation_that_cannot_finish_leaves_the_stream_degraded_until_a_pass_does(
+    knowledge_on: Runtime, forager: Simulator, api: Api
+) -> None:
+    publish(forager, 2, "before")
+    run(knowledge_on, forager)
+    forager.feed_fault(REF, "ahead", 1)
+    publish(forager, 2, "after")
+    forager.set_fault("5xx", path_prefix=f"/api/projects/{REF}/sources")  # the source list fails
+
+    failed = api.call("POST", "/knowledge/feed/sync", query={"project": REF})
+
+    assert failed.status == 502, failed.body
+    view = api.call("GET", "/knowledge/feed", query={"project": REF}).body["data"]
+    assert view["watermark"]["status"] == "degraded"
+    assert (view["watermark"]["note"] or "").startswith("history_diverged:")
+    assert [m["epoch"] for m in view["watermarks"]] == [0]  # nothing read on before the reconciliation
+
+    forager.clear_faults()
+    healed = api.call("POST", "/knowledge/feed/sync", query={"project": REF})
+
+    assert healed.status == 200, healed.body
+    assert healed.body["data"]["degraded"] == ["history_diverged"] and healed.body["data"]["reconciled"] == 1
+    view = api.call("GET", "/knowledge/feed", query={"project": REF}).body["data"]
+    assert (view["watermark"]["status"], view["watermark"]["sequence"]) == ("ok", 3)
+    assert {m["epoch"] for m in view["watermarks"]} == {0, 1}
