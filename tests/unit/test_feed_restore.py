@@ -16,6 +16,7 @@ from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import ForagerClient
+from knowledge_service.upstream.models import FeedPage
 from tests.conftest import Api
 
 REF = "falcon"
@@ -262,3 +263,35 @@ def test_a_reconciliation_that_cannot_finish_leaves_the_stream_degraded_until_a_
     view = api.call("GET", "/knowledge/feed", query={"project": REF}).body["data"]
     assert (view["watermark"]["status"], view["watermark"]["sequence"]) == ("ok", 3)
     assert {m["epoch"] for m in view["watermarks"]} == {0, 1}
+
+
+class ShortPages(ForagerClient):
+    """A producer that answers at most one envelope a page, whatever the limit asked."""
+
+    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = 500) -> FeedPage:
+        return super().feed(project_ref, generation=generation, after=after, limit=1)
+
+
+def test_short_pages_cannot_slip_a_restored_producers_envelopes_onto_a_dead_passs_rows(
+    knowledge_on: Runtime, forager: Simulator
+) -> None:
+    first = publish(forager, 1, "first")
+    run(knowledge_on, forager)
+    dying = publish(forager, 3, "recorded, never advanced")  # sequences 2-4
+
+    def die(step: str) -> None:
+        if step == "recorded":
+            raise Died(step)
+
+    client = ForagerClient(forager.url, forager.token, timeout_seconds=2.0)
+    with pytest.raises(Died):
+        FeedConsumer(knowledge_on.feed_stores(), client, checkpoint=die).run(REF, REF, AutoStudy.SUGGEST)
+    forager.feed_fault(REF, "ahead", 3)  # back to sequence 1
+    again = publish(forager, 3, "republished")  # 2-4 again, other envelopes
+
+    short = ShortPages(forager.url, forager.token, timeout_seconds=2.0)
+    outcome = FeedConsumer(knowledge_on.feed_stores(), short).run(REF, REF, AutoStudy.SUGGEST)
+
+    assert outcome.degraded == ["history_diverged"]
+    assert {e["event_id"] for e in dying + again} <= recorded_event_ids(knowledge_on)
+    assert set(revisions_acted_on(knowledge_on)) == {e["payload"]["revision_id"] for e in first + again}  # type: ignore[index]

@@ -1,6 +1,6 @@
-"""The feed consumer as a state machine: deliver, redeliver, reorder, gap, new generation,
-a producer restored from a backup without a new generation, a crash between any two steps
-of a pass, two passes interleaved, a policy change.
+"""The feed consumer as a state machine: deliver, redeliver, reorder, short pages, gap, new
+generation, a producer restored from a backup without a new generation, a crash between any
+two steps of a pass, two passes interleaved, a policy change.
 
 It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and moto tables
 built from template.yaml, and holds after every step:
@@ -60,6 +60,7 @@ class FakeFeed:
         self.revisions: list[str] = []
         self.redeliver = False
         self.reorder = False
+        self.short = False  # answer one envelope a page, whatever the limit asked
         self.receipts: list[tuple[str, str]] = []
         self.counter = 0
 
@@ -129,7 +130,7 @@ class FakeFeed:
         if after > head:
             raise FeedCursorRefused("cursor_ahead", "ahead", {"head_sequence": head})
         start = 0 if self.redeliver else after
-        page = [dict(e) for e in envelopes if e["sequence"] > start][:limit]
+        page = [dict(e) for e in envelopes if e["sequence"] > start][: 1 if self.short else limit]
         if self.reorder:
             random.Random(after).shuffle(page)
         return FeedPage(
@@ -195,6 +196,10 @@ class FeedMachine(RuleBasedStateMachine):
     @rule(on=st.booleans())
     def reorder(self, on: bool) -> None:
         self.feed.reorder = on
+
+    @rule(on=st.booleans())
+    def short_pages(self, on: bool) -> None:
+        self.feed.short = on
 
     @rule()
     def new_generation(self) -> None:

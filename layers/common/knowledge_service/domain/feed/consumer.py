@@ -143,56 +143,60 @@ class FeedConsumer:
         instance = caps.instance_id or "unknown"
         generation = caps.generation or "unknown"
         mark = self._current(knowledge_base, instance, generation, STREAM)
-        recoveries = 0
         unchecked = False
-        while True:
+        # Every recovery degrades the stream once; a producer that keeps failing them ends the pass.
+        while len(outcome.degraded) <= MAX_RECOVERIES:
             # Start at the anchor, at the latest, to see the producer still holds what was read.
             verify = not unchecked and mark.anchor_sequence is not None
             unchecked = False
             try:
-                page = self.client.feed(
-                    knowledge_base, generation=mark.generation, after=_read_after(mark, verify), limit=self.page_limit
-                )
+                page, divergence = self._read(mark, verify)
             except FeedCursorRefused as refused:
-                if verify and _only_the_anchor_expired(refused, mark):
-                    unchecked = True  # the anchor left the replay window, the watermark did not: read on
-                    continue
-                recoveries += 1
-                if recoveries > MAX_RECOVERIES:
-                    break
-                mark = self._recover(mark, refused, outcome, project, revision_study)
+                # When only the anchor left the replay window (the watermark did not), read on unchecked.
+                unchecked = verify and _only_the_anchor_expired(refused, mark)
+                if not unchecked:
+                    mark = self._recover(mark, refused, outcome, project, revision_study)
                 continue
             self.checkpoint("read")
-            outcome.received += sum(1 for raw in page.envelopes if not (verify and _rechecked(raw, mark)))
-            if page.stream != mark.stream or page.generation != mark.generation or page.instance_id != instance:
-                mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
-            elif verify and (divergence := _divergence(page, mark)) is not None:
-                recoveries += 1
-                if recoveries > MAX_RECOVERIES:
-                    break
-                code, through = divergence
-                mark = self._restore(mark, code, through, outcome, project, revision_study)
+            if divergence is not None:
+                mark = self._restore(mark, *divergence, outcome, project, revision_study)
                 continue
+            outcome.received += sum(1 for raw in page.envelopes if not (verify and _rechecked(raw, mark)))
+            if not _same_stream(page, mark) or page.instance_id != instance:
+                mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
             kept, gap_at = self._contiguous(page, mark.sequence)
             if kept:
                 advanced = self._consume(mark, kept, project, revision_study, outcome)
+                # None: another pass moved it first, or a restore superseded it; read the live one, go on.
+                mark = advanced or self._reread(mark)
                 if advanced is None:
-                    # Another pass moved it first, or a restore superseded it: read the live one, go on.
-                    mark = self._reread(mark)
                     continue
-                mark = advanced
             if gap_at is not None:
-                recoveries += 1
-                if recoveries > MAX_RECOVERIES:
-                    break
                 mark = self._reconcile_gap(mark, gap_at, outcome, project, revision_study)
                 continue
-            if len(page.envelopes) < self.page_limit or not kept:
+            # A short page that held only what was checked: read on from the watermark.
+            unchecked = not kept and verify and _only_rechecked(page, mark)
+            if not unchecked and (not kept or not _more_after(page, mark, self.page_limit)):
                 break
         self._resume_interrupted(knowledge_base, instance, project, revision_study, outcome)
         outcome.pruned = self.prune(knowledge_base)
         outcome.watermark = mark.sequence
         return outcome
+
+    def _read(self, mark: Watermark, verify: bool) -> tuple[FeedPage, tuple[str, int] | None]:
+        """A page after the watermark, and how the producer's history departs from what the colony
+        read (None: it does not, or nothing was checked). An anchor at or below the watermark is
+        checked on the page itself, which then starts at the anchor; one above it — rows a pass
+        recorded before it died — is checked first, by reading that one envelope."""
+        anchor = mark.anchor_sequence
+        if verify and anchor is not None and anchor > mark.sequence:
+            probe = self.client.feed(mark.knowledge_base, generation=mark.generation, after=anchor - 1, limit=1)
+            if _same_stream(probe, mark) and (divergence := _divergence(probe, mark)) is not None:
+                return probe, divergence
+        page = self.client.feed(
+            mark.knowledge_base, generation=mark.generation, after=_read_after(mark, verify), limit=self.page_limit
+        )
+        return page, _divergence(page, mark) if verify and _same_stream(page, mark) else None
 
     def _consume(
         self,
@@ -206,13 +210,16 @@ class FeedConsumer:
 
         The anchor moves to the run's last envelope *before* the run is recorded, so rows recorded
         above the watermark by a pass that then died are still checked against the producer: a
-        restore cannot slip new envelopes onto their keys."""
+        restore cannot slip new envelopes onto their keys. It only ever moves forward: a run that
+        ends below it (a producer answering short pages) is already covered, and every page read
+        checks the anchor once it reaches it."""
         last = kept[-1][0]
-        anchor = (last.sequence, last.event_id)
-        if not self.stores.watermarks.anchor(mark, anchor, self._stamp()):
-            return None
-        mark = mark.model_copy(update={"anchor_sequence": anchor[0], "anchor_event_id": anchor[1]})
-        self.checkpoint("anchored")
+        if mark.anchor_sequence is None or last.sequence > mark.anchor_sequence:
+            anchor = (last.sequence, last.event_id)
+            if not self.stores.watermarks.anchor(mark, anchor, self._stamp()):
+                return None
+            mark = mark.model_copy(update={"anchor_sequence": anchor[0], "anchor_event_id": anchor[1]})
+            self.checkpoint("anchored")
         self._record(mark, kept)
         outcome.recorded += len(kept)
         self.checkpoint("recorded")
@@ -558,6 +565,23 @@ def _text(value: object) -> str | None:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _same_stream(page: FeedPage, mark: Watermark) -> bool:
+    return (page.stream, page.generation) == (mark.stream, mark.generation)
+
+
+def _only_rechecked(page: FeedPage, mark: Watermark) -> bool:
+    """Did a checked read answer nothing but the envelopes it re-read, with more to come?"""
+    more = page.head_sequence is None or page.head_sequence > mark.sequence
+    return more and bool(page.envelopes) and all(_rechecked(raw, mark) for raw in page.envelopes)
+
+
+def _more_after(page: FeedPage, mark: Watermark, limit: int) -> bool:
+    """Is there more to read after the watermark: the stated head, or else a full page?"""
+    if page.head_sequence is not None:
+        return page.head_sequence > mark.sequence
+    return len(page.envelopes) >= limit
 
 
 def _read_after(mark: Watermark, verify: bool) -> int:
