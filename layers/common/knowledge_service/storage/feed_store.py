@@ -7,9 +7,9 @@
   (``export_key`` = the knowledge base, exports only) lists exports newest first. Rows are
   written with ``BatchWriteItem``; the prune is a ``Query`` per stream up to its watermark.
 - ``WatermarksTable`` — ``knowledge_base`` + ``stream_key``: how far the colony has read a
-  producer generation's stream, contiguously, and the event id of the envelope it stopped
-  at. It moves only by a conditional update from the value the pass read, so two passes
-  cannot move it past each other. A producer restored without a new generation reuses
+  producer generation's stream, contiguously, and its anchor (the newest envelope recorded,
+  which a restored producer would no longer hold). Both move only by a conditional update
+  from the values the pass read, so two passes cannot move them past each other. A producer restored without a new generation reuses
   sequence numbers, so its history after the fork is read as a new *epoch* of the same
   stream (``…#<stream>#e<n>``, starting after the last sequence both histories share);
   the old row is frozen with ``superseded_by`` and its inbox rows stay verbatim.

@@ -167,10 +167,10 @@ class FeedConsumer:
             kept, gap_at = self._contiguous(page, mark.sequence)
             if kept:
                 advanced = self._consume(mark, kept, project, revision_study, outcome)
-                # None: another pass moved it first, or a restore superseded it; read the live one, go on.
-                mark = advanced or self._reread(mark)
-                if advanced is None:
+                if advanced is None:  # another pass moved it first, or a restore superseded it
+                    mark = self._reread(mark)
                     continue
+                mark = advanced
             if gap_at is not None:
                 mark = self._reconcile_gap(mark, gap_at, outcome, project, revision_study)
                 continue
