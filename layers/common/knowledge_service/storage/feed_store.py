@@ -9,10 +9,11 @@
 - ``WatermarksTable`` — ``knowledge_base`` + ``stream_key``: how far the colony has read a
   producer generation's stream, contiguously, and its anchor (the newest envelope recorded,
   which a restored producer would no longer hold). Both move only by a conditional update
-  from the values the pass read, so two passes cannot move them past each other. A producer restored without a new generation reuses
-  sequence numbers, so its history after the fork is read as a new *epoch* of the same
-  stream (``…#<stream>#e<n>``, starting after the last sequence both histories share);
-  the old row is frozen with ``superseded_by`` and its inbox rows stay verbatim.
+  from the values the pass read, so two passes cannot move them past each other. A
+  producer restored without a new generation reuses sequence numbers, so its history after
+  the fork is read as a new *epoch* of the same stream (``…#<stream>#e<n>``, starting
+  after the last sequence both histories share); the old row is frozen with
+  ``superseded_by`` and its inbox rows stay verbatim.
 - ``ActionsTable`` — ``knowledge_base`` + ``effect_key``
   (``<instance>#<revision>#<action type>#v<policy version>``): one action per revision,
   claimed with ``attribute_not_exists``. Never pruned.
