@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from botocore.exceptions import ClientError
 
 
 def is_condition_failure(error: ClientError) -> bool:
     code = error.response.get("Error", {}).get("Code", "")
     return code in {"ConditionalCheckFailedException", "TransactionCanceledException"}
+
+
+def conditionally(write: Callable[[], object]) -> bool:
+    """Run a conditional write: True when it was made, False when its condition refused it."""
+    try:
+        write()
+    except ClientError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
 
 
 class WriteFailed(Exception):

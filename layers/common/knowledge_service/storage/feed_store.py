@@ -27,10 +27,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.conditions import conditionally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -225,15 +224,13 @@ class WatermarkStore:
 
     def start(self, mark: Watermark) -> Watermark:
         """A new producer generation's watermark at 0 (or the one another pass just made)."""
-        try:
-            # None is left out, not stored as NULL: ``attribute_not_exists(superseded_by)`` must hold.
-            self._table.put_item(
+        # None is left out, not stored as NULL: ``attribute_not_exists(superseded_by)`` must hold.
+        if conditionally(
+            lambda: self._table.put_item(
                 Item=mark.model_dump(exclude_none=True), ConditionExpression=Attr("stream_key").not_exists()
             )
+        ):
             return mark
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
         found = self.get(mark.knowledge_base, mark.stream_key)
         assert found is not None
         return found
@@ -260,19 +257,15 @@ class WatermarkStore:
         if reconciled is not None:
             sets.append("reconciled_over = list_append(if_not_exists(reconciled_over, :empty), :range)")
             values[":empty"], values[":range"] = [], [reconciled]
-        try:
-            self._table.update_item(
+        return conditionally(
+            lambda: self._table.update_item(
                 Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
                 UpdateExpression="SET " + ", ".join(sets),
                 ConditionExpression="#s = :from AND attribute_not_exists(superseded_by)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
-            return True
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        )
 
     def anchor(self, mark: Watermark, anchor: tuple[int, str], now: str) -> bool:
         """Name the newest envelope about to be recorded, from the row as ``mark`` read it; False
@@ -284,19 +277,15 @@ class WatermarkStore:
         else:
             condition += "anchor_sequence = :was_seq AND anchor_event_id = :was_id"
             values[":was_seq"], values[":was_id"] = mark.anchor_sequence, mark.anchor_event_id
-        try:
-            self._table.update_item(
+        return conditionally(
+            lambda: self._table.update_item(
                 Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
                 UpdateExpression="SET anchor_sequence = :seq, anchor_event_id = :id, updated_at = :now",
                 ConditionExpression=condition,
                 ExpressionAttributeNames={"#s": "sequence"},
                 ExpressionAttributeValues=values,
             )
-            return True
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        )
 
     def restart(self, mark: Watermark, base: int, anchor: tuple[int, str] | None, note: str, now: str) -> Watermark:
         """The producer was restored: the next epoch starts after ``base`` (the last sequence both
@@ -318,53 +307,46 @@ class WatermarkStore:
                 "updated_at": now,
             }
         )
-        try:
-            self._resource.meta.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._name,
-                            "Item": successor.model_dump(exclude_none=True),
-                            "ConditionExpression": "attribute_not_exists(stream_key)",
-                        }
+        frozen_and_started: list[Any] = [
+            {
+                "Put": {
+                    "TableName": self._name,
+                    "Item": successor.model_dump(exclude_none=True),
+                    "ConditionExpression": "attribute_not_exists(stream_key)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._name,
+                    "Key": {"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
+                    "UpdateExpression": "SET superseded_by = :next, #st = :ok, note = :note, updated_at = :now",
+                    "ConditionExpression": "attribute_not_exists(superseded_by)",
+                    "ExpressionAttributeNames": {"#st": "status"},
+                    "ExpressionAttributeValues": {
+                        ":next": successor.stream_key,
+                        ":ok": "ok",
+                        ":note": f"superseded by epoch {successor.epoch}: the producer was restored; "
+                        f"its history after sequence {base} is read there",
+                        ":now": now,
                     },
-                    {
-                        "Update": {
-                            "TableName": self._name,
-                            "Key": {"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
-                            "UpdateExpression": "SET superseded_by = :next, #st = :ok, note = :note, updated_at = :now",
-                            "ConditionExpression": "attribute_not_exists(superseded_by)",
-                            "ExpressionAttributeNames": {"#st": "status"},
-                            "ExpressionAttributeValues": {
-                                ":next": successor.stream_key,
-                                ":ok": "ok",
-                                ":note": f"superseded by epoch {successor.epoch}: the producer was restored; "
-                                f"its history after sequence {base} is read there",
-                                ":now": now,
-                            },
-                        }
-                    },
-                ]
-            )
+                }
+            },
+        ]
+        if conditionally(lambda: self._resource.meta.client.transact_write_items(TransactItems=frozen_and_started)):
             return successor
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
         return self.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)[-1]
 
     def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
         """Set the status and its note; a row a restore superseded keeps the note it was frozen with."""
-        try:
-            self._table.update_item(
+        conditionally(
+            lambda: self._table.update_item(
                 Key={"knowledge_base": mark.knowledge_base, "stream_key": mark.stream_key},
                 UpdateExpression="SET #st = :status, note = :note, updated_at = :now",
                 ConditionExpression="attribute_exists(stream_key) AND attribute_not_exists(superseded_by)",
                 ExpressionAttributeNames={"#st": "status"},
                 ExpressionAttributeValues={":status": status, ":note": note, ":now": now},
             )
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
+        )
 
 
 class ActionStore:
@@ -373,13 +355,9 @@ class ActionStore:
 
     def claim(self, action: Action) -> bool:
         """Claim the effect key; False when it was already claimed (by anyone, ever)."""
-        try:
-            self._table.put_item(Item=action.model_dump(), ConditionExpression=Attr("effect_key").not_exists())
-            return True
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        return conditionally(
+            lambda: self._table.put_item(Item=action.model_dump(), ConditionExpression=Attr("effect_key").not_exists())
+        )
 
     def finish(self, action: Action, outcome: str, findings: int, mission_ids: list[str]) -> None:
         self._table.update_item(

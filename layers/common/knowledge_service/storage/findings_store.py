@@ -17,10 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.conditions import conditionally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -66,16 +65,12 @@ class FindingsStore:
     # ------------------------------------------------------------------ findings
     def add(self, finding: Finding) -> bool:
         """Record a finding unless one with its id exists (whatever its status)."""
-        try:
-            self._table.put_item(
+        return conditionally(
+            lambda: self._table.put_item(
                 Item={"sk": f"finding#{finding.id}", "open_flag": OPEN, **finding.model_dump()},
                 ConditionExpression=Attr("sk").not_exists(),
             )
-            return True
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        )
 
     def get(self, knowledge_base: str, finding_id: str) -> Finding | None:
         item = self._table.get_item(
@@ -92,19 +87,15 @@ class FindingsStore:
 
     def decide(self, knowledge_base: str, finding_id: str, status: str, mission_id: str | None = None) -> bool:
         """open → ``status``; False when it was already decided."""
-        try:
-            self._table.update_item(
+        return conditionally(
+            lambda: self._table.update_item(
                 Key={"knowledge_base": knowledge_base, "sk": f"finding#{finding_id}"},
                 UpdateExpression="SET #st = :s, mission_id = :m REMOVE open_flag",
                 ConditionExpression="#st = :open",
                 ExpressionAttributeNames={"#st": "status"},
                 ExpressionAttributeValues={":s": status, ":m": mission_id, ":open": OPEN},
             )
-            return True
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
+        )
 
     def set_mission(self, knowledge_base: str, finding_id: str, mission_id: str) -> None:
         self._table.update_item(
