@@ -22,9 +22,26 @@ from tests.conftest import Api
 REF = "falcon"
 
 
-def run(rt: Runtime, sim: Simulator, policy: AutoStudy = AutoStudy.SUGGEST) -> PassOutcome:
+def run(
+    rt: Runtime, sim: Simulator, policy: AutoStudy = AutoStudy.SUGGEST, *, client: type[ForagerClient] = ForagerClient
+) -> PassOutcome:
+    return FeedConsumer(rt.feed_stores(), client(sim.url, sim.token, timeout_seconds=2.0)).run(REF, REF, policy)
+
+
+class Died(Exception):
+    pass
+
+
+def die_after_recording(rt: Runtime, sim: Simulator) -> None:
+    """A pass that records its page and dies before acting or moving the watermark."""
+
+    def die(step: str) -> None:
+        if step == "recorded":
+            raise Died(step)
+
     client = ForagerClient(sim.url, sim.token, timeout_seconds=2.0)
-    return FeedConsumer(rt.feed_stores(), client).run(REF, REF, policy)
+    with pytest.raises(Died):
+        FeedConsumer(rt.feed_stores(), client, checkpoint=die).run(REF, REF, AutoStudy.SUGGEST)
 
 
 def publish(sim: Simulator, count: int, prefix: str) -> list[dict[str, object]]:
@@ -206,24 +223,13 @@ def test_a_restore_after_a_reconciled_gap_records_what_now_stands_where_the_gap_
     assert lineage(knowledge_on)[-1].base == 1
 
 
-class Died(Exception):
-    pass
-
-
 def test_rows_a_dead_pass_recorded_above_the_watermark_are_not_overwritten_by_a_restored_producer(
     knowledge_on: Runtime, forager: Simulator
 ) -> None:
     first = publish(forager, 1, "first")
     run(knowledge_on, forager)
     dying = publish(forager, 2, "recorded, never advanced")
-
-    def die(step: str) -> None:
-        if step == "recorded":
-            raise Died(step)
-
-    client = ForagerClient(forager.url, forager.token, timeout_seconds=2.0)
-    with pytest.raises(Died):
-        FeedConsumer(knowledge_on.feed_stores(), client, checkpoint=die).run(REF, REF, AutoStudy.SUGGEST)
+    die_after_recording(knowledge_on, forager)
     assert lineage(knowledge_on)[0].sequence == 1  # recorded through 3, the watermark still at 1
     forager.feed_fault(REF, "ahead", 2)
     again = publish(forager, 2, "republished")  # sequences 2 and 3 again, other envelopes
@@ -278,19 +284,11 @@ def test_short_pages_cannot_slip_a_restored_producers_envelopes_onto_a_dead_pass
     first = publish(forager, 1, "first")
     run(knowledge_on, forager)
     dying = publish(forager, 3, "recorded, never advanced")  # sequences 2-4
-
-    def die(step: str) -> None:
-        if step == "recorded":
-            raise Died(step)
-
-    client = ForagerClient(forager.url, forager.token, timeout_seconds=2.0)
-    with pytest.raises(Died):
-        FeedConsumer(knowledge_on.feed_stores(), client, checkpoint=die).run(REF, REF, AutoStudy.SUGGEST)
+    die_after_recording(knowledge_on, forager)
     forager.feed_fault(REF, "ahead", 3)  # back to sequence 1
     again = publish(forager, 3, "republished")  # 2-4 again, other envelopes
 
-    short = ShortPages(forager.url, forager.token, timeout_seconds=2.0)
-    outcome = FeedConsumer(knowledge_on.feed_stores(), short).run(REF, REF, AutoStudy.SUGGEST)
+    outcome = run(knowledge_on, forager, client=ShortPages)
 
     assert outcome.degraded == ["history_diverged"]
     assert {e["event_id"] for e in dying + again} <= recorded_event_ids(knowledge_on)
