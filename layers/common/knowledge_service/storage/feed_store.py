@@ -76,6 +76,17 @@ class Watermark(BaseModel):
     updated_at: str = ""
 
 
+def reading_from(marks: list[Watermark], instance_id: str, generation: str, stream: str) -> Watermark | None:
+    """Of a knowledge base's watermarks, the one the next pass reads from: the newest epoch of the
+    generation the engine states; else, before that generation has a row, the live row of the one
+    read last (FORAGER answers it generation_changed, and the pass starts the new one at 0)."""
+    stated = [m for m in marks if (m.instance_id, m.generation, m.stream) == (instance_id, generation, stream)]
+    if stated:
+        return max(stated, key=lambda m: m.epoch)
+    live = [m for m in marks if m.instance_id == instance_id and m.stream == stream and m.superseded_by is None]
+    return max(live, key=lambda m: m.updated_at, default=None)
+
+
 class Action(BaseModel):
     knowledge_base: str
     effect_key: str

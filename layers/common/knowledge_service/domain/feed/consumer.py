@@ -52,6 +52,7 @@ from knowledge_service.storage.feed_store import (
     Watermark,
     WatermarkStore,
     envelope_text,
+    reading_from,
     stream_key,
 )
 from knowledge_service.storage.findings_store import FindingsStore
@@ -250,17 +251,9 @@ class FeedConsumer:
         )
 
     def _current(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        """The stream's watermark for the generation the engine states; when there is none yet but an
-        older generation's is, read from that one, so FORAGER answers generation_changed and the
-        pass degrades, reconciles against the source list, and only then starts the new one at 0."""
-        marks = self.stores.watermarks.all(knowledge_base)
-        mine = [m for m in marks if (m.instance_id, m.generation, m.stream) == (instance, generation, stream)]
-        if mine:
-            return max(mine, key=lambda m: m.epoch)
-        older = [m for m in marks if m.instance_id == instance and m.stream == stream and m.superseded_by is None]
-        if older:
-            return max(older, key=lambda m: m.updated_at)
-        return self._live(knowledge_base, instance, generation, stream)
+        """Where this pass starts (``reading_from``), or a new generation's watermark at 0."""
+        found = reading_from(self.stores.watermarks.all(knowledge_base), instance, generation, stream)
+        return found or self._live(knowledge_base, instance, generation, stream)
 
     def _reread(self, mark: Watermark) -> Watermark:
         return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from knowledge_service.domain.feed.consumer import mine_export
+from knowledge_service.domain.feed.consumer import STREAM, mine_export
 from knowledge_service.domain.feed.retention import Retention
 from knowledge_service.domain.package import PackageAgreement, package_agreement
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
-from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
+from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore, reading_from
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import HeadRevision
 
@@ -82,14 +82,7 @@ def feed_view(
     head = client.head_revision(knowledge_base) if caps.change_feed else None
     agreement, note = package_agreement(caps.package_version, asked=True)
     marks = watermarks.all(knowledge_base)
-    stated = [m for m in marks if m.instance_id == caps.instance_id and m.generation == caps.generation]
-    current = (
-        max(stated, key=lambda m: m.epoch)
-        if stated
-        else max(marks, key=lambda m: (m.updated_at, m.epoch))
-        if marks
-        else None
-    )
+    current = reading_from(marks, caps.instance_id or "unknown", caps.generation or "unknown", STREAM)
     rows = inbox.stream(current.stream_key) if current else []
     return FeedView(
         change_feed=caps.change_feed,
