@@ -24,10 +24,11 @@ run: install ## start the local stack: moto, the API on :3000, schedules, the FO
 test: install lint template ## lint, template checks and every test tier
 	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
-lint: ## ruff and mypy
+lint: ## ruff, mypy and the import contract (import-linter)
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
 	$(UV) run mypy layers/common/knowledge_service functions devstack forager_simulator
+	$(UV) run lint-imports --no-cache
 
 format: ## ruff's fixes and formatting
 	$(UV) run ruff check --fix .
