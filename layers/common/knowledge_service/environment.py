@@ -7,17 +7,21 @@ allowed hosts, the workspace root, the gate's pin) live here, where no API call 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Annotated
 
-from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 GATE_ENV_VAR = "ANTHILL_KNOWLEDGE_ENABLED"
 
 
-class Environment(BaseSettings):
-    model_config = SettingsConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+class Environment(BaseModel):
+    """The function's environment variables, by their lower-cased names (``CONFIG_TABLE`` is
+    ``config_table``). A plain model rather than pydantic-settings: one model does not need a
+    settings framework on every cold start."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     config_table: str
     principals_table: str
@@ -34,12 +38,12 @@ class Environment(BaseSettings):
 
     knowledge_forager_endpoint: str = ""
     knowledge_forager_allow_remote: bool = False
-    knowledge_forager_allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
+    knowledge_forager_allowed_hosts: tuple[str, ...] = ()
     knowledge_workspace_root: str = "/srv/colony/workspace"
     knowledge_forager_managed: bool = False
     installation_organization: str = "colony"
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
-    gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR)
+    gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR.lower())
 
     @field_validator("knowledge_forager_allowed_hosts", mode="before")
     @classmethod
@@ -52,6 +56,11 @@ class Environment(BaseSettings):
     @classmethod
     def _empty_pin_is_unset(cls, value: object) -> object:
         return None if value == "" else value
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Environment:
+        """Read from a process environment: names are matched case-insensitively."""
+        return cls.model_validate({name.lower(): value for name, value in environ.items()})
 
     @property
     def gate_pinned(self) -> bool:
@@ -68,4 +77,4 @@ class Environment(BaseSettings):
 @lru_cache(maxsize=1)
 def current_environment() -> Environment:
     """The environment of this container, read on first use (never at import time)."""
-    return Environment()  # type: ignore[call-arg]
+    return Environment.from_environ(os.environ)
