@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from knowledge_service import budget
 from knowledge_service.edge.access import authorize
 from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
@@ -112,7 +113,9 @@ def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddlew
     if not _matched(app):
         return next_middleware(app)  # no route matched (``/knowledge//status``): the 404, not an access check
     authorize(app)
-    return next_middleware(app)
+    # One budget for every FORAGER call the route makes (knowledge_service/budget.py).
+    with budget.spending(budget.request_budget(app.lambda_context)):
+        return next_middleware(app)
 
 
 def _matched(app: APIGatewayRestResolver) -> bool:
