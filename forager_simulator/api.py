@@ -20,7 +20,7 @@ from email.message import Message
 from typing import Any
 
 from . import feed
-from .faults import fault_response
+from .faults import PACED_MODES, fault_response, paced
 from .reads import ReadsApi
 from .routing import (
     ApiError,
@@ -110,10 +110,15 @@ class ForagerApi:
         if fault is not None:
             if fault.mode == "slow":
                 self._stopping.wait(fault.delay_seconds)
+            elif fault.mode in PACED_MODES:
+                return paced(fault, self._answer(request))
             else:
                 faulted = fault_response(fault)
                 if faulted is not None:
                     return faulted
+        return self._answer(request)
+
+    def _answer(self, request: Request) -> Response:
         if is_api_path(request.path) and not self._authorized(request):
             return error_response(
                 401,

@@ -1,15 +1,17 @@
 """Faults the simulator can inject on the API port (never on the control port).
 
 A :class:`Fault` is a value; :func:`make_fault` validates one and :func:`fault_response`
-says what a faulted request answers. Two modes are not answers: ``down`` is carried
-out by the server (the listening socket is closed) and ``slow`` only delays the real
-answer.
+says what a faulted request answers. Four modes are not answers of their own: ``down``
+is carried out by the server (the listening socket is closed), ``slow`` only delays the
+real answer, and ``trickle`` and ``stall`` pace it (:func:`paced`): the headers at once,
+then the body one byte every ``delay_seconds`` (``trickle``), or nothing at all for
+``delay_seconds`` before the connection is reset (``stall``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .routing import JSON_CONTENT_TYPE, Response, error_response
@@ -22,7 +24,10 @@ FAULT_MODES: tuple[str, ...] = (
     "malformed",
     "reset",
     "redirect",
+    "trickle",
+    "stall",
 )
+PACED_MODES = frozenset({"trickle", "stall"})
 
 DEFAULT_DELAY_SECONDS = 1.0
 DEFAULT_RETRY_AFTER = 1
@@ -137,8 +142,15 @@ def fault_from_json(payload: Any) -> Fault | None:
     )
 
 
+def paced(fault: Fault, response: Response) -> Response:
+    """The real answer, paced as a ``trickle`` or ``stall`` fault says."""
+    if fault.mode == "trickle":
+        return replace(response, trickle_seconds=fault.delay_seconds)
+    return replace(response, stall_seconds=fault.delay_seconds)
+
+
 def fault_response(fault: Fault) -> Response | None:
-    """The answer a faulted request gets, or ``None`` for ``slow`` / ``down``."""
+    """The answer a faulted request gets, or ``None`` for ``slow`` / ``down`` and the paced modes."""
     if fault.mode == "429":
         return error_response(
             429,

@@ -78,7 +78,9 @@ class Response:
 
     ``declared_length`` and ``abort`` exist for the ``reset`` fault: the headers announce
     ``declared_length`` bytes, only ``body`` is written, and the connection is then
-    closed abruptly.
+    closed abruptly. ``trickle_seconds`` (the ``trickle`` fault) writes the body one byte
+    at a time, that long apart; ``stall_seconds`` (``stall``) writes the headers, then
+    nothing for that long, then resets the connection.
     """
 
     status: int
@@ -87,6 +89,8 @@ class Response:
     content_type: str | None = JSON_CONTENT_TYPE
     declared_length: int | None = None
     abort: bool = False
+    trickle_seconds: float | None = None
+    stall_seconds: float | None = None
 
 
 def json_response(status: int, payload: Any, headers: Iterable[tuple[str, str]] = ()) -> Response:

@@ -12,6 +12,7 @@ import contextlib
 import ipaddress
 import logging
 import secrets
+import select
 import socket
 import struct
 import threading
@@ -34,6 +35,7 @@ logger = logging.getLogger("forager_simulator")
 # The contract's transport cap for one upload request.
 MAX_BODY_BYTES = 100 * 1024 * 1024
 POLL_INTERVAL = 0.01
+HOLD_POLL_SECONDS = 0.05
 
 
 class App(Protocol):
@@ -231,12 +233,48 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         if self.close_connection:
             self.send_header("Connection", "close")
+        if response.stall_seconds is not None or response.trickle_seconds is not None:
+            self.close_connection = True
         self.end_headers()
+        if response.stall_seconds is not None:
+            self.wfile.flush()
+            self._hold(response.stall_seconds)
+            self._reset()
+            return
+        if response.trickle_seconds is not None:
+            self._trickle(response.body, response.trickle_seconds)
+            return
         if self.command != "HEAD":
             self.wfile.write(response.body)
         if response.abort:
             self.wfile.flush()
             # Closing with SO_LINGER 0 resets the connection instead of ending it.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+    def _trickle(self, body: bytes, every: float) -> None:
+        """The body one byte at a time, ``every`` seconds apart, while the client listens."""
+        for offset in range(len(body) if self.command != "HEAD" else 0):
+            if not self._hold(every):
+                return
+            try:
+                self.wfile.write(body[offset : offset + 1])
+            except OSError:
+                return
+
+    def _hold(self, seconds: float) -> bool:
+        """Wait ``seconds``; False as soon as the client hangs up (or the port closes)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select([self.connection], [], [], min(left, HOLD_POLL_SECONDS))
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return False
+            except (OSError, ValueError):
+                return False
+        return True
+
+    def _reset(self) -> None:
+        with contextlib.suppress(OSError):
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 

@@ -91,6 +91,8 @@ def forager(simulator: Simulator) -> Iterator[Simulator]:
 FAULT_ANSWERS: dict[str, set[int]] = {
     "down": {503},
     "slow": {504},
+    "trickle": {504},
+    "stall": {504},
     "reset": {502},
     "429": {502},
     "5xx": {502},
@@ -99,17 +101,26 @@ FAULT_ANSWERS: dict[str, set[int]] = {
 }
 """Each upstream fault the simulator can play, and the status the edge answers it with."""
 
+PACED_CALL_SECONDS = 0.5
+"""The FORAGER call deadline ``inject_fault`` sets for ``trickle`` and ``stall``."""
+
 
 @pytest.fixture
 def inject_fault(forager: Simulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
-    """Make FORAGER fail one way: down, hanging past the client's timeout, resetting mid-body,
-    rate-limiting with Retry-After, failing, answering malformed JSON, or redirecting."""
+    """Make FORAGER fail one way: down, hanging past the client's timeout, trickling its body
+    a byte every 0.1 s (each read well inside any per-read timeout) or stalling after its
+    headers past the call's 0.5 s deadline, resetting mid-body, rate-limiting with
+    Retry-After, failing, answering malformed JSON, or redirecting."""
 
     def inject(mode: str) -> None:
         if mode == "slow":
             monkeypatch.setenv("FORAGER_TIMEOUT_SECONDS", "0.3")
             reset_runtime()
             forager.set_fault("slow", delay_seconds=1.0)
+        elif mode in ("trickle", "stall"):
+            monkeypatch.setenv("FORAGER_TIMEOUT_SECONDS", str(PACED_CALL_SECONDS))
+            reset_runtime()
+            forager.set_fault(mode, delay_seconds=0.1 if mode == "trickle" else 30.0)
         elif mode == "429":
             forager.set_fault("429", retry_after=3)
         else:
@@ -157,6 +168,7 @@ class Api:
         query: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
         resource: str | None = None,
+        lambda_timeout: float | None = None,
     ) -> Answer:
         route = self._routes[(method, resource or path)]
         handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
@@ -167,7 +179,9 @@ class Api:
         event = rest_event(
             method, path, resource=route.path, headers=headers, query=query, body=raw_body, authorizer=authorizer
         )
-        response = handler(event, FakeLambdaContext(route.function))
+        # Lambda's context counts down from the function's Timeout (or ``lambda_timeout``).
+        timeout = TEMPLATE.function_timeout(route.function) if lambda_timeout is None else lambda_timeout
+        response = handler(event, FakeLambdaContext(route.function, timeout_seconds=timeout))
         text = response.get("body") or ""
         secrets.record(text)
         try:

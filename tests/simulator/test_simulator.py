@@ -339,6 +339,36 @@ def test_reset_closes_the_connection_mid_body(sim: Simulator, api: httpx.Client)
     assert api.get("/api/projects").status_code == 200
 
 
+def test_trickle_sends_the_headers_then_the_real_body_a_byte_at_a_time(sim: Simulator, api: httpx.Client) -> None:
+    whole = api.get("/api/status").content
+    sim.set_fault("trickle", delay_seconds=0.02)
+    started = time.monotonic()
+    with api.stream("GET", "/api/status") as response:
+        headers_after = time.monotonic() - started
+        chunks = list(response.iter_raw())
+    assert response.status_code == 200 and headers_after < 0.5
+    assert b"".join(chunks) == whole
+    assert time.monotonic() - started >= 0.02 * len(whole) * 0.9
+
+
+def test_stall_sends_the_headers_then_nothing_then_resets(sim: Simulator, api: httpx.Client) -> None:
+    sim.set_fault("stall", delay_seconds=0.5)
+    started = time.monotonic()
+    with api.stream("GET", "/api/projects") as response:
+        assert response.status_code == 200 and time.monotonic() - started < 0.4
+        with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
+            response.read()
+    assert time.monotonic() - started >= 0.5
+
+
+def test_a_stall_ends_when_the_client_hangs_up(sim: Simulator) -> None:
+    sim.set_fault("stall", delay_seconds=600)
+    with pytest.raises(httpx.ReadTimeout):
+        request("GET", f"{sim.url}/api/status", timeout=0.3, headers={"Authorization": f"Bearer {sim.token}"})
+    sim.clear_faults()
+    assert request("GET", f"{sim.url}/api/status", headers={"Authorization": f"Bearer {sim.token}"}).status_code == 200
+
+
 def test_redirect_points_at_another_host(sim: Simulator, api: httpx.Client) -> None:
     sim.set_fault("redirect")
     response = api.get("/api/projects", follow_redirects=False)

@@ -148,3 +148,31 @@ def test_open_changes_on_status_counts_open_findings(api: Api, knowledge_on: Run
     assert open_changes() == open_now
     decide(api, found["id"], "dismiss")
     assert open_changes() == open_now - 1
+
+
+def test_changes_queue_and_dismiss_answer_503_while_forager_is_down_and_change_nothing(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    """The specification: every route but GET /knowledge/status answers 503 while knowledge is down."""
+    found = one_finding(api, forager)
+    forager.set_fault("down")
+    try:
+        listed = api.call("GET", "/knowledge/changes", query={"project": REF, "status": "all"})
+        queued = decide(api, found["id"], "queue")
+        dismissed = decide(api, found["id"], "dismiss")
+    finally:
+        forager.clear_faults()
+    for answer in (listed, queued, dismissed):
+        assert (answer.status, answer.body["code"]) == (503, "knowledge_unreachable"), answer.raw
+    assert [f["status"] for f in findings(api, "all") if f["id"] == found["id"]] == ["open"]
+
+
+def test_changes_answer_503_while_knowledge_is_off(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+    found = one_finding(api, forager)
+    assert api.call("POST", "/settings", body={"knowledge_enabled": False}).status == 200
+    for answer in (
+        api.call("GET", "/knowledge/changes", query={"project": REF}),
+        decide(api, found["id"], "queue"),
+        decide(api, found["id"], "dismiss"),
+    ):
+        assert (answer.status, answer.body["code"]) == (503, "knowledge_disabled"), answer.raw

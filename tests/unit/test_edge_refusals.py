@@ -12,8 +12,8 @@ from tests.conftest import Api, principal
 @pytest.mark.parametrize(
     ("content_type", "body", "field"),
     [
-        ("multipart/form-data", '{"knowledge_auto_study": "on"}', "Content-Type"),
-        ("text/plain", '{"knowledge_auto_study": "on"}', "Content-Type"),
+        ("application/x-www-form-urlencoded", "knowledge_auto_study=on", "Content-Type"),
+        ("text/plain", "knowledge_auto_study: on", "Content-Type"),
         ("application/json", "{not json", "body"),
     ],
 )

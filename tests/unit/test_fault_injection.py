@@ -7,6 +7,7 @@ Generated from the route table, with the shared ``inject_fault`` fixture (tests/
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,12 +18,14 @@ from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.edge.openapi import openapi_document
 from knowledge_service.runtime import Runtime
 from tests.authorization_matrix import request_for
-from tests.conftest import FAULT_ANSWERS, TEMPLATE, Api
+from tests.conftest import FAULT_ANSWERS, PACED_CALL_SECONDS, TEMPLATE, Api
 
 ROUTES = knowledge_routes()
 DOCUMENT = openapi_document()
 # Powertools' idempotency records come and go with a request by design.
 UNCOMPARED = {TEMPLATE.physical_name("IdempotencyTable")}
+# A route makes a few FORAGER calls at most; each ends by its deadline, plus the tables' work.
+ANSWERED_WITHIN_SECONDS = 4 * PACED_CALL_SECONDS + 2.0
 
 
 def every_table() -> dict[str, list[dict[str, Any]]]:
@@ -47,9 +50,11 @@ def test_a_route_under_an_upstream_fault_answers_a_documented_code_and_writes_no
     params = dict(pair.split("=", 1) for pair in query.split("&"))
     before = every_table()
     inject_fault(fault)
+    started = time.monotonic()
     answer = api.call(
         route.method, path, body=body, query=params, resource=route.path, headers={"Content-Type": "application/json"}
     )
+    elapsed = time.monotonic() - started
 
     documented = {int(code) for code in DOCUMENT["paths"][route.path][route.method.lower()]["responses"]}
     assert answer.status in documented, f"{answer.status} is not documented: {answer.raw}"
@@ -60,3 +65,7 @@ def test_a_route_under_an_upstream_fault_answers_a_documented_code_and_writes_no
     if answer.status >= 400:
         assert answer.body["success"] is False and answer.body["data"] is None
         assert every_table() == before, "a refused request changed a table"
+    if fault in ("trickle", "stall"):
+        # Each FORAGER call ends by its deadline however FORAGER paces its bytes: a read
+        # timeout alone would let a trickle hold the request for as long as the body lasts.
+        assert elapsed < ANSWERED_WITHIN_SECONDS, f"answered after {elapsed:.1f}s: {answer.raw}"

@@ -58,3 +58,15 @@ class Upstream:
             http=self._http,
             timeout_seconds=self._env.forager_timeout_seconds,
         )
+
+    def answering(self, settings: KnowledgeSettings) -> ForagerClient:
+        """The client once FORAGER has answered ``GET /api/status``.
+
+        For a route that reads or writes only the colony's own records (findings): the
+        specification holds every route but ``GET /knowledge/status`` to 503 while knowledge
+        is off or down, so such a route asks FORAGER first and answers as any other would
+        (503 unreachable, 504 no answer in time, 502 a wrong answer) before it touches a table.
+        """
+        client = self.client(settings)
+        client.status()
+        return client

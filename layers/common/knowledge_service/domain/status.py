@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from knowledge_service.budget import finished, started
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.gate import knowledge_enabled, why_disabled
 from knowledge_service.domain.package import HOST_PACKAGE_VERSION, PackageAgreement, package_agreement
@@ -150,7 +151,9 @@ def engine(env: Environment) -> EngineAnswer:
 
 
 class _Probe:
-    """Asks FORAGER what it is, stopping at the first failure (each ask has its own timeout)."""
+    """Asks FORAGER what it is: status, capabilities and projects at once, under the request's
+    budget (so the probe takes as long as its slowest ask, never the sum), read in that order
+    up to the first failure."""
 
     def __init__(self) -> None:
         self.reachable = False
@@ -171,16 +174,20 @@ class _Probe:
             self.reason = reason
             return
         client = upstream.client(settings)
+        status_asked = started(client.status)
+        capabilities_asked = started(client.capabilities)
+        projects_asked = started(client.projects)
+        finished(status_asked, capabilities_asked, projects_asked)
         try:
-            status = client.status()
+            status = status_asked.result()
             self.reachable = True
             self.version, self.schema_version = status.version, status.schema_version
             self.search_backend, self.model_provider = status.search_backend, status.model_provider
-            capabilities = client.capabilities()
+            capabilities = capabilities_asked.result()
             self.capabilities_read = True
             self.change_feed = capabilities.change_feed
             self.package_version = capabilities.package_version
-            self.projects = [project.project_ref for project in client.projects()]
+            self.projects = [project.project_ref for project in projects_asked.result()]
         except ServiceError as error:
             self.reachable = self.reachable or not isinstance(error, (KnowledgeUnreachable, UpstreamTimeout))
             self.reason = error.message

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -21,19 +21,34 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from knowledge_service import budget
 from knowledge_service.edge.access import authorize
+from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
 from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError
 
 logger = Logger(child=True)
 
 _LOCATIONS = {"body", "query", "path", "header", "cookie"}
+_NOT_JSON_FORMS = {"application/x-www-form-urlencoded", "multipart/form-data"}
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
+class KnowledgeResolver(APIGatewayRestResolver):
+    """Powertools' REST resolver, reading every body with the edge's bounded JSON reader
+    (``edge/body.py``), and a JSON object as JSON whatever ``Content-Type`` it declares."""
+
+    def __init__(self) -> None:
+        super().__init__(enable_validation=True, json_body_deserializer=read_json)
+
+    def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        return super().resolve(as_json_request(dict(event)), context)
+
+
 def knowledge_api() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = KnowledgeResolver()
     app.use(middlewares=[_access_middleware])
 
     @app.exception_handler(ServiceError)
@@ -53,7 +68,14 @@ def knowledge_api() -> APIGatewayRestResolver:
 
     @app.exception_handler(RequestValidationError)
     def _invalid(error: RequestValidationError) -> Response[str]:
+        if app.current_event.body and declared_type(app.current_event.headers) in _NOT_JSON_FORMS:
+            # A form's fields are not JSON's: name the header, not a field the form made up.
+            return refuse_after_access(BadRequest("Content-Type", "must be application/json."))
         return refuse_after_access(bad_request_from(list(error.errors())))
+
+    @app.exception_handler(UnreadableBody)
+    def _unbounded(error: UnreadableBody) -> Response[str]:
+        return refuse_after_access(error)
 
     @app.exception_handler(RequestUnsupportedContentType)
     def _not_json(_: RequestUnsupportedContentType) -> Response[str]:
@@ -88,8 +110,19 @@ def unexpected(error: Exception) -> Response[str]:
 
 
 def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    if not _matched(app):
+        return next_middleware(app)  # no route matched (``/knowledge//status``): the 404, not an access check
     authorize(app)
-    return next_middleware(app)
+    # One budget for every FORAGER call the route makes (knowledge_service/budget.py).
+    with budget.spending(budget.request_budget(app.lambda_context)):
+        return next_middleware(app)
+
+
+def _matched(app: APIGatewayRestResolver) -> bool:
+    """Whether the request matched a registered route. Powertools runs the middlewares for
+    an unmatched request too, around a stand-in route of its own that declares nothing."""
+    route = app.context.get("_route")
+    return any(route is registered for registered in app._static_routes + app._dynamic_routes)
 
 
 def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:
@@ -102,7 +135,8 @@ def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:
         return BadRequest("body", "is not valid.")
     first = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
     kind = str(first.get("type", ""))
-    parts = [str(part) for part in first.get("loc", ()) if str(part) not in _LOCATIONS]
+    loc = [str(part) for part in first.get("loc", ())]
+    parts = loc[1:] if loc and loc[0] in _LOCATIONS else loc  # a field may be called ``query``
     field = "body" if kind == "json_invalid" else ".".join(parts) or "body"
     if kind == "extra_forbidden":
         if parts and not _FIELD_NAME.match(parts[-1]):  # a name that is not one is not echoed

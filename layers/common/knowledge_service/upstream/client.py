@@ -1,26 +1,38 @@
 """The FORAGER client.
 
-Bearer credential on every request, an ``Idempotency-Key`` on every POST, timeouts well
-inside API Gateway's 29 seconds, redirects never followed, and every transport or upstream
-failure turned into the envelope's codes:
+Bearer credential on every request, an ``Idempotency-Key`` on every POST, one total
+deadline per call inside the request's budget (``knowledge_service/budget.py``), redirects
+never followed, and every transport or upstream failure turned into the envelope's codes:
 
 | what happened                         | raised                      | status |
 | ------------------------------------- | --------------------------- | ------ |
 | connection refused, DNS, reset early  | ``KnowledgeUnreachable``    | 503    |
-| no answer within the timeout          | ``UpstreamTimeout``         | 504    |
+| no whole answer by the call's deadline| ``UpstreamTimeout``         | 504    |
 | 3xx, 401/403, 429, 5xx, bad JSON/shape| ``UpstreamError``           | 502    |
 | another 4xx, in FORAGER's own words   | ``UpstreamRefused`` (a 502 unless the domain expects it) | |
+
+**One deadline per call.** httpx's timeouts bound each socket operation, so a FORAGER that
+trickles a byte every few seconds never trips them. A call's deadline is the sooner of
+``timeout_seconds`` from its start and the request's budget; the pool's network backend
+(:class:`_DeadlineBackend`) gives every connect, write and read only the time left until
+that deadline, so the whole call (connect, headers, body) ends by it, whatever the pace.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+import ssl
+import time
 import uuid
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
+import httpcore
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from knowledge_service import budget
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, UpstreamRefused, UpstreamTimeout
 from knowledge_service.upstream.models import (
     Capabilities,
@@ -53,28 +65,123 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 USER_AGENT = "knowledge-service/0.1"
 
 
+CONNECT_SECONDS = 3.0
+"""The most a call waits for a connection, within its deadline."""
+
 HttpPool = httpx.Client
 """One connection pool to FORAGER, shared by every client a container builds."""
 
 
 def connection_pool(timeout_seconds: float) -> HttpPool:
-    """The pool a container keeps: the client's timeouts, redirects never followed."""
-    return httpx.Client(timeout=default_timeout(timeout_seconds), follow_redirects=False)
+    """The pool a container keeps: every socket operation held to its call's deadline,
+    redirects never followed."""
+    return httpx.Client(
+        timeout=default_timeout(timeout_seconds), follow_redirects=False, transport=_DeadlineTransport()
+    )
 
 
 def default_timeout(seconds: float) -> httpx.Timeout:
-    return httpx.Timeout(seconds, connect=min(3.0, seconds))
+    return httpx.Timeout(seconds, connect=min(CONNECT_SECONDS, seconds))
+
+
+# ---------------------------------------------------------------------- the deadline
+# The deadline of the call this thread is making (``time.monotonic``), or None.
+_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("forager_call_deadline", default=None)
+
+
+def _time_left(timeout: float | None, timeout_error: type[Exception]) -> float | None:
+    """``timeout``, cut to the time left before the call's deadline (which, passed, raises)."""
+    deadline = _call_deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise timeout_error("The call's deadline passed.")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket stream whose every operation ends by the call's deadline."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _time_left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _time_left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        tls = self._stream.start_tls(ssl_context, server_hostname, _time_left(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(tls)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's socket backend, handing out :class:`_DeadlineStream` s."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        left = _time_left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._backend.connect_tcp(host, port, left, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        left = _time_left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._backend.connect_unix_socket(path, left, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport on a connection pool whose sockets keep the call's deadline.
+
+    httpx offers no way to hand its transport a network backend, so the pool it builds is
+    replaced by the same pool (httpx's defaults) on :class:`_DeadlineBackend`.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(),
+        )
 
 
 class ForagerClient:
-    """One FORAGER endpoint, one credential. Hand in ``http`` to share a connection pool."""
+    """One FORAGER endpoint, one credential. Hand in ``http`` (from :func:`connection_pool`)
+    to share a connection pool."""
 
     def __init__(
         self, endpoint: str, credential: str, *, http: httpx.Client | None = None, timeout_seconds: float = 8.0
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self._credential = credential
-        self._http = http or httpx.Client(timeout=default_timeout(timeout_seconds), follow_redirects=False)
+        self._timeout_seconds = timeout_seconds
+        self._http = http or connection_pool(timeout_seconds)
 
     # ------------------------------------------------------------------ the contract
     def status(self) -> EngineStatus:
@@ -203,9 +310,15 @@ class ForagerClient:
             "User-Agent": USER_AGENT,
             **(headers or {}),
         }
+        deadline = self._deadline()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise UpstreamTimeout(f"The request's time for FORAGER ran out before {method} {path}.")
+        timeout = httpx.Timeout(left, connect=min(CONNECT_SECONDS, left))
+        token = _call_deadline.set(deadline)
         try:
             response = self._http.request(
-                method, self.endpoint + path, params=params, json=json_body, headers=request_headers
+                method, self.endpoint + path, params=params, json=json_body, headers=request_headers, timeout=timeout
             )
         except httpx.TimeoutException as error:
             raise UpstreamTimeout(f"FORAGER did not answer {method} {path} in time.") from error
@@ -213,8 +326,16 @@ class ForagerClient:
             raise KnowledgeUnreachable(f"FORAGER at {self.endpoint} cannot be reached.") from error
         except httpx.HTTPError as error:
             raise UpstreamError(f"FORAGER's answer to {method} {path} broke off: {type(error).__name__}.") from error
+        finally:
+            _call_deadline.reset(token)
         self._raise_for_status(method, path, response)
         return response
+
+    def _deadline(self) -> float:
+        """This call's deadline: ``timeout_seconds`` from now, or the request's budget if sooner."""
+        deadline = time.monotonic() + self._timeout_seconds
+        spending = budget.current()
+        return deadline if spending is None else min(deadline, spending.deadline)
 
     @staticmethod
     def _raise_for_status(method: str, path: str, response: httpx.Response) -> None:

@@ -23,13 +23,14 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
     summary="Findings: what changed in the knowledge base since the colony last studied it",
     tags=["changes"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
-    responses=error_responses(400, 401, 403, 404, 500, 503),
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_changes(
     status: Annotated[Literal["open", "all"], Query()] = "open", project: Annotated[str | None, Query()] = None
 ) -> Envelope[changes.FindingsAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
+    rt.upstream.answering(scope.settings)  # 503 while knowledge is off or down, as every route but status
     return ok(changes.list_findings(rt.findings, scope.knowledge_base, status))
 
 
@@ -51,11 +52,12 @@ def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[change
     summary="Turn one finding into a mission",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
-    responses=error_responses(400, 401, 403, 404, 409, 500, 503),
+    responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
+    rt.upstream.answering(scope.settings)
     return ok(changes.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
 
 
@@ -64,11 +66,12 @@ def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) ->
     summary="Record that a finding needs no mission",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
-    responses=error_responses(400, 401, 403, 404, 409, 500, 503),
+    responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
+    rt.upstream.answering(scope.settings)
     return ok(changes.dismiss_finding(rt.findings, scope.knowledge_base, id))
 
 

@@ -1,0 +1,114 @@
+"""Reading a request body: bounded before it is parsed, in one place, before any model sees it.
+
+Python's ``json`` module has no limits of its own: a body nested a thousand deep raises
+``RecursionError`` and an integer of more than 4,300 digits ``ValueError``, both of which
+would reach the caller as a 500. The resolver parses every body with :func:`read_json`
+instead, so that each is the caller's ``400 bad_request`` naming ``body`` (and, like every
+unreadable body, only after the route's access is held).
+
+A body is read as JSON whatever ``Content-Type`` it declares when it is a JSON object:
+the console and ``curl -d`` both send JSON, and curl declares form encoding unless told
+otherwise. :func:`as_json_request` says so to Powertools before it picks a parser.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from knowledge_service.errors import BadRequest
+
+MAX_BODY_BYTES = 1_048_576
+"""The largest body the edge parses (API Gateway would carry 10 MB, Lambda 6 MB)."""
+MAX_DEPTH = 32
+"""Arrays and objects inside one another; every request model is far shallower."""
+MAX_NUMBER_CHARACTERS = 64
+"""The longest number written in a body (an integer's digits, or a float's text)."""
+
+# A JSON string (escapes included) or one bracket: brackets inside strings do not nest.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_OPENERS = frozenset("[{")
+_CLOSERS = frozenset("]}")
+_JSON_TYPE = "application/json"
+
+
+class UnreadableBody(BadRequest):
+    """400 naming ``body``: too large, too deep, a number too long, or not JSON at all."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__("body", problem)
+
+
+def read_json(text: str | bytes | bytearray) -> Any:
+    """Parse a request body within the bounds above, or raise :class:`UnreadableBody`."""
+    if isinstance(text, (bytes, bytearray)):
+        if len(text) > MAX_BODY_BYTES:
+            raise UnreadableBody(f"is larger than {MAX_BODY_BYTES:,} bytes.")
+        text = bytes(text).decode("utf-8")
+    if len(text) > MAX_BODY_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+        raise UnreadableBody(f"is larger than {MAX_BODY_BYTES:,} bytes.")
+    _check_depth(text)
+    return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
+
+
+def _check_depth(text: str) -> None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return  # cannot nest deeper than it has brackets
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        lexeme = match.group()
+        if lexeme in _OPENERS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise UnreadableBody(f"is nested deeper than {MAX_DEPTH} levels.")
+        elif lexeme in _CLOSERS:
+            depth -= 1
+
+
+def _integer(digits: str) -> int:
+    if len(digits) > MAX_NUMBER_CHARACTERS:
+        raise UnreadableBody(f"holds a number longer than {MAX_NUMBER_CHARACTERS} characters.")
+    return int(digits)
+
+
+def _float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARACTERS:
+        raise UnreadableBody(f"holds a number longer than {MAX_NUMBER_CHARACTERS} characters.")
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnreadableBody("holds a number too large to represent.")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise UnreadableBody(f"is not valid JSON ({name} is not a JSON value).")
+
+
+def declared_type(headers: dict[str, Any] | None) -> str | None:
+    """The media type a request declares (lower case, parameters dropped), or None."""
+    for name, value in (headers or {}).items():
+        if name.lower() == "content-type" and isinstance(value, str):
+            return value.split(";", 1)[0].strip().lower()
+    return None
+
+
+def as_json_request(event: dict[str, Any]) -> dict[str, Any]:
+    """The event, declaring ``application/json`` when its body is a JSON object whatever
+    type it declared (``curl -d`` sends form encoding); any other event unchanged."""
+    body = event.get("body")
+    if not isinstance(body, str) or event.get("isBase64Encoded") or not body.lstrip().startswith("{"):
+        return event
+    if declared_type(event.get("headers")) == _JSON_TYPE:
+        return event
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    headers["Content-Type"] = _JSON_TYPE
+    rewritten = {**event, "headers": headers}
+    multi = event.get("multiValueHeaders")
+    if isinstance(multi, dict):
+        rewritten["multiValueHeaders"] = {
+            **{k: v for k, v in multi.items() if k.lower() != "content-type"},
+            "Content-Type": [_JSON_TYPE],
+        }
+    return rewritten

@@ -1,0 +1,164 @@
+"""Every curl in README.md and docs/api.md works as pasted, against a local stack.
+
+Each command is read from the documents, its token and URL substituted, and sent as curl
+would send it: ``-d`` with no ``Content-Type`` goes as form encoding, which the edge reads
+as JSON when the body is a JSON object. A command followed by a ``# {"success": false ...}``
+line must answer exactly that refusal; every other must answer the envelope, never a 5xx
+and never a refusal of its ``Content-Type`` or of a field curl's encoding made up.
+
+The walk binds, unbinds, makes a knowledge base, seeds and syncs, so it runs on a stack of
+its own rather than the session's shared one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import ROOT, LocalStack, launch_stack
+
+pytestmark = pytest.mark.e2e
+
+DOCUMENTS = ("README.md", "docs/api.md")
+DOCUMENTED_URL = "http://127.0.0.1:3000"
+NOT_A_RECORD = "0123456789abcdef"
+"""What a ``<id>`` placeholder becomes: well-formed, naming nothing."""
+
+
+@dataclass(frozen=True)
+class Documented:
+    source: str
+    command: str  # one line, as a shell would join it
+    expected: dict[str, object] | None  # the refusal the document prints after it, if any
+
+
+@dataclass(frozen=True)
+class Curl:
+    method: str
+    url: str
+    headers: dict[str, str]
+    data: str | None
+
+
+def shell_blocks(text: str) -> Iterator[list[str]]:
+    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
+        yield block.splitlines()
+
+
+def documented_curls(document: str) -> list[Documented]:
+    found: list[Documented] = []
+    for lines in shell_blocks((ROOT / document).read_text()):
+        index = 0
+        while index < len(lines):
+            line = lines[index]
+            index += 1
+            if not line.lstrip().startswith("curl "):
+                continue
+            command = line
+            while command.rstrip().endswith("\\"):
+                command = command.rstrip()[:-1] + " " + lines[index].strip()
+                index += 1
+            following = lines[index].strip() if index < len(lines) else ""
+            expected = json.loads(following[1:]) if following.startswith('# {"success"') else None
+            found.append(Documented(f"{document}: {command.strip()}", command.strip(), expected))
+    return found
+
+
+def parse(command: str) -> Curl:
+    """The request curl sends for ``command`` (the options the documents use, no others)."""
+    words = shlex.split(command)
+    words = words[: words.index("|")] if "|" in words else words
+    assert words[0] == "curl", command
+    method, url, headers, data = "GET", "", {}, None
+    args = iter(words[1:])
+    for word in args:
+        if word == "-s":
+            continue
+        if word == "-H":
+            name, _, value = next(args).partition(":")
+            headers[name.strip()] = value.strip()
+        elif word == "-X":
+            method = next(args)
+        elif word == "-d":
+            data = next(args)
+            method = "POST" if method == "GET" else method
+        elif word.startswith("http"):
+            url = word
+        else:
+            raise AssertionError(f"the test does not know curl's {word!r} ({command}); teach it")
+    if data is not None and not any(name.lower() == "content-type" for name in headers):
+        headers["Content-Type"] = "application/x-www-form-urlencoded"  # what curl -d declares
+    return Curl(method, url, headers, data)
+
+
+def substitute(text: str, stack: LocalStack) -> str:
+    values = {
+        "TOKEN": stack.admin_token,
+        "T": stack.admin_token,
+        "ADMIN": stack.admin_token,
+        "H": f"Authorization: Bearer {stack.admin_token}",
+        "API": stack.url,
+    }
+    text = re.sub(r"\$\{?([A-Z]+)\}?", lambda m: values[m.group(1)], text)
+    return text.replace(DOCUMENTED_URL, stack.url).replace("<id>", NOT_A_RECORD)
+
+
+CURLS = [curl for document in DOCUMENTS for curl in documented_curls(document)]
+LOCAL = [curl for curl in CURLS if "forager.internal" not in curl.command]
+"""The README's remote-FORAGER example is for a deployment that allows that host."""
+
+
+def test_the_documents_hold_the_curls_this_test_runs() -> None:
+    assert len([c for c in CURLS if c.source.startswith("README.md")]) >= 8
+    assert len([c for c in CURLS if c.source.startswith("docs/api.md")]) >= 15
+    assert any(c.expected for c in CURLS)
+
+
+def test_curl_d_without_a_type_is_sent_as_form_encoding() -> None:
+    sent = parse("curl -s -X POST http://x/settings -d '{\"a\": 1}'")
+    assert (sent.method, sent.headers, sent.data) == (
+        "POST",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        '{"a": 1}',
+    )
+
+
+@pytest.fixture(scope="module")
+def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    with launch_stack(tmp_path_factory.mktemp("documented-curls")) as running:
+        yield running
+
+
+def test_every_documented_curl_works_as_pasted(own_stack: LocalStack) -> None:
+    failures = []
+    with httpx.Client(timeout=30.0) as http:
+        for documented in LOCAL:
+            curl = parse(substitute(documented.command, own_stack))
+            answer = http.request(
+                curl.method,
+                curl.url,
+                headers=curl.headers,
+                content=None if curl.data is None else curl.data.encode(),
+            )
+            try:
+                body = answer.json()
+            except json.JSONDecodeError:
+                failures.append(f"{documented.source}\n  -> {answer.status_code}, not JSON: {answer.text[:200]}")
+                continue
+            if documented.expected is not None:
+                if (body.get("message"), body.get("code")) != (
+                    documented.expected["message"],
+                    documented.expected["code"],
+                ):
+                    failures.append(f"{documented.source}\n  -> {answer.status_code} {body}")
+                continue
+            refused_wrongly = str(body.get("message", "")).startswith(("Content-Type", "body: has a field"))
+            if answer.status_code >= 500 or refused_wrongly or "success" not in body:
+                failures.append(f"{documented.source}\n  -> {answer.status_code} {body}")
+    assert not failures, "\n".join(failures)
