@@ -30,11 +30,15 @@ SAMPLE_IDS = {
 """A well-formed id that names no record, per record kind (the path segment after /knowledge/)."""
 
 
-def request_for(route: RouteInfo) -> tuple[str, str | None]:
-    """A well-formed call to ``route`` naming the project: (target, JSON body)."""
+def request_for(route: RouteInfo, project: str | None = PROJECT) -> tuple[str, str | None]:
+    """A well-formed call to ``route`` naming ``project``: (target, JSON body).
+
+    ``project=None`` names none, for the console default: no ``?project=``, and a body's
+    ``project`` left out when optional, ``""`` when required.
+    """
     path = re.sub(r"\{[^}]+\}", lambda m: SAMPLE_IDS[_kind(route.path)], route.path)
-    target = f"{path}?project={PROJECT}&q=launch"
-    body = None if route.body_model is None else json.dumps(_minimal(route.body_model))
+    target = f"{path}?q=launch" if project is None else f"{path}?project={project}&q=launch"
+    body = None if route.body_model is None else json.dumps(_minimal(route.body_model, project))
     return target, body
 
 
@@ -42,13 +46,17 @@ def _kind(path: str) -> str:
     return path.split("/")[2]
 
 
-def _minimal(model: type[BaseModel]) -> dict[str, Any]:
-    """The smallest body the model accepts, naming the matrix's project."""
+def _minimal(model: type[BaseModel], project: str | None = PROJECT) -> dict[str, Any]:
+    """The smallest body the model accepts, naming ``project`` (None: the console default)."""
     body: dict[str, Any] = {}
     for name, info in model.model_fields.items():
+        if name == "project" and project is None:
+            if info.is_required():
+                body[name] = ""
+            continue
         if not info.is_required():
             if name == "project":
-                body[name] = PROJECT
+                body[name] = project
             continue
         annotation = info.annotation
         options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]

@@ -17,6 +17,7 @@ from knowledge_service.edge.catalog import RouteInfo
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 
 OTHER_PROJECT = "elsewhere"  # another organization's project
+INSTALLATION_ORGANIZATION = "colony"  # the installation's organization (and falcon's)
 MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
 
 
@@ -48,14 +49,17 @@ def callers() -> list[Caller]:
         Caller("project-operator", roles={PROJECT: ProjectRole.OPERATOR}),
         Caller("project-viewer", roles={PROJECT: ProjectRole.VIEWER}),
         Caller("admin-of-another-project", roles={OTHER_PROJECT: ProjectRole.ADMIN}),
-        Caller("roleless-owner", owns=frozenset({"colony"})),
+        Caller("roleless-owner", owns=frozenset({INSTALLATION_ORGANIZATION})),
+        Caller("project-admin-and-owner", roles=admin, owns=frozenset({INSTALLATION_ORGANIZATION})),
+        Caller("owner-of-another-organization", owns=frozenset({"other-org"})),
         Caller("agent", kind=PrincipalKind.AGENT, roles=admin),
     ]
     rows += [Caller(f"lacks-{p.value}", permissions=frozenset(Permission) - {p}, roles=admin) for p in Permission]
     return rows
 
 
-def expectation(route: RouteInfo, caller: Caller) -> Expect:
+def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJECT) -> Expect:
+    """What ``caller`` gets from ``route`` naming ``project`` (None: the console default)."""
     if caller.token != "valid":
         return Expect.UNAUTHENTICATED
     permission = Permission(str(route.permission))
@@ -67,8 +71,15 @@ def expectation(route: RouteInfo, caller: Caller) -> Expect:
     needed = ProjectAccess(str(route.project_access))
     if needed is ProjectAccess.INSTALLATION:
         return Expect.ALLOWED
+    if project is None:
+        # The console default: read (and, like POST /knowledge/project-map, made by an admin-rank
+        # route) with the route's permission alone; acted on at operator rank only by an owner of
+        # the installation's organization.
+        if needed is ProjectAccess.OPERATOR:
+            return Expect.ALLOWED if INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
+        return Expect.ALLOWED
     if needed is ProjectAccess.READ:
-        return Expect.ALLOWED if role is not None or "colony" in caller.owns else Expect.DENIED
+        return Expect.ALLOWED if role is not None or INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
     if needed is ProjectAccess.OPERATOR:
         return Expect.ALLOWED if role in (ProjectRole.ADMIN, ProjectRole.OPERATOR) else Expect.DENIED
     return Expect.ALLOWED if role is ProjectRole.ADMIN else Expect.DENIED

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Annotated
 
 import pytest
@@ -25,7 +26,16 @@ from knowledge_service.edge.envelope import Envelope, ok
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
 from knowledge_service.runtime import Runtime, runtime
-from tests.authorization_matrix import Caller, callers, expectation, outcome, request_for
+from tests.authorization_matrix import (
+    INSTALLATION_ORGANIZATION,
+    PROJECT,
+    Caller,
+    callers,
+    expectation,
+    outcome,
+    request_for,
+)
+from tests.permissions import NOT_YET_BUILT, PERMISSIONS
 
 ROUTES = knowledge_routes()
 CALLERS = callers()
@@ -56,8 +66,16 @@ def gateway(knowledge_on: Runtime) -> tuple[Gateway, dict[str, str]]:
     return Gateway.from_template(template, FunctionHost(template).invoke), tokens
 
 
-def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller) -> int:
-    target, body = request_for(route)
+def pinned(route: RouteInfo) -> RouteInfo:
+    """The route as the hand-typed table says it must be declared (``tests/permissions.py``):
+    the matrix holds the code's behaviour to the specification, not to the code's own word."""
+    row = PERMISSIONS.get((route.method, route.path)) or NOT_YET_BUILT.get((route.method, route.path))
+    assert row is not None, f"{route.method} {route.path} has no row in tests/permissions.py"
+    return replace(route, permission=row.permission.value, project_access=row.project.value, capability=row.capability)
+
+
+def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller, project: str | None = PROJECT) -> int:
+    target, body = request_for(route, project)
     headers = [("Content-Type", "application/json")]
     if row.name in tokens:
         headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
@@ -70,10 +88,37 @@ def test_every_caller_gets_what_the_route_declares(gateway: tuple[Gateway, dict[
     mismatches = []
     for row in CALLERS:
         status = call(app, tokens, route, row)
-        expected = expectation(route, row)
+        expected = expectation(pinned(route), row)
         if outcome(status) is not expected:
             mismatches.append(f"{row.name}: expected {expected.value}, answered {status}")
     assert mismatches == []
+
+
+SCOPED_ROUTES = [r for r in ROUTES if pinned(r).project_access != ProjectAccess.INSTALLATION.value]
+
+
+@pytest.mark.parametrize("route", SCOPED_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_every_caller_gets_what_the_route_declares_on_the_console_default(
+    gateway: tuple[Gateway, dict[str, str]], route: RouteInfo
+) -> None:
+    """The same call naming no project: the console default, which an operator-rank route
+    acts on only for an owner of the installation's organization."""
+    app, tokens = gateway
+    mismatches = []
+    for row in CALLERS:
+        status = call(app, tokens, route, row, project=None)
+        expected = expectation(pinned(route), row, project=None)
+        if outcome(status) is not expected:
+            mismatches.append(f"{row.name}: expected {expected.value}, answered {status}")
+    assert mismatches == []
+
+
+def test_the_console_default_matrix_covers_every_operator_rank_route() -> None:
+    operator_rank = {(r.method, r.path) for r in ROUTES if pinned(r).project_access == ProjectAccess.OPERATOR.value}
+    assert operator_rank and operator_rank <= {(r.method, r.path) for r in SCOPED_ROUTES}
+    owners = [row for row in CALLERS if INSTALLATION_ORGANIZATION in row.owns and row.token == "valid"]
+    others = [row for row in CALLERS if INSTALLATION_ORGANIZATION not in row.owns and row.token == "valid"]
+    assert owners and others
 
 
 # ---------------------------------------------------------------------- the test of the test

@@ -6,10 +6,19 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
-from knowledge_service.identity.principal import Permission, Principal, ProjectRole, mint_token, token_hash
+from knowledge_service.identity.principal import (
+    Permission,
+    Principal,
+    ProjectRole,
+    is_well_formed,
+    mint_token,
+    token_hash,
+)
 from knowledge_service.runtime import Runtime
 
 TEMPLATE = Template()
@@ -80,3 +89,31 @@ def test_only_the_hash_is_stored(aws: Runtime, alice: str) -> None:
     (record,) = aws.principals.all()
     assert record.token_hash == token_hash(alice)
     assert alice not in record.model_dump_json()
+
+
+def _one_character_changed(token: str, position: int) -> str:
+    """A well-formed token equal to ``token`` everywhere but at ``position``."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    replacement = next(c for c in alphabet if c != token[position])
+    return token[:position] + replacement + token[position + 1 :]
+
+
+@pytest.mark.parametrize("position", [3, 20, 30, 44, 45])
+def test_a_well_formed_token_sharing_a_long_prefix_with_a_valid_one_is_unauthorized(alice: str, position: int) -> None:
+    look_alike = _one_character_changed(alice, position)
+    assert look_alike != alice and is_well_formed(look_alike)
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
+        authorize(f"Bearer {look_alike}")
+
+
+@given(position=st.integers(min_value=3, max_value=45), data=st.data())
+def test_the_hash_covers_every_character_of_the_token(position: int, data: st.DataObject) -> None:
+    token = mint_token()
+    changed = data.draw(
+        st.sampled_from(
+            [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" if c != token[position]]
+        )
+    )
+    other = token[:position] + changed + token[position + 1 :]
+    assert is_well_formed(other)
+    assert token_hash(other) != token_hash(token)

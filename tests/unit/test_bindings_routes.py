@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from forager_simulator import Simulator
+from knowledge_service.domain.idempotency import scoped_key
 from knowledge_service.errors import Conflict
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
@@ -86,7 +87,7 @@ def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime
     assert (data["project"], data["bound"]) == ("colony-docs", True)
     assert data["project_map"]["colony-docs"] == made["project_ref"]
     (post,) = [r for r in forager.requests if r["method"] == "POST"]
-    assert post["idempotency_key"] == "caller-key-1"
+    assert post["idempotency_key"] == scoped_key("ada", "POST /knowledge/bases", "caller-key-1")
     (event,) = knowledge_on.events.recent("knowledge_base_created")
     assert event.actor == "ada"
     assert event.payload == {
@@ -106,6 +107,66 @@ def test_a_replay_with_the_same_idempotency_key_answers_the_same_and_makes_nothi
     assert len([r for r in forager.requests if r["method"] == "POST"]) == 1
     other = api.call("POST", "/knowledge/bases", body={**body, "name": "Twice"}, headers={"Idempotency-Key": "k-42"})
     assert (other.status, other.body["code"]) == (409, "conflict")
+
+
+BEA = principal(
+    "bea",
+    *Permission,
+    roles={"colony-docs": ProjectRole.ADMIN, "falcon": ProjectRole.ADMIN},
+    owns=frozenset({"colony"}),
+)
+
+
+def test_two_callers_sending_one_key_with_different_bodies_each_make_their_own_base(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    knowledge_on.config.unbind("falcon")
+    ada = api.call(
+        "POST",
+        "/knowledge/bases",
+        body={"name": "Ada's", "project": "colony-docs"},
+        headers={"Idempotency-Key": "shared-key"},
+    )
+    bea = api.call(
+        "POST",
+        "/knowledge/bases",
+        BEA,
+        body={"name": "Bea's", "project": "falcon"},
+        headers={"Idempotency-Key": "shared-key"},
+    )
+
+    assert (ada.status, bea.status) == (200, 200), (ada.raw, bea.raw)
+    assert ada.body["data"]["knowledge_base"]["name"] == "Ada's"
+    assert bea.body["data"]["knowledge_base"]["name"] == "Bea's"
+    assert ada.body["data"]["knowledge_base"]["project_ref"] != bea.body["data"]["knowledge_base"]["project_ref"]
+    keys = [r["idempotency_key"] for r in forager.requests if r["method"] == "POST"]
+    assert len(keys) == 2 and len(set(keys)) == 2
+    assert "shared-key" not in keys  # the raw caller key never reaches FORAGER
+
+
+def test_a_second_caller_with_the_same_key_and_body_is_never_answered_the_first_callers_result(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    body = {"name": "Once", "project": "colony-docs"}
+    first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-7"})
+    second = api.call("POST", "/knowledge/bases", BEA, body=body, headers={"Idempotency-Key": "k-7"})
+
+    assert first.status == 200
+    assert (second.status, second.body["code"]) == (409, "already_bound")  # run as its own request, not a replay
+    assert knowledge_on.events.recent("knowledge_base_created")[0].actor == "ada"
+
+
+def test_the_key_forager_sees_is_stable_for_one_caller_so_a_retry_after_a_failure_is_the_same_intent(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    forager.set_fault("5xx", path_prefix="/api/projects", times=1)
+    body = {"name": "Retried", "project": "colony-docs"}
+    failed = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-9"})
+    retried = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-9"})
+
+    assert (failed.status, retried.status) == (502, 200)
+    keys = [r["idempotency_key"] for r in forager.requests if r["method"] == "POST"]
+    assert keys == [scoped_key("ada", "POST /knowledge/bases", "k-9")] * 2
 
 
 def test_a_bound_project_is_refused_already_bound_before_anything_is_made(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
@@ -76,3 +76,90 @@ def test_no_link_local_address_is_ever_allowed(address: ipaddress.IPv4Address | 
         return
     assert not address.is_link_local
     assert result == url
+
+
+LOOK_ALIKES = [
+    "http://localhost.evil.example",
+    "http://localhost.evil.example:8790",
+    "http://localhost-evil.example",
+    "http://localhostevil.example",
+    "http://127.0.0.1.nip.io:8790",
+    "http://127.0.0.1.evil.example",
+    "http://localhost.",
+    "http://localhost.:8790",
+    "http://127.0.0.1.",
+    "http://127.1",
+    "http://0x7f000001",
+    "http://2130706433",
+    "http://[::2]",
+    "http://[::ffff:8.8.8.8]",
+    "http://[64:ff9b::7f00:1]",
+    "http://[2001:db8::1]:8790",
+]
+
+
+@pytest.mark.parametrize("url", LOOK_ALIKES)
+def test_a_host_that_only_looks_like_loopback_is_refused_while_allow_remote_is_false(url: str) -> None:
+    with pytest.raises(EndpointRefused, match="not loopback"):
+        allowed(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1@evil.example",
+        "http://localhost@evil.example:8790",
+        "http://localhost:8790@evil.example",
+        "http://127.0.0.1:8790@[2001:db8::1]",
+        "http://evil.example\\@127.0.0.1",
+        "http://evil.example@127.0.0.1",
+    ],
+)
+def test_userinfo_never_smuggles_a_host_past_the_loopback_rule(url: str) -> None:
+    with pytest.raises(EndpointRefused):
+        allowed(url)
+
+
+@pytest.mark.parametrize("url", ["http://evil.example#@127.0.0.1", "http://evil.example?@127.0.0.1"])
+def test_a_fragment_or_query_never_smuggles_a_host_past_the_loopback_rule(url: str) -> None:
+    with pytest.raises(EndpointRefused):
+        allowed(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://LOCALHOST:8790", "http://[0:0:0:0:0:0:0:1]:8790", "http://[::ffff:127.0.0.1]:8790"]
+)
+def test_loopback_spelled_another_way_is_still_loopback(url: str) -> None:
+    assert allowed(url) == url
+
+
+LABEL = st.from_regex(r"\A[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?\Z")
+LOOPBACK_PREFIX = st.sampled_from(["localhost", "127.0.0.1", "127.8.9.10", "localhost.localdomain", "ip6-localhost"])
+
+
+@given(
+    prefix=LOOPBACK_PREFIX, separator=st.sampled_from([".", "-", ""]), labels=st.lists(LABEL, min_size=1, max_size=3)
+)
+def test_no_name_that_merely_starts_with_a_loopback_name_is_loopback(
+    prefix: str, separator: str, labels: list[str]
+) -> None:
+    host = prefix + separator + ".".join(labels)
+    assume(not _really_loopback(host))  # 127.0.0.10, localhost.localdomain: loopback indeed
+    with pytest.raises(EndpointRefused, match="not loopback"):
+        allowed(f"http://{host}:8790")
+
+
+@given(host=st.lists(LABEL, min_size=1, max_size=4).map(".".join))
+def test_with_allow_remote_false_only_loopback_names_and_addresses_are_ever_allowed(host: str) -> None:
+    try:
+        allowed(f"http://{host}:8790", hosts=(host,))
+    except EndpointRefused:
+        return
+    assert _really_loopback(host)
+
+
+def _really_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host in {"localhost", "localhost.localdomain", "ip6-localhost"}

@@ -17,7 +17,7 @@ from knowledge_service.domain.feed.policy import POLL_OFF, REVISIONS_OFF
 from knowledge_service.domain.feed.retention import DERIVATION, inbox_days
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
-from knowledge_service.storage.feed_store import InboxRow
+from knowledge_service.storage.feed_store import Action, InboxRow
 from knowledge_service.upstream.client import ForagerClient
 from tests.conftest import TEMPLATE, Api
 
@@ -299,3 +299,58 @@ def test_the_six_hourly_pass_reports_a_refused_project_and_runs_the_others(
 
     (only,) = report["passes"]
     assert only["answer"] is None and "knowledge_revision_study" in only["refused"]
+
+
+# ------------------------------------------------------------------ exactly once
+def studies_of(sim: Simulator, knowledge_base: str = REF) -> int:
+    """How many times FORAGER was asked for the sources a study reads."""
+    return len(
+        [r for r in sim.requests if r["method"] == "GET" and r["path"] == f"/api/projects/{knowledge_base}/sources"]
+    )
+
+
+def test_a_second_claim_of_one_revision_is_refused_and_leaves_the_first_untouched(knowledge_on: Runtime) -> None:
+    first = Action(
+        knowledge_base=REF,
+        effect_key="inst#rev_1#study#v1",
+        instance_id="inst",
+        revision_id="rev_1",
+        action_type="study",
+        policy_version=1,
+        project="falcon",
+        event_id="ev_1",
+        claimed_at="2026-11-30T06:00:00Z",
+    )
+    assert knowledge_on.actions.claim(first) is True
+    again = first.model_copy(update={"claimed_at": "2026-11-30T07:00:00Z", "event_id": "ev_2", "project": "other"})
+
+    assert knowledge_on.actions.claim(again) is False
+
+    (kept,) = knowledge_on.actions.all(REF)
+    assert (kept.claimed_at, kept.event_id, kept.project) == ("2026-11-30T06:00:00Z", "ev_1", "falcon")
+
+
+def test_two_passes_reading_one_page_study_a_revision_once(knowledge_on: Runtime, forager: Simulator) -> None:
+    """Pass A reads and records a page; before it claims, pass B reads the same page and runs
+    to the end. A's claim must lose: the revision is studied once, its claim is B's."""
+    study(knowledge_on, "suggest", "suggest")
+    forager.put_source(REF, "a.md", "a")
+    before = studies_of(forager)
+    late = NOW + timedelta(minutes=5)
+
+    def interleave(step: str) -> None:
+        if step == "recorded":
+            consumer(knowledge_on, forager, NOW).run(REF, "falcon", AutoStudy.SUGGEST)
+
+    first = FeedConsumer(
+        knowledge_on.feed_stores(),
+        ForagerClient(forager.url, forager.token, timeout_seconds=2.0),
+        now=lambda: late,
+        checkpoint=interleave,
+    )
+    first.run(REF, "falcon", AutoStudy.SUGGEST)
+
+    assert studies_of(forager) - before == 1  # FORAGER asked once
+    (action,) = knowledge_on.actions.all(REF)
+    assert action.claimed_at == NOW.isoformat()  # pass B's claim, never overwritten by A's
+    assert action.outcome == "studied"

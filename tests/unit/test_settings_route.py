@@ -44,7 +44,17 @@ def test_file_only_settings_are_not_writable(api: Api, aws: Runtime, field: str)
     assert answer.body["message"].startswith(f"{field}: is file-only")
 
 
-@pytest.mark.parametrize("endpoint", ["http://forager.example.com:8790", "http://169.254.169.254/", "ftp://x"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "http://forager.example.com:8790",
+        "http://169.254.169.254/",
+        "ftp://x",
+        "http://localhost.evil.example:8790",
+        "http://127.0.0.1.nip.io:8790",
+        "http://127.0.0.1@evil.example",
+    ],
+)
 def test_endpoints_outside_the_policy_are_refused_naming_the_field(api: Api, aws: Runtime, endpoint: str) -> None:
     answer = api.call("POST", "/settings", body={"knowledge_forager_endpoint": endpoint})
     assert answer.status == 400

@@ -116,6 +116,16 @@ def test_package_disagreement_never_makes_knowledge_unusable(
     assert (data["reachable"], data["usable"]) == (True, True)
 
 
+@pytest.mark.parametrize("mode", ["5xx", "malformed", "429", "reset"])
+def test_capabilities_that_could_not_be_read_are_unknown_while_the_rest_answers(
+    api: Api, knowledge_on: Runtime, forager: Simulator, mode: str
+) -> None:
+    forager.set_fault(mode, path_prefix="/api/capabilities")
+    data = api.call("GET", "/knowledge/status").body["data"]
+    assert data["reachable"] is True  # /api/status answered
+    assert (data["package_agreement"], data["package_note"], data["package_version"]) == ("unknown", None, None)
+
+
 def test_the_environment_pin_is_reported_and_wins(
     api: Api, knowledge_on: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:

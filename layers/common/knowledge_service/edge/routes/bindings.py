@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
 from knowledge_service.domain import bindings
+from knowledge_service.domain.idempotency import scoped_key
 from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.errors import BadRequest
@@ -20,6 +21,7 @@ from knowledge_service.upstream.models import ForagerProject
 router = APIGatewayRouter()
 
 IDEMPOTENCY_KEY_MAX = 255
+BASES_ROUTE = "POST /knowledge/bases"
 
 
 class ForagerProjects(BaseModel):
@@ -68,17 +70,21 @@ def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Env
     if supplied is not None and not (0 < len(supplied) <= IDEMPOTENCY_KEY_MAX):
         raise BadRequest("Idempotency-Key", f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters.")
 
+    # The caller's key is scoped to the caller and the route before anything uses it: the
+    # replay record and the key FORAGER sees (two callers may choose one key).
+    key = scoped_key(actor.name, BASES_ROUTE, supplied) if supplied is not None else None
+
     def create() -> bindings.KnowledgeBaseCreated:
         return bindings.create_knowledge_base(
-            rt.config, rt.projects, rt.upstream, rt.events, request, actor, idempotency_key=supplied or uuid.uuid4().hex
+            rt.config, rt.projects, rt.upstream, rt.events, request, actor, idempotency_key=key or uuid.uuid4().hex
         )
 
-    if supplied is None:
+    if key is None:
         return ok(create())
     payload = request.model_dump(mode="json")
     return ok(
         rt.idempotency.once(
-            f"{actor.name}:{supplied}",
+            key,
             payload,
             bindings.KnowledgeBaseCreated,
             create,

@@ -1,0 +1,109 @@
+"""Who may call each route, typed by hand from the specification
+(``../shared/spec/000_…``, "Knowledge API"), never read from the code.
+
+The authorization matrix reads each route's declaration (``access(...)``) back from the
+code, so a declaration weakened by mistake would move the matrix with it. This table does
+not move: ``tests/unit/test_permissions_table.py`` holds every route of
+``edge.catalog.knowledge_routes()`` equal to its row here, and fails on a route that has
+no row. A new route joins by adding its row, typed from the specification's own words
+(see docs/testing.md).
+
+Each row: (installation permission, project standing, commercial capability or None).
+Project standing (``x-project-access``):
+
+- ``installation``: the installation's configuration; no project standing is asked;
+- ``read``: any role on the named project, or ownership of its organization;
+- ``operator``: the project's operator or admin (W1-03 §8.3), the console default only for
+  an owner of the installation's organization;
+- ``admin``: the project's admin.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from knowledge_service.edge.access import ProjectAccess
+from knowledge_service.identity.principal import Permission
+
+READ_STATUS = Permission.READ_STATUS
+READ_KNOWLEDGE = Permission.READ_KNOWLEDGE
+MANAGE_KNOWLEDGE = Permission.MANAGE_KNOWLEDGE
+MANAGE_SETTINGS = Permission.MANAGE_SETTINGS
+
+INSTALLATION = ProjectAccess.INSTALLATION
+READ = ProjectAccess.READ
+OPERATOR = ProjectAccess.OPERATOR
+ADMIN = ProjectAccess.ADMIN
+
+
+class Access(NamedTuple):
+    permission: Permission
+    project: ProjectAccess
+    capability: str | None = None
+
+
+PERMISSIONS: dict[tuple[str, str], Access] = {
+    # --- status and settings -------------------------------------------------------------
+    # "GET /knowledge/status": the one route that answers when knowledge is off (read_status).
+    ("GET", "/knowledge/status"): Access(READ_STATUS, INSTALLATION),
+    ("GET", "/knowledge/engine"): Access(READ_STATUS, INSTALLATION),
+    ("GET", "/modules"): Access(READ_STATUS, INSTALLATION),
+    # "posts {"knowledge_enabled": true} to POST /settings under manage_settings"
+    ("POST", "/settings"): Access(MANAGE_SETTINGS, INSTALLATION),
+    # --- bindings --------------------------------------------------------------------------
+    # "POST /knowledge/project-map — manage_knowledge"; the binding map is the installation's.
+    ("POST", "/knowledge/project-map"): Access(MANAGE_KNOWLEDGE, INSTALLATION),
+    # "GET /knowledge/projects, proxying the producer's GET /api/projects": what FORAGER holds.
+    ("GET", "/knowledge/projects"): Access(READ_KNOWLEDGE, INSTALLATION),
+    # "POST /knowledge/bases — manage_knowledge (K2)": the commercial gate
+    # (platform.project.manage), "a named project … held to its project admin".
+    ("POST", "/knowledge/bases"): Access(MANAGE_KNOWLEDGE, ADMIN, "platform.project.manage"),
+    # --- reads: "All are knowledge.read in the catalog … never gated", resolved through ?project=
+    ("GET", "/knowledge/search"): Access(READ_KNOWLEDGE, READ),
+    ("POST", "/knowledge/retrieve"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/items/{id}"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/items/{id}/evidence"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/entities"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/entities/{id}"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/statements"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/duplicates"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/sources"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/sources/{id}"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/conflicts"): Access(READ_KNOWLEDGE, READ),
+    # --- the change feed -----------------------------------------------------------------
+    # "GET /knowledge/feed?project= … (read_knowledge)"
+    ("GET", "/knowledge/feed"): Access(READ_KNOWLEDGE, READ),
+    # "POST /knowledge/feed/sync -> one pass of the feed, now (manage_knowledge)"; queues missions
+    # in the project, an operator's act.
+    ("POST", "/knowledge/feed/sync"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # --- knowledge changes ---------------------------------------------------------------
+    # "GET /knowledge/changes?status=open -> findings (read_knowledge)"
+    ("GET", "/knowledge/changes"): Access(READ_KNOWLEDGE, READ),
+    # "POST /knowledge/changes/scan -> run the analysis NOW and queue nothing (read_knowledge)"
+    ("POST", "/knowledge/changes/scan"): Access(READ_KNOWLEDGE, READ),
+    # "POST /knowledge/changes/{id}/queue … (manage_knowledge)", "…/dismiss … (manage_knowledge)"
+    ("POST", "/knowledge/changes/{id}/queue"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/changes/{id}/dismiss"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # "Queueing carries manage_knowledge for the same reason seeding does"
+    ("POST", "/knowledge/seed"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+}
+"""Every route this branch serves."""
+
+NOT_YET_BUILT: dict[tuple[str, str], Access] = {
+    # FORAGER's own application's writes (K2): "resolved through ?project= at the operator's
+    # rank"; "Curation is manage_knowledge, and forager.knowledge.curate in the catalog … each
+    # curation route asks the commercial gate"; "Exporting is read_knowledge and knowledge.export,
+    # never gated".
+    ("POST", "/knowledge/conflicts/{id}/resolve"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
+    ("POST", "/knowledge/conflicts/{id}/reopen"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
+    ("POST", "/knowledge/duplicates/{id}/decide"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
+    ("POST", "/knowledge/entities/{id}/unmerge"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
+    ("POST", "/knowledge/items/{id}/review"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
+    ("GET", "/knowledge/exports"): Access(READ_KNOWLEDGE, READ),
+    ("POST", "/knowledge/exports"): Access(READ_KNOWLEDGE, OPERATOR),
+    ("GET", "/knowledge/exports/{id}"): Access(READ_KNOWLEDGE, READ),
+    # "read_knowledge, and the project's operator or admin"
+    ("GET", "/knowledge/exports/{id}/download"): Access(READ_KNOWLEDGE, OPERATOR),
+}
+"""Rows typed from the specification ahead of their routes. A route of the code is looked up
+in both tables; a row here whose route is served moves up into ``PERMISSIONS``."""
