@@ -1,6 +1,10 @@
 """Time to answer, per route, while FORAGER trickles, stalls after its headers, or is slow
 past the call's deadline (``python -m benchmarks.deadline``; minutes: up to 8 s a call).
 
+``python -m benchmarks.deadline slow:7 /knowledge/feed`` plays one mode with another delay
+on the routes whose path contains ``/knowledge/feed``: each call answers inside its own
+deadline, so only the request's budget bounds a route that makes several.
+
 In-process, as ``benchmarks/reads.py``: moto with the template's tables, the simulator on
 loopback, each route's handler called with the request ``devstack.samples`` builds and a
 Lambda context counting down from the function's own Timeout. The template's defaults hold:
@@ -26,14 +30,15 @@ FAULTS: dict[str, float] = {"trickle": 1.0, "stall": 120.0, "slow": 60.0}
 a whole answer a minute late."""
 
 
-def measure(modes: list[str]) -> list[dict[str, Any]]:
+def measure(modes: list[str], delays: dict[str, float] | None = None, only: str = "") -> list[dict[str, Any]]:
+    delays = {**FAULTS, **(delays or {})}
     template = Template()
     functions = {(r.method, r.path): r for r in template.routes()}
     authorizer = {"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()}
     rows: list[dict[str, Any]] = []
     with emulated("StatusFunction") as (_, sim):
         assert sim is not None
-        for route in knowledge_routes():
+        for route in [r for r in knowledge_routes() if only in r.path]:
             spec = functions[(route.method, route.path)]
             handler = load_handler(spec.handler_dir, spec.handler, f"lambda_{spec.function}")
             target, body = request_for(route)
@@ -41,7 +46,7 @@ def measure(modes: list[str]) -> list[dict[str, Any]]:
             params = dict(pair.split("=", 1) for pair in query.split("&"))
             row: dict[str, Any] = {"route": f"{route.method} {route.path}"}
             for mode in modes:
-                sim.set_fault(mode, delay_seconds=FAULTS[mode])
+                sim.set_fault(mode, delay_seconds=delays[mode])
                 event = rest_event(
                     route.method,
                     path,
@@ -74,5 +79,8 @@ def table(rows: list[dict[str, Any]], modes: list[str]) -> str:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or list(FAULTS)
-    print(table(measure(chosen), chosen))
+    arguments = [a for a in sys.argv[1:] if not a.startswith("/")]
+    only = next((a for a in sys.argv[1:] if a.startswith("/")), "")
+    chosen = [a.partition(":")[0] for a in arguments] or list(FAULTS)
+    delays = {a.partition(":")[0]: float(a.partition(":")[2]) for a in arguments if ":" in a}
+    print(table(measure(chosen, delays, only), chosen))

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.e2e
 
 CALL_SECONDS = 8.0
 """The template's per-call deadline (Environment.forager_timeout_seconds' default)."""
-SLACK = 3.0
-"""The gateway, the authorizer, the tables and a busy shared machine."""
+SLACK = 6.0
+"""The gateway, the authorizer, the tables and a busy shared machine (a trickle of one byte
+a second would otherwise hold the request for minutes)."""
 
 
 def timed_get(http: httpx.Client, stack: LocalStack, path: str, **params: str) -> tuple[httpx.Response, float]:
@@ -40,6 +41,7 @@ def timed_get(http: httpx.Client, stack: LocalStack, path: str, **params: str) -
 def test_a_route_answers_504_within_its_deadline_while_forager_paces_its_body(
     http: httpx.Client, stack: LocalStack, mode: str, delay: float, path: str, params: dict[str, str]
 ) -> None:
+    assert timed_get(http, stack, path, **params)[0].status_code == 200  # the function is loaded: time FORAGER only
     stack.fault(mode, delay_seconds=delay)
     answer, elapsed = timed_get(http, stack, path, **params)
     assert (answer.status_code, answer.json()["code"]) == (504, "upstream_timeout"), answer.text
@@ -49,8 +51,9 @@ def test_a_route_answers_504_within_its_deadline_while_forager_paces_its_body(
 
 def test_status_asks_forager_its_three_questions_at_once(http: httpx.Client, stack: LocalStack) -> None:
     """Three calls of 3 s each: 9 s one after another, 3 s at once."""
+    assert timed_get(http, stack, "/knowledge/status")[0].status_code == 200
     stack.fault("slow", delay_seconds=3.0)
     answer, elapsed = timed_get(http, stack, "/knowledge/status")
     assert answer.status_code == 200, answer.text
     assert answer.json()["data"]["usable"] is True
-    assert elapsed < 3.0 + SLACK, elapsed
+    assert elapsed < 9.0 - 1.0, elapsed

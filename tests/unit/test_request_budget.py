@@ -21,7 +21,7 @@ from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ForagerClient
 from tests.conftest import Api
 
-SLACK = 0.6
+SLACK = 1.5
 """What a deadline may be overrun by on a shared, busy machine (scheduling, not waiting)."""
 
 
@@ -92,12 +92,12 @@ def test_calls_under_one_budget_share_its_deadline(forager: Simulator, client: F
         third, at_once = timed(client.status)
     assert not isinstance(first, UpstreamTimeout)
     assert isinstance(second, UpstreamTimeout) and elapsed < 0.2 + SLACK  # only what was left
-    assert isinstance(third, UpstreamTimeout) and "ran out before" in third.message and at_once < 0.05
+    assert isinstance(third, UpstreamTimeout) and "ran out before" in third.message and at_once < SLACK
     assert len([r for r in forager.requests if r["path"] == "/api/status"]) == 2  # nothing sent once spent
 
 
 def test_a_call_started_on_another_thread_keeps_the_budget(forager: Simulator, client: ForagerClient) -> None:
-    forager.set_fault("slow", delay_seconds=2.0)
+    forager.set_fault("slow", delay_seconds=5.0)
     with budget.spending(Budget.of(0.4)):
         asked = budget.started(client.status)
         started = time.monotonic()
@@ -123,13 +123,12 @@ def test_a_route_answers_504_by_the_budget_the_lambda_context_leaves(
 def test_status_asks_its_three_questions_at_once_under_the_budget(
     api: Api, knowledge_on: Runtime, forager: Simulator
 ) -> None:
-    """Status, capabilities and projects, 0.4 s each: 1.2 s one after another, 0.4 s at once."""
-    forager.set_fault("slow", delay_seconds=0.4)
-    for route in ("/knowledge/status", "/modules"):
-        answer = api.call("GET", route, lambda_timeout=MARGIN_SECONDS + 0.9)
-        assert answer.status == 200, answer.raw
-    status = api.call("GET", "/knowledge/status", lambda_timeout=MARGIN_SECONDS + 0.9).body["data"]
+    """Status, capabilities and projects, 1 s each: 3 s one after another, 1 s at once."""
+    forager.set_fault("slow", delay_seconds=1.0)
+    status = api.call("GET", "/knowledge/status", lambda_timeout=MARGIN_SECONDS + 2.2).body["data"]
     assert status["usable"] is True and status["projects"] == ["falcon", "harbour"], status
+    modules = api.call("GET", "/modules", lambda_timeout=MARGIN_SECONDS + 2.2).body["data"]
+    assert modules["modules"][0]["axes"]["healthy"]["ok"] is True, modules
 
 
 def test_status_under_a_trickle_answers_not_usable_within_the_budget(

@@ -4,6 +4,11 @@ Order of refusals, as the specification sets it: authentication (the authorizer)
 route's permission and commercial capability, then the body. Powertools validates the
 body before any middleware runs, so the validation handler holds the route's access
 first: a caller without the permission is told 403 whatever the body says.
+
+Every body is parsed by ``edge/body.py``'s bounded reader (a JSON object whatever the
+``Content-Type`` it declares); a request no route matches is the 404 before any access
+check (Powertools runs the middlewares around its own stand-in route for it); and a
+matched route runs inside the request's FORAGER budget (``knowledge_service/budget.py``).
 """
 
 from __future__ import annotations
