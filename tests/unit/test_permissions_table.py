@@ -61,4 +61,3 @@ def test_a_weakened_declaration_fails(weakened: tuple[str, str, str, str | None,
     method, path, permission, capability, project = weakened
     route = RouteInfo(method, path, permission, capability, project, None)
     assert len(mismatches([route], PERMISSIONS)) == 1, why
-

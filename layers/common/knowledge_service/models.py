@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 
 class AutoStudy(StrEnum):
@@ -73,3 +74,19 @@ class ProjectRecord(BaseModel):
     organization: str
     name: str = ""
     created_at: datetime | None = None
+
+
+def _json_integer(value: object) -> object:
+    """A JSON integer: ``5`` or ``5.0`` (JSON Schema's ``integer`` is any number with no
+    fraction), never ``true``, ``"5"`` or ``5.5`` — the same set the document declares."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be an integer")  # noqa: TRY004 - pydantic reports ValueError, not TypeError
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError("must be an integer")
+        return int(value)
+    return value
+
+
+JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
+"""An integer field of a request body, accepting exactly what its ``integer`` schema says."""

@@ -11,7 +11,7 @@ import uuid
 from typing import Annotated
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.connection import Upstream
@@ -37,8 +37,8 @@ class ProjectMapRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    project: Annotated[str, Field(max_length=63)]
-    knowledge_base: Annotated[str, Field(max_length=64)]
+    project: Annotated[str, Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)]
+    knowledge_base: Annotated[str, Field(max_length=64, pattern=identifiers.KNOWLEDGE_BASE_OR_UNBIND_PATTERN)]
 
 
 class ProjectMapView(BaseModel):
@@ -46,14 +46,20 @@ class ProjectMapView(BaseModel):
     default_project: str
 
 
+def _trimmed(value: str) -> str:
+    return value.strip(identifiers.BLANK)
+
+
 class KnowledgeBaseRequest(BaseModel):
     """Make a knowledge base in FORAGER and bind ``project`` (or the console default) to it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
-    description: Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)] = ""
-    project: Annotated[str, Field(max_length=63)] = DEFAULT_PROJECT
+    name: Annotated[
+        str, Field(min_length=1, max_length=120, pattern=identifiers.NOT_BLANK_PATTERN), AfterValidator(_trimmed)
+    ]
+    description: Annotated[str, Field(max_length=2000), AfterValidator(_trimmed)] = ""
+    project: Annotated[str, Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)] = DEFAULT_PROJECT
 
 
 class KnowledgeBaseCreated(BaseModel):

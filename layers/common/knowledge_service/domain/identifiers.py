@@ -6,22 +6,43 @@ import re
 
 from knowledge_service.errors import BadRequest
 
-PROJECT_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+# Each shape is written once, as a pattern both this module and the API's own description
+# use: ``^…$`` means the same in Python's ``re.fullmatch``, pydantic's Rust regex and the
+# ECMA regex of JSON Schema (no flags, no lookaround, ASCII classes only).
+
+PROJECT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+PROJECT_ID = re.compile(PROJECT_ID_PATTERN)
 """An ANTHILL project id: lower case, digits, '-' and '_', at most 63 characters."""
 
-KNOWLEDGE_BASE = re.compile(r"^[a-z0-9_]{1,64}$")
+PROJECT_OR_DEFAULT_PATTERN = r"^([a-z0-9][a-z0-9_-]{0,62})?$"
+"""A project id, or ``""``: the console default (as the parameter left out)."""
+
+KNOWLEDGE_BASE_PATTERN = r"^[a-z0-9_]{1,64}$"
+KNOWLEDGE_BASE = re.compile(KNOWLEDGE_BASE_PATTERN)
 """A FORAGER project ref, as FORAGER mints them (docs/upstream-contract.md)."""
+
+KNOWLEDGE_BASE_OR_UNBIND_PATTERN = r"^([a-z0-9_]{1,64})?$"
+"""A FORAGER project ref, or ``""``: unbind."""
+
+BLANK = " \t\n\r\f\v"
+"""What a text field is trimmed of (ASCII whitespace, the same in every regex dialect)."""
+
+NOT_BLANK_PATTERN = r"[^ \t\n\r\f\v]"
+"""Text with something in it besides ``BLANK`` (unanchored: a search, as JSON Schema's pattern is)."""
+
+PROJECT_PROBLEM = "is not a project id (lower-case letters, digits, '-' and '_', at most 63)."
+KNOWLEDGE_BASE_PROBLEM = "is not a FORAGER project ref (lower-case letters, digits and '_', at most 64)."
 
 
 def project_id(value: str, field: str = "project") -> str:
-    if not PROJECT_ID.match(value):
-        raise BadRequest(field, "is not a project id (lower-case letters, digits, '-' and '_', at most 63).")
+    if not PROJECT_ID.fullmatch(value):
+        raise BadRequest(field, PROJECT_PROBLEM)
     return value
 
 
 def knowledge_base(value: str, field: str = "knowledge_base") -> str:
-    if not KNOWLEDGE_BASE.match(value):
-        raise BadRequest(field, "is not a FORAGER project ref (lower-case letters, digits and '_', at most 64).")
+    if not KNOWLEDGE_BASE.fullmatch(value):
+        raise BadRequest(field, KNOWLEDGE_BASE_PROBLEM)
     return value
 
 
@@ -37,11 +58,25 @@ RECORD_KINDS = {
 FORAGER_WORD = re.compile(r"^[a-z0-9_]+$")
 """A FORAGER filter word: lower case, digits and underscores."""
 
+FORAGER_WORDS_PATTERN = r"^( *[a-z0-9_]+ *(, *[a-z0-9_]+ *)*)?$"
+"""A filter: FORAGER's words, comma-separated, spaces around each allowed; ``""`` filters nothing."""
+
+FORAGER_WORDS_PROBLEM = "takes FORAGER's words: lower-case letters, digits and '_', comma-separated."
+
+
+def record_pattern(prefix: str) -> str:
+    """The shape of a FORAGER ``prefix`` id: ``<prefix>_`` and 16 lower-case hex digits."""
+    return rf"^{prefix}_[0-9a-f]{{16}}$"
+
+
+def record_problem(prefix: str) -> str:
+    return f"is not a FORAGER {RECORD_KINDS[prefix]} id ({prefix}_ and 16 hex digits)."
+
 
 def record_id(value: str, prefix: str, field: str = "id") -> str:
     """``value`` held to the shape of a FORAGER ``prefix`` id before anything is sent."""
-    if not re.fullmatch(rf"{prefix}_[0-9a-f]{{16}}", value):
-        raise BadRequest(field, f"is not a FORAGER {RECORD_KINDS[prefix]} id ({prefix}_ and 16 hex digits).")
+    if not re.fullmatch(record_pattern(prefix), value):
+        raise BadRequest(field, record_problem(prefix))
     return value
 
 
@@ -49,7 +84,20 @@ def forager_words(value: str | None, field: str) -> list[str]:
     """A filter of FORAGER's own words, one or several comma-separated; [] when absent."""
     if value is None or value == "":
         return []
-    words = [word.strip() for word in value.split(",")]
-    if any(not FORAGER_WORD.match(word) for word in words):
-        raise BadRequest(field, "takes FORAGER's words: lower-case letters, digits and '_', comma-separated.")
+    words = [word.strip(" ") for word in value.split(",")]
+    if any(not FORAGER_WORD.fullmatch(word) for word in words):
+        raise BadRequest(field, FORAGER_WORDS_PROBLEM)
     return list(dict.fromkeys(words))
+
+
+PATTERN_PROBLEMS: dict[str, str] = {
+    PROJECT_ID_PATTERN: PROJECT_PROBLEM,
+    PROJECT_OR_DEFAULT_PATTERN: PROJECT_PROBLEM,
+    KNOWLEDGE_BASE_PATTERN: KNOWLEDGE_BASE_PROBLEM,
+    KNOWLEDGE_BASE_OR_UNBIND_PATTERN: KNOWLEDGE_BASE_PROBLEM,
+    FORAGER_WORDS_PATTERN: FORAGER_WORDS_PROBLEM,
+    NOT_BLANK_PATTERN: "is required.",
+    **{record_pattern(prefix): record_problem(prefix) for prefix in RECORD_KINDS},
+}
+"""What a value that misses each declared pattern is told: the same words the checks above use,
+so a refusal reads the same whether the edge's validation or the domain's check caught it."""

@@ -16,13 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.scope import Scope, resolve_scope
 from knowledge_service.environment import Environment
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
 from knowledge_service.identity.principal import Principal
+from knowledge_service.models import JsonInteger
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.upstream import models as m
 from knowledge_service.upstream.client import ForagerClient
@@ -69,9 +71,9 @@ class RetrieveRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=QUERY_MAX)
-    project: str | None = None
-    top_k: StrictInt = Field(default=8, ge=1, le=50)
+    query: str = Field(min_length=1, max_length=QUERY_MAX, pattern=identifiers.NOT_BLANK_PATTERN)
+    project: str | None = Field(default=None, max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)
+    top_k: JsonInteger = Field(default=8, ge=1, le=50)
     include_historical: StrictBool = False
 
 
@@ -238,7 +240,7 @@ def _scoped(fetch: Callable[[], T]) -> T:
 
 
 def _text(value: str, field: str) -> str:
-    text = value.strip()
+    text = value.strip(identifiers.BLANK)
     if not text:
         raise BadRequest(field, "is required.")
     if len(text) > QUERY_MAX:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, StrictBool, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -24,6 +24,21 @@ from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
 
 BEARER_SAFE = re.compile(r"^[\x21-\x7e]+$")
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9][0-9]|6[0-4][0-9][0-9][0-9]|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0)"
+LOOPBACK_ENDPOINT_PATTERN = (
+    r"^(https?://(localhost|localhost\.localdomain|ip6-localhost|\[::1\]|127\."
+    + _OCTET
+    + r"\."
+    + _OCTET
+    + r"\."
+    + _OCTET
+    + r")(:"
+    + _PORT
+    + r")?(/[^?#\s]*)?)?$"
+)
+"""What the endpoint policy takes with remote hosts off (``domain/endpoint_policy.py``), as the
+document declares it: a loopback http(s) URL with no credentials, query or fragment, or ``""``."""
 FILE_ONLY = (
     "knowledge_forager_allow_remote",
     "knowledge_forager_managed",
@@ -35,16 +50,41 @@ FILE_ONLY = (
 FileOnly = Annotated[SkipJsonSchema[None], Field(default=None, exclude=True)]
 
 
+def _at_least_one_never_null(schema: dict[str, Any]) -> None:
+    """The document of ``SettingsUpdate``: at least one setting, and none of them null."""
+    schema["minProperties"] = 1
+    for field in schema.get("properties", {}).values():
+        kept = [option for option in field.pop("anyOf", []) if option.get("type") != "null"]
+        if len(kept) == 1:
+            field.update(kept[0])
+        elif kept:
+            field["anyOf"] = kept
+        if field.get("default", "") is None:
+            del field["default"]
+
+
 class SettingsUpdate(BaseModel):
     """The settings to change; a field left out stays as it is."""
 
-    model_config = ConfigDict(extra="forbid")
+    # At least one setting; a field may be left out but never null (the document says both).
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_at_least_one_never_null)
 
     knowledge_enabled: StrictBool | None = None
     knowledge_auto_study: AutoStudy | None = None
     knowledge_revision_study: RevisionStudy | None = None
-    knowledge_forager_endpoint: Annotated[str | None, Field(max_length=2048)] = None
-    knowledge_forager_token: Annotated[SecretStr | None, Field(min_length=1, max_length=4096)] = None
+    knowledge_forager_endpoint: Annotated[
+        str | None,
+        Field(
+            max_length=2048,
+            json_schema_extra={"pattern": LOOPBACK_ENDPOINT_PATTERN},
+            description="A loopback http(s) URL, or empty to clear it (a deployment that allows remote hosts "
+            "also takes its listed hosts)",
+        ),
+    ] = None
+    knowledge_forager_token: Annotated[
+        SecretStr | None,
+        Field(min_length=1, max_length=4096, json_schema_extra={"pattern": BEARER_SAFE.pattern}),
+    ] = None
 
     # Named so a write gets a refusal that says why, not "unknown field".
     knowledge_forager_allow_remote: FileOnly

@@ -29,6 +29,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from knowledge_service import budget
+from knowledge_service.domain import identifiers
 from knowledge_service.edge.access import authorize
 from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
@@ -168,4 +169,8 @@ _PROBLEMS: dict[str, Callable[[dict[str, Any]], str]] = {
     "json_invalid": lambda e: "is not valid JSON.",
     "model_attributes_type": lambda e: "must be a JSON object.",
     "dict_type": lambda e: "must be a JSON object.",
+    # A declared pattern is told in the words the domain's own check uses (never the input).
+    "string_pattern_mismatch": lambda e: identifiers.PATTERN_PROBLEMS.get(
+        str((e.get("ctx") or {}).get("pattern", "")), "is not in the form this field takes."
+    ),
 }

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain import changes
 from knowledge_service.edge.access import ProjectAccess, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import Project
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
 
@@ -26,7 +27,7 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_changes(
-    status: Annotated[Literal["open", "all"], Query()] = "open", project: Annotated[str | None, Query()] = None
+    status: Annotated[Literal["open", "all"], Query()] = "open", project: Project = None
 ) -> Envelope[changes.FindingsAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
@@ -41,7 +42,7 @@ def get_changes(
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[changes.ScanAnswer]:
+def post_scan(project: Project = None) -> Envelope[changes.ScanAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     return ok(changes.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
@@ -54,7 +55,7 @@ def post_scan(project: Annotated[str | None, Query()] = None) -> Envelope[change
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
-def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
+def post_queue(id: FindingId, project: Project = None) -> Envelope[changes.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
     rt.upstream.answering(scope.settings)
@@ -68,7 +69,7 @@ def post_queue(id: FindingId, project: Annotated[str | None, Query()] = None) ->
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
-def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) -> Envelope[changes.FindingView]:
+def post_dismiss(id: FindingId, project: Project = None) -> Envelope[changes.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
     rt.upstream.answering(scope.settings)
@@ -82,7 +83,7 @@ def post_dismiss(id: FindingId, project: Annotated[str | None, Query()] = None) 
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def post_seed(project: Annotated[str | None, Query()] = None) -> Envelope[changes.SeedAnswer]:
+def post_seed(project: Project = None) -> Envelope[changes.SeedAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     return ok(changes.seed(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))

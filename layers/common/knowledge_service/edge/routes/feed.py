@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain.feed import SyncAnswer, feed_pass
 from knowledge_service.domain.feed.view import FeedView, feed_view
 from knowledge_service.edge.access import ProjectAccess, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import Project
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
 
@@ -24,7 +22,7 @@ router = APIGatewayRouter()
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedView]:
+def get_feed(project: Project = None) -> Envelope[FeedView]:
     rt = runtime()
     scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)
@@ -38,7 +36,7 @@ def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedVie
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
-def post_sync(project: Annotated[str | None, Query()] = None) -> Envelope[SyncAnswer]:
+def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)

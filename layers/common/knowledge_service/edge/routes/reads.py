@@ -4,15 +4,16 @@ duplicates, sources and conflicts. Every one is ``read_knowledge`` and resolves
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain import reads as domain
 from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import EntityId, ForagerWords, Project, SourceId, StatementId
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -23,9 +24,6 @@ router = APIGatewayRouter()
 READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
 LIST_REFUSALS = error_responses(400, 401, 403, 404, 500, 502, 503, 504)
 TAGS = ["reads"]
-
-Project = Annotated[str | None, Query(description="ANTHILL project id; the console default when omitted")]
-RecordId = Annotated[str, Path(description="The id FORAGER minted")]
 
 
 def _reader(project: str | None) -> domain.Reader:
@@ -41,7 +39,15 @@ def _reader(project: str | None) -> domain.Reader:
     responses=LIST_REFUSALS,
 )
 def get_search(
-    q: Annotated[str, Query(min_length=1, max_length=domain.QUERY_MAX, description="What to search for")],
+    q: Annotated[
+        str,
+        Query(
+            min_length=1,
+            max_length=domain.QUERY_MAX,
+            pattern=identifiers.NOT_BLANK_PATTERN,
+            description="What to search for",
+        ),
+    ],
     limit: Annotated[int, Query(description="Clamped to 1–50")] = domain.SEARCH_LIMIT_DEFAULT,
     include_historical: Annotated[bool, Query()] = False,
     project: Project = None,
@@ -59,9 +65,13 @@ def get_search(
 def post_retrieve(
     request: Annotated[domain.RetrieveRequest, Body()], project: Project = None
 ) -> Envelope[domain.RetrievalAnswer]:
-    if project is not None and request.project is not None and project != request.project:
+    # "" names no project (the console default), in the body as in the query.
+    in_body, in_query = request.project or None, project or None
+    reader = _reader(in_body or in_query)
+    if in_body and in_query and in_body != in_query:
+        _reader(in_query)  # a project that does not exist is not_found wherever it is named
         raise BadRequest("project", "is named twice, differently (the query and the body).")
-    return ok(domain.retrieve(_reader(request.project if request.project is not None else project), request))
+    return ok(domain.retrieve(reader, request))
 
 
 @router.get(
@@ -71,7 +81,7 @@ def post_retrieve(
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_item(id: RecordId, project: Project = None) -> Envelope[m.KnowledgeItem]:
+def get_item(id: StatementId, project: Project = None) -> Envelope[m.KnowledgeItem]:
     knowledge_id = identifiers.record_id(id, "ki")
     return ok(domain.item(_reader(project), knowledge_id))
 
@@ -83,7 +93,7 @@ def get_item(id: RecordId, project: Project = None) -> Envelope[m.KnowledgeItem]
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_evidence(id: RecordId, project: Project = None) -> Envelope[domain.EvidenceAnswer]:
+def get_evidence(id: StatementId, project: Project = None) -> Envelope[domain.EvidenceAnswer]:
     knowledge_id = identifiers.record_id(id, "ki")
     return ok(domain.evidence(_reader(project), knowledge_id))
 
@@ -96,10 +106,10 @@ def get_evidence(id: RecordId, project: Project = None) -> Envelope[domain.Evide
     responses=LIST_REFUSALS,
 )
 def get_entities(
-    name: Annotated[str | None, Query(max_length=domain.QUERY_MAX)] = None,
+    name: Annotated[str | None, Query(max_length=domain.QUERY_MAX, pattern=identifiers.NOT_BLANK_PATTERN)] = None,
     q: Annotated[str | None, Query(max_length=domain.QUERY_MAX, description="A name or an alias")] = None,
-    type: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
-    sort: Annotated[str, Query(description="name, mentions or confidence")] = "name",
+    type: ForagerWords = None,
+    sort: Annotated[Literal["name", "mentions", "confidence"], Query()] = "name",
     page: Annotated[int, Query(ge=1, le=domain.PAGE_MAX)] = 1,
     page_size: Annotated[int, Query(ge=1, le=domain.PAGE_SIZE_MAX)] = domain.PEOPLE_PAGE_SIZE_DEFAULT,
     project: Project = None,
@@ -115,7 +125,7 @@ def get_entities(
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_entity(id: RecordId, project: Project = None) -> Envelope[m.EntityDetail]:
+def get_entity(id: EntityId, project: Project = None) -> Envelope[m.EntityDetail]:
     entity_id = identifiers.record_id(id, "ent")
     return ok(domain.entity(_reader(project), entity_id))
 
@@ -129,12 +139,12 @@ def get_entity(id: RecordId, project: Project = None) -> Envelope[m.EntityDetail
 )
 def get_statements(
     q: Annotated[str | None, Query(max_length=domain.QUERY_MAX)] = None,
-    type: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
-    status: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
-    support: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
-    review_status: Annotated[str | None, Query(description="FORAGER's words, comma-separated")] = None,
-    source_id: Annotated[str | None, Query()] = None,
-    entity_id: Annotated[str | None, Query()] = None,
+    type: ForagerWords = None,
+    status: ForagerWords = None,
+    support: ForagerWords = None,
+    review_status: ForagerWords = None,
+    source_id: Annotated[str | None, Query(pattern=identifiers.record_pattern("src"))] = None,
+    entity_id: Annotated[str | None, Query(pattern=identifiers.record_pattern("ent"))] = None,
     page: Annotated[int, Query(ge=1, le=domain.PAGE_MAX)] = 1,
     page_size: Annotated[int, Query(ge=1, le=domain.PAGE_SIZE_MAX)] = domain.STATEMENTS_PAGE_SIZE_DEFAULT,
     project: Project = None,
@@ -160,7 +170,7 @@ def get_statements(
     responses=LIST_REFUSALS,
 )
 def get_duplicates(
-    status: Annotated[str, Query(description="pending (the default) or all")] = "pending",
+    status: Annotated[Literal["pending", "all"], Query(description="pending (the default) or all")] = "pending",
     project: Project = None,
 ) -> Envelope[m.DuplicateList]:
     identifiers.forager_words(status, "status")
@@ -185,7 +195,7 @@ def get_sources(project: Project = None) -> Envelope[m.RegisteredSources]:
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_source(id: RecordId, project: Project = None) -> Envelope[m.SourceDetail]:
+def get_source(id: SourceId, project: Project = None) -> Envelope[m.SourceDetail]:
     source_id = identifiers.record_id(id, "src")
     return ok(domain.source(_reader(project), source_id))
 
@@ -198,7 +208,10 @@ def get_source(id: RecordId, project: Project = None) -> Envelope[m.SourceDetail
     responses=LIST_REFUSALS,
 )
 def get_conflicts(
-    status: Annotated[str, Query(description="open (the default), resolved, dismissed, decided or all")] = "open",
+    status: Annotated[
+        Literal["open", "resolved", "dismissed", "decided", "all"],
+        Query(description="open (the default), resolved, dismissed, decided or all"),
+    ] = "open",
     project: Project = None,
 ) -> Envelope[m.ConflictRecords]:
     identifiers.forager_words(status, "status")
