@@ -47,6 +47,7 @@ JOB_ID = r"^job_[0-9a-f]{16}$"
 SESSION_ID = r"^ups_[0-9a-f]{32}$"
 ADMISSION_ID = r"^adm_[0-9a-f]{16}$"
 NO_SUCH_JOB = "There is no such job in this knowledge base."
+NO_SUCH_BASE = "FORAGER holds no such knowledge base (GET /knowledge/projects lists the ones it holds)."
 NO_SUCH_SESSION = "There is no such upload session for this project."
 
 ProjectField = Annotated[str | None, Field(max_length=63)]
@@ -134,7 +135,7 @@ def queue_job(client: ForagerClient, workspace_root: str, knowledge_base: str, r
 
 
 def list_jobs(client: ForagerClient, knowledge_base: str, limit: int) -> JobsAnswer:
-    return JobsAnswer(jobs=_relay(lambda: client.jobs(knowledge_base, limit=limit)))
+    return JobsAnswer(jobs=_relay(lambda: client.jobs(knowledge_base, limit=limit), NO_SUCH_BASE))
 
 
 def get_job(client: ForagerClient, knowledge_base: str, job_id: str) -> Job:
@@ -280,13 +281,13 @@ def upstream_key(actor: str, project: str, supplied: str) -> str:
     return f"ks1-{digest[:48]}"
 
 
-def _relay(call: Callable[[], T]) -> T:
+def _relay(call: Callable[[], T], missing: str = NO_SUCH_JOB) -> T:
     """FORAGER's refusals of an ingestion call, in the envelope's codes and FORAGER's words."""
     try:
         return call()
     except UpstreamRefused as refused:
         if refused.upstream_status == 404:
-            raise NotFound(NO_SUCH_JOB) from refused
+            raise NotFound(missing) from refused
         if refused.upstream_status == 409:
             raise Conflict(f"FORAGER refused: {refused.upstream_message}") from refused
         if refused.upstream_status == 413:

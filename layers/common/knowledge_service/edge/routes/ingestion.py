@@ -172,16 +172,21 @@ def post_retry(id: JobId, project: Project = None) -> Envelope[Job]:
     summary="Open an upload session: one presigned PUT per file, for a batch too large to send inline",
     tags=TAGS,
     openapi_extensions=MANAGE,
-    responses=error_responses(400, 401, 403, 404, 413, 500, 503),
+    responses=error_responses(400, 401, 403, 404, 409, 413, 422, 500, 503),
 )
 def post_upload_session(
     request: Annotated[ingestion.UploadSessionRequest, Body()], project: Project = None
 ) -> Envelope[ingestion.UploadSession]:
     rt = runtime()
     scope = scope_of(router, _one_project(project, request.project))
+    rt.upstream.client(scope.settings)  # knowledge usable (configured), before anything is staged
+    actor = caller(router.current_event).name
     return ok(
-        ingestion.open_session(
-            rt.staging, scope.project, scope.knowledge_base, request, caller(router.current_event).name
+        _once(
+            scope,
+            {"route": "upload/sessions", **request.model_dump(mode="json", exclude={"project"})},
+            ingestion.UploadSession,
+            lambda _: ingestion.open_session(rt.staging, scope.project, scope.knowledge_base, request, actor),
         )
     )
 
