@@ -243,3 +243,25 @@ def test_a_job_of_another_knowledge_base_is_not_found(api: Api, knowledge_on: Ru
     listed = api.call("GET", "/knowledge/jobs", query={"project": "falcon"})
     assert [j["job_id"] for j in listed.body["data"]["jobs"]] == ["job_7047a24dc7358c4b"]
     assert json.dumps(listed.body).count("harbour") == 0
+
+
+def test_a_commit_whose_cleanup_fails_still_answers_the_job_foragers_has(
+    api: Api, knowledge_on: Runtime, forager: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_service.storage.staging import StagingStore
+
+    def broken(self: StagingStore, session_id: str, part_keys: list[str]) -> None:
+        raise RuntimeError("S3 said no")
+
+    monkeypatch.setattr(StagingStore, "discard", broken)
+    opened = api.call(
+        "POST", "/knowledge/upload/sessions", body={"project": "falcon", "files": [{"name": "a", "size_bytes": 3}]}
+    ).body["data"]
+    boto3.client("s3").put_object(
+        Bucket=knowledge_on.env.archive_bucket, Key=f"staged/{opened['session_id']}/0000", Body=b"abc"
+    )
+    answer = api.call(
+        "POST", "/knowledge/upload", body={"project": "falcon", "session_id": opened["session_id"]}, headers=JSON
+    )
+    assert answer.status == 200, answer.raw
+    assert forager.jobs("falcon")[-1]["job_id"] == answer.body["data"]["job_id"]

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
@@ -34,6 +35,7 @@ from knowledge_service.upstream.models import Admission, Job
 from knowledge_service.upstream.multipart import FilePart
 
 T = TypeVar("T")
+logger = Logger(child=True)
 
 MB = 1024 * 1024
 UPLOAD_MAX_BYTES = 100 * MB
@@ -253,7 +255,8 @@ def commit_session(
     """Stream the staged batch to FORAGER; once it has answered, remove what was staged.
 
     A failed commit keeps the session (its parts stay staged until the lifecycle rule
-    removes them), so the caller can commit it again under the same Idempotency-Key.
+    removes them), so the caller can commit it again under the same Idempotency-Key. Once
+    FORAGER has the batch the job stands: a removal that fails is logged, not answered.
     """
     parts, keys = staged_parts(staging, project, knowledge_base, commit.session_id)
     job = _relay(
@@ -261,7 +264,10 @@ def commit_session(
             knowledge_base, parts, force=commit.force, admission_job_id=commit.admission_job_id, idempotency_key=key
         )
     )
-    staging.discard(commit.session_id, keys)
+    try:
+        staging.discard(commit.session_id, keys)
+    except Exception:  # FORAGER has the batch: the job stands, and the lifecycle rule clears staged/
+        logger.exception("staged parts not removed", extra={"session_id": commit.session_id})
     return job
 
 
