@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, reads, requests
+from benchmarks import feed, imports, reads, requests, uploads
 
 RESULTS = Path("bench-results.json")
 
@@ -23,6 +23,7 @@ def main() -> int:
         "requests": requests.measure(),
         "reads": reads.measure(),
         "feed": feed.measure(),
+        "uploads": uploads.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -60,6 +61,13 @@ def main() -> int:
             f"{row['policy']:<10}{row['envelopes']:>10}{row['seconds']:>9}{row['envelopes_per_second']:>8}"
             f"{row['dynamodb_requests']:>10}{row['dynamodb_per_envelope']:>9}{row['acted']:>7}"
         )
+    row = results["uploads"]
+    print("\nA 100 MB batch through an S3 upload session (the ingestion Lambda in its own process)")
+    print(f"{'files':>6}{'MiB':>6}{'status':>8}{'RSS before':>12}{'peak RSS':>10}{'limit':>7}{'commit s':>10}")
+    print(
+        f"{row['files']:>6}{row['batch_bytes'] // 1048576:>6}{row['status']:>8}{row['rss_before_commit_mib']:>12}"
+        f"{row['peak_rss_mib']:>10}{row['limit_mib']:>7}{row['commit_seconds']:>10}"
+    )
     print(f"\nwritten to {RESULTS}")
     return 0
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Any, get_args
+from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -26,6 +26,7 @@ SAMPLE_IDS = {
     "conflicts": "cf_0000000000000000",
     "duplicates": "mc_0000000000000000",
     "changes": "0" * 24,
+    "jobs": "job_0000000000000000",
 }
 """A well-formed id that names no record, per record kind (the path segment after /knowledge/)."""
 
@@ -58,15 +59,24 @@ def _minimal(model: type[BaseModel], project: str | None = PROJECT) -> dict[str,
             if name == "project":
                 body[name] = project
             continue
-        annotation = info.annotation
-        options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
-        kind = options[0]
-        if kind is bool:
-            body[name] = False
-        elif kind is int:
-            body[name] = 1
-        elif isinstance(kind, type) and issubclass(kind, StrEnum):
-            body[name] = next(iter(kind)).value
-        else:
-            body[name] = PROJECT
+        body[name] = _minimal_value(info.annotation)
     return body
+
+
+def _minimal_value(annotation: Any) -> Any:
+    """The smallest value of a field's type: a list holds one smallest item."""
+    if get_origin(annotation) is list:
+        return [_minimal_value(get_args(annotation)[0])]
+    if get_origin(annotation) is Annotated:
+        return _minimal_value(get_args(annotation)[0])
+    options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
+    kind = options[0]
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return _minimal(kind)
+    if kind is bool:
+        return False
+    if kind is int:
+        return 1
+    if isinstance(kind, type) and issubclass(kind, StrEnum):
+        return next(iter(kind)).value
+    return PROJECT

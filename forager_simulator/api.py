@@ -19,7 +19,7 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from . import feed
+from . import feed, ingestion
 from .faults import PACED_MODES, fault_response, paced
 from .reads import ReadsApi
 from .routing import (
@@ -86,6 +86,7 @@ class ForagerApi:
             ("POST", r"/api/projects", self.create_project),
             *ReadsApi(self.state).routes(),
             *feed.api_routes(self.state),
+            *ingestion.api_routes(self.state),
         ]
 
     # -- the pipeline ------------------------------------------------------------

@@ -23,7 +23,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from . import feed
+from . import feed, ingestion
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
@@ -33,7 +33,7 @@ from .state import ENGINE_VERSION, SimulatorState
 logger = logging.getLogger("forager_simulator")
 
 # The contract's transport cap for one upload request.
-MAX_BODY_BYTES = 100 * 1024 * 1024
+MAX_BODY_BYTES = 101 * 1024 * 1024  # an upload's 100 MB of files and its multipart framing
 POLL_INTERVAL = 0.01
 HOLD_POLL_SECONDS = 0.05
 
@@ -486,6 +486,7 @@ class Simulator:
         with self._lock:
             self._state.reset()
             feed.ledger(self._state).reset()
+            ingestion.book(self._state).reset()
             self._sync_api()
 
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:
@@ -504,6 +505,23 @@ class Simulator:
     def feed_fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
         """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
         return feed.ledger(self._state).fault(ref, kind, count)
+
+    # -- ingestion (forager_simulator/ingestion.py) ------------------------------------
+
+    def set_job_pace(self, mode: str = "clock", stage_seconds: float | None = None) -> dict[str, Any]:
+        """``clock``: a stage every ``stage_seconds``; ``poll``: one step each time a job is read."""
+        return ingestion.book(self._state).set_pace(mode, stage_seconds)
+
+    def fail_job_at(self, ref: str, stage: str, job_id: str | None = None) -> dict[str, Any]:
+        """The named job (or the next one queued in ``ref``) fails at the end of ``stage``."""
+        return ingestion.book(self._state).fail_at(ref, stage, job_id)
+
+    def set_admission(self, **tier: Any) -> dict[str, Any]:
+        return ingestion.book(self._state).set_admission(tier)
+
+    def jobs(self, ref: str) -> list[dict[str, Any]]:
+        """Every job the simulator holds for ``ref``, with what it was given."""
+        return ingestion.book(self._state).held(ref)
 
     def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
         return feed.ledger(self._state).receipts(ref)

@@ -175,7 +175,7 @@ class Api:
         authorizer = (
             None if principal is None else {"principalId": principal.name, "principal": principal.model_dump_json()}
         )
-        raw_body = body if isinstance(body, str) or body is None else json.dumps(body)
+        raw_body = body if isinstance(body, (str, bytes)) or body is None else json.dumps(body)
         event = rest_event(
             method, path, resource=route.path, headers=headers, query=query, body=raw_body, authorizer=authorizer
         )

@@ -26,6 +26,7 @@ LISTS = {  # record kind -> (the list route that shows its ids, the list's key, 
     "entities": ("/knowledge/entities", "entities", "entity_id"),
     "sources": ("/knowledge/sources", "sources", "source_id"),
     "changes": ("/knowledge/changes", "findings", "id"),
+    "jobs": ("/knowledge/jobs", "jobs", "job_id"),
 }
 
 

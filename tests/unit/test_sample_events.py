@@ -22,6 +22,7 @@ FUNCTION_OF_PREFIX = {
     "schedule": "ScheduleFunction",
     "feed": "FeedFunction",
     "changes": "ChangesFunction",
+    "ingestion": "IngestionFunction",
     "authorizer": "AuthorizerFunction",
 }
 
@@ -40,7 +41,7 @@ def test_every_function_has_a_sample_event() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads"}),
+    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads", "ingestion"}),
     ids=lambda p: p.name,
 )
 def test_each_api_sample_event_is_answered_in_the_envelope(knowledge_on: Runtime, path: Path) -> None:

@@ -41,6 +41,9 @@ class Environment(BaseModel):
     knowledge_forager_allowed_hosts: tuple[str, ...] = ()
     knowledge_workspace_root: str = "/srv/colony/workspace"
     knowledge_forager_managed: bool = False
+    forager_allowed_input_roots: tuple[str, ...] = ()
+    """FORAGER_ALLOWED_INPUT_ROOTS in the colony's own environment: what a managed engine is
+    handed while knowledge_forager_input_roots is empty (comma-separated)."""
     installation_organization: str = "colony"
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
     gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR.lower())
@@ -50,6 +53,13 @@ class Environment(BaseModel):
     def _split_hosts(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(host.strip().lower() for host in value.split(",") if host.strip())
+        return value
+
+    @field_validator("forager_allowed_input_roots", mode="before")
+    @classmethod
+    def _split_roots(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(root.strip() for root in value.split(",") if root.strip())
         return value
 
     @field_validator("gate_pin", mode="before")

@@ -80,6 +80,13 @@ class PayloadTooLarge(ServiceError):
     default_code = "payload_too_large"
 
 
+class IdempotencyKeyReused(ServiceError):
+    """422: an Idempotency-Key already used for a different request (the same key, another body)."""
+
+    status = 422
+    default_code = "idempotency_key_reused"
+
+
 class BindingFailed(ServiceError):
     """500: FORAGER made a knowledge base but the colony could not save the binding."""
 

@@ -39,6 +39,7 @@ class KnowledgeSettings(BaseModel):
     knowledge_auto_study: AutoStudy = AutoStudy.SUGGEST
     knowledge_revision_study: RevisionStudy = RevisionStudy.INHERIT
     knowledge_forager_endpoint: str | None = None
+    knowledge_forager_input_roots: tuple[str, ...] = ()
     updated_at: datetime | None = None
     updated_by: str | None = None
 

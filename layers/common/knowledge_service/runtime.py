@@ -24,6 +24,7 @@ from knowledge_service.storage.idempotency import IdempotencyStore
 from knowledge_service.storage.missions import MissionBus
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
+from knowledge_service.storage.staging import StagingStore
 from knowledge_service.upstream.client import connection_pool
 
 
@@ -42,6 +43,7 @@ class Runtime:
     actions: ActionStore
     findings: FindingsStore
     missions: MissionBus
+    staging: StagingStore
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -63,6 +65,7 @@ class Runtime:
             actions=ActionStore(dynamodb, env.actions_table),
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
+            staging=StagingStore(aws.client("s3"), env.archive_bucket),
         )
 
     def feed_stores(self) -> FeedStores:

@@ -17,6 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import knowledge_enabled
+from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
 from knowledge_service.environment import GATE_ENV_VAR, Environment
 from knowledge_service.errors import BadRequest, Conflict
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
@@ -45,6 +46,10 @@ FILE_ONLY = (
     "knowledge_forager_allowed_hosts",
     "knowledge_workspace_root",
 )
+
+
+INPUT_ROOTS_FIELD = "knowledge_forager_input_roots"
+INPUT_ROOTS_MAX = 50
 
 
 FileOnly = Annotated[SkipJsonSchema[None], Field(default=None, exclude=True)]
@@ -85,6 +90,9 @@ class SettingsUpdate(BaseModel):
         SecretStr | None,
         Field(min_length=1, max_length=4096, json_schema_extra={"pattern": BEARER_SAFE.pattern}),
     ] = None
+    knowledge_forager_input_roots: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=PATH_MAX)]] | None, Field(max_length=INPUT_ROOTS_MAX)
+    ] = None
 
     # Named so a write gets a refusal that says why, not "unknown field".
     knowledge_forager_allow_remote: FileOnly
@@ -114,6 +122,7 @@ class SettingsView(BaseModel):
     knowledge_revision_study: RevisionStudy
     revision_study_resolved: AutoStudy
     knowledge_forager_endpoint: str
+    knowledge_forager_input_roots: list[str]
     knowledge_forager_token_set: bool
     knowledge_forager_allow_remote: bool
     gate_env_var: str
@@ -138,7 +147,9 @@ def apply_settings(
         )
     if update.knowledge_forager_endpoint is not None:
         changes["knowledge_forager_endpoint"] = _endpoint(env, update.knowledge_forager_endpoint)
-    for field in ("knowledge_enabled", "knowledge_auto_study", "knowledge_revision_study"):
+    if update.knowledge_forager_input_roots is not None:
+        changes["knowledge_forager_input_roots"] = _input_roots(env, update.knowledge_forager_input_roots)
+    for field in ("knowledge_enabled", "knowledge_auto_study", "knowledge_revision_study", INPUT_ROOTS_FIELD):
         if field in changes and changes[field] is None:
             raise BadRequest(field, "may be left out, but not null.")
 
@@ -169,11 +180,31 @@ def settings_view(env: Environment, settings: KnowledgeSettings, credentials: Cr
         knowledge_forager_endpoint=settings.knowledge_forager_endpoint
         if settings.knowledge_forager_endpoint is not None
         else env.knowledge_forager_endpoint,
+        knowledge_forager_input_roots=list(settings.knowledge_forager_input_roots),
         knowledge_forager_token_set=credentials.read() is not None,
         knowledge_forager_allow_remote=env.knowledge_forager_allow_remote,
         gate_env_var=GATE_ENV_VAR,
         gate_env_pinned=env.gate_pinned,
     )
+
+
+def _input_roots(env: Environment, folders: list[str]) -> tuple[str, ...]:
+    """The second fence, written: every folder must lie inside the colony's workspace (the
+    first fence's own rule), or the whole write is refused naming the folder and why."""
+    for folder in folders:
+        reason = input_root_refusal(folder, env.knowledge_workspace_root)
+        if reason is not None:
+            raise BadRequest(INPUT_ROOTS_FIELD, f"'{shown(folder)}' is refused: {reason}.", code="setting_refused")
+    return tuple(dict.fromkeys(folders))
+
+
+def input_root_refusal(folder: str, workspace_root: str) -> str | None:
+    """Why ``folder`` may not be handed to the engine as an allowed input root, or None."""
+    try:
+        contain(folder, workspace_root)
+    except PathRefused as refused:
+        return refused.reason
+    return None
 
 
 def _endpoint(env: Environment, value: str) -> str:

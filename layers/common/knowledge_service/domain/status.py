@@ -9,9 +9,11 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from knowledge_service.budget import finished, started
+from knowledge_service.domain import workspace_paths
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.gate import knowledge_enabled, why_disabled
 from knowledge_service.domain.package import HOST_PACKAGE_VERSION, PackageAgreement, package_agreement
+from knowledge_service.domain.settings import input_root_refusal
 from knowledge_service.environment import GATE_ENV_VAR, Environment
 from knowledge_service.errors import KnowledgeUnreachable, ServiceError, UpstreamTimeout
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
@@ -136,7 +138,7 @@ def knowledge_status(
         host_package_version=HOST_PACKAGE_VERSION,
         package_agreement=agreement,
         package_note=note,
-        input_roots=_input_roots(env),
+        input_roots=input_roots(env, settings),
     )
 
 
@@ -207,16 +209,44 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
-def _input_roots(env: Environment) -> InputRoots:
-    # A FORAGER an operator runs (managed: false) reads its own allowed folders: nothing is
-    # handed from here, so every list is empty and nothing waits for a restart.
+def input_roots(env: Environment, settings: KnowledgeSettings) -> InputRoots:
+    """What an import by path may read on the engine this colony runs (K2).
+
+    The validation is the same whoever runs the engine: every folder the setting names is
+    held to the workspace fence, and one that has fallen outside since it was written (the
+    workspace moved) is listed in ``refused`` with the reason. What is handed over depends on
+    who runs it: a FORAGER an operator runs (``managed: false``, always so on a serverless
+    host, where no engine is started from here) reads its own allowed folders, so nothing
+    is handed from here and nothing waits for a restart. A managed engine is handed the
+    setting's contained folders (``from: colony``), or FORAGER_ALLOWED_INPUT_ROOTS from the
+    colony's own environment while the setting is empty (``environment``); no engine this
+    host started has reported what it read, so ``running`` is empty and a handed list waits
+    for the engine's next start.
+    """
+    root = workspace_paths.normalized_root(env.knowledge_workspace_root)
+    setting = list(settings.knowledge_forager_input_roots)
+    refused: list[RefusedRoot] = []
+    accepted: list[str] = []
+    for folder in setting:
+        reason = input_root_refusal(folder, root)
+        if reason is None:
+            accepted.append(workspace_paths.resolve(folder, root).absolute)
+        else:
+            refused.append(RefusedRoot(folder=folder, reason=reason))
     none = RootsHanded(roots=[], **{"from": "none"})
+    handed = none
+    if env.knowledge_forager_managed:
+        if setting:
+            handed = RootsHanded(roots=accepted, **{"from": "colony"})
+        elif env.forager_allowed_input_roots:
+            inside = [r for r in env.forager_allowed_input_roots if input_root_refusal(r, root) is None]
+            handed = RootsHanded(roots=inside, **{"from": "environment"})
     return InputRoots(
         managed=env.knowledge_forager_managed,
-        workspace=env.knowledge_workspace_root,
-        setting=[],
-        next=none,
-        refused=[],
+        workspace=root,
+        setting=setting,
+        next=handed,
+        refused=refused,
         running=none,
-        waiting=False,
+        waiting=bool(handed.roots),
     )

@@ -26,6 +26,8 @@ from knowledge_service.runtime import runtime
 PERMISSION_KEY = "x-permission"
 CAPABILITY_KEY = "x-capability"
 PROJECT_ACCESS_KEY = "x-project-access"
+REQUEST_BODY_KEY = "x-request-body"
+"""A route that reads its own body (multipart) declares its OpenAPI ``requestBody`` here."""
 
 
 class ProjectAccess(StrEnum):

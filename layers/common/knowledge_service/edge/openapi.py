@@ -17,6 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
+from knowledge_service.edge.access import REQUEST_BODY_KEY
 from knowledge_service.edge.catalog import full_knowledge_api
 from knowledge_service.edge.envelope import ERROR_DESCRIPTIONS
 
@@ -47,8 +48,12 @@ def openapi_document() -> dict[str, Any]:
     )
     for operations in document["paths"].values():
         for operation in operations.values():
+            form = operation.pop(REQUEST_BODY_KEY, None)
+            if form is not None:  # a body the route reads itself (multipart): documented as declared
+                operation["requestBody"] = form
             responses = operation["responses"]
-            responses.pop("422", None)
+            if "HTTPValidationError" in json.dumps(responses.get("422", {})):
+                responses.pop("422")  # Powertools' own; a route's declared 422 is the envelope's
             for status in ALWAYS:
                 responses.setdefault(status, _refusal(int(status)))
             operation["responses"] = dict(sorted(responses.items()))

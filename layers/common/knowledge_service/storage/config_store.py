@@ -35,6 +35,7 @@ _SETTINGS_FIELDS = (
     "knowledge_auto_study",
     "knowledge_revision_study",
     "knowledge_forager_endpoint",
+    "knowledge_forager_input_roots",
 )
 
 
@@ -67,7 +68,9 @@ class ConfigStore:
         item: dict[str, Any] = {**SETTINGS_KEY}
         for field in _SETTINGS_FIELDS:
             value = getattr(settings, field)
-            if value is not None:
+            if isinstance(value, tuple):
+                item[field] = list(value)
+            elif value is not None:
                 item[field] = value.value if hasattr(value, "value") else value
         item["updated_at"] = (settings.updated_at or datetime.now(UTC)).isoformat()
         if settings.updated_by:

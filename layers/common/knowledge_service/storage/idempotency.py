@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.idempotency.idempotency import idempotent_f
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from pydantic import BaseModel
 
-from knowledge_service.errors import Conflict
+from knowledge_service.errors import Conflict, IdempotencyKeyReused
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -43,11 +43,16 @@ class IdempotencyStore:
         model: type[ModelT],
         act: Callable[[], ModelT],
         lambda_context: Any | None = None,
+        *,
+        reuse_is_unprocessable: bool = False,
     ) -> ModelT:
         """Run ``act`` once per ``key``; a replay with the same ``payload`` answers the stored result.
 
         With the Lambda context, a request that dies mid-way stops holding its key when the
-        invocation's time runs out, rather than for the whole expiry.
+        invocation's time runs out, rather than for the whole expiry. The same key with a
+        different request is a 409 ``conflict`` by default; ``reuse_is_unprocessable`` makes
+        it the 422 ``idempotency_key_reused`` the ingestion routes answer (IETF
+        draft-ietf-httpapi-idempotency-key-header), while one still in flight stays a 409.
         """
         if lambda_context is not None:
             self._config.register_lambda_context(lambda_context)
@@ -64,6 +69,8 @@ class IdempotencyStore:
         try:
             return cast(ModelT, guarded(request={"key": key, "payload": payload}))
         except IdempotencyValidationError as error:
+            if reuse_is_unprocessable:
+                raise IdempotencyKeyReused("This Idempotency-Key was already used for a different request.") from error
             raise Conflict("This Idempotency-Key was already used for a different request.") from error
         except IdempotencyAlreadyInProgressError as error:
             raise Conflict("A request with this Idempotency-Key is still in progress.") from error

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 from knowledge_service import budget
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, UpstreamRefused, UpstreamTimeout
 from knowledge_service.upstream.models import (
+    Admission,
     Capabilities,
     ConflictRecords,
     DuplicateList,
@@ -45,6 +46,8 @@ from knowledge_service.upstream.models import (
     ForagerProject,
     ForagerSource,
     HeadRevision,
+    Job,
+    JobList,
     KnowledgeItem,
     NamedEntities,
     PeoplePage,
@@ -57,6 +60,10 @@ from knowledge_service.upstream.models import (
     SourceList,
     StatementsPage,
 )
+from knowledge_service.upstream.multipart import FilePart, MultipartBody
+
+OWN_WORDS_403 = frozenset({"path_not_allowed"})
+"""403s that are FORAGER's own fence speaking, not a refused credential."""
 
 FEED_REFUSALS = frozenset({"cursor_expired", "cursor_ahead", "generation_changed"})
 
@@ -285,7 +292,52 @@ class ForagerClient:
     def conflicts(self, project_ref: str, status: str) -> ConflictRecords:
         return self._get(f"/api/projects/{project_ref}/conflicts", ConflictRecords, params={"status": status})
 
+    # ------------------------------------------------------------------ ingestion
+    def queue_job(self, project_ref: str, paths: list[str], *, force: bool, idempotency_key: str) -> Job:
+        body = {"paths": paths, "force": force}
+        return self._post(f"/api/projects/{project_ref}/jobs", body, Job, idempotency_key=idempotency_key)
+
+    def jobs(self, project_ref: str, *, limit: int) -> list[Job]:
+        return self._get(f"/api/projects/{project_ref}/jobs", JobList, params={"limit": limit}).jobs
+
+    def job(self, project_ref: str, job_id: str) -> Job:
+        return self._get(f"/api/projects/{project_ref}/jobs/{job_id}", Job)
+
+    def cancel_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> Job:
+        return self._post(f"/api/projects/{project_ref}/jobs/{job_id}/cancel", {}, Job, idempotency_key=idempotency_key)
+
+    def retry_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> Job:
+        return self._post(f"/api/projects/{project_ref}/jobs/{job_id}/retry", {}, Job, idempotency_key=idempotency_key)
+
+    def upload(
+        self,
+        project_ref: str,
+        files: list[FilePart],
+        *,
+        force: bool,
+        admission_job_id: str | None,
+        idempotency_key: str,
+    ) -> Job:
+        """The batch as one streamed multipart body: no file is held whole on the way."""
+        fields = [("force", _flag(force))]
+        if admission_job_id:
+            fields.append(("admission_job_id", admission_job_id))
+        body = MultipartBody(fields, files)
+        return self._post_stream(f"/api/projects/{project_ref}/uploads", body, Job, idempotency_key)
+
+    def preflight(self, project_ref: str, files: list[FilePart], *, idempotency_key: str) -> Admission:
+        body = MultipartBody([], files)
+        return self._post_stream(f"/api/projects/{project_ref}/preflight", body, Admission, idempotency_key)
+
     # ------------------------------------------------------------------ plumbing
+    def _post_stream(self, path: str, body: MultipartBody, model: type[ModelT], idempotency_key: str) -> ModelT:
+        headers = {
+            "Idempotency-Key": idempotency_key,
+            "Content-Type": body.content_type,
+            "Content-Length": str(len(body)),
+        }
+        return self._parse(self._send("POST", path, content=body, headers=headers), model)
+
     def _get(self, path: str, model: type[ModelT], params: dict[str, Any] | None = None) -> ModelT:
         return self._parse(self._send("GET", path, params=params), model)
 
@@ -302,6 +354,7 @@ class ForagerClient:
         *,
         params: dict[str, Any] | None = None,
         json_body: dict[str, Any] | None = None,
+        content: Iterable[bytes] | None = None,
         headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         request_headers = {
@@ -318,7 +371,13 @@ class ForagerClient:
         token = _call_deadline.set(deadline)
         try:
             response = self._http.request(
-                method, self.endpoint + path, params=params, json=json_body, headers=request_headers, timeout=timeout
+                method,
+                self.endpoint + path,
+                params=params,
+                json=json_body,
+                content=None if content is None else iter(content),
+                headers=request_headers,
+                timeout=timeout,
             )
         except httpx.TimeoutException as error:
             raise UpstreamTimeout(f"FORAGER did not answer {method} {path} in time.") from error
@@ -347,6 +406,10 @@ class ForagerClient:
                 f"FORAGER answered {method} {path} with a redirect ({status}), which is never followed."
             )
         code, message = _error_body(response)
+        if status == 403 and code in OWN_WORDS_403:
+            refused = UpstreamRefused(status, code, message)
+            refused.data = _error_details(response)
+            raise refused
         if status in (401, 403):
             raise UpstreamError(f"FORAGER refused the colony's credential ({status}).")
         if status == 429:

@@ -1,0 +1,214 @@
+"""Ingestion over HTTP against the local stack, as a user calls it: jobs that move through
+FORAGER's real stages, cancel, fail and retry, uploads inline and through an S3 session,
+preflight admitted / refused / failed, and a replayed POST answered with the same job."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import LocalStack, bearer
+
+pytestmark = pytest.mark.e2e
+
+STAGES = [
+    "source_registration",
+    "parsing_extraction",
+    "normalization",
+    "chunking",
+    "semantic_extraction",
+    "entity_resolution",
+    "dedup_conflict",
+    "provenance",
+    "validation",
+    "indexing",
+    "export_availability",
+]
+JOB_KEYS = {
+    "job_id",
+    "status",
+    "current_stage",
+    "progress",
+    "terminal",
+    "cancel_requested",
+    "created_at",
+    "error",
+    "stages",
+}
+STAGE_KEYS = {"name", "status", "processed", "skipped", "failed", "warnings"}
+
+
+def control(stack: LocalStack, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    answer = httpx.request(method, stack.control_url + path, json=body)
+    answer.raise_for_status()
+    return answer.json()
+
+
+@pytest.fixture(autouse=True)
+def _clock_pace(stack: LocalStack) -> Any:
+    control(stack, "PUT", "/jobs/pace", {"mode": "clock", "stage_seconds": 0.15})
+    yield
+    control(stack, "PUT", "/admission", {"limit_bytes": 524288000, "working_storage_fails": False})
+    control(stack, "PUT", "/jobs/pace", {"mode": "clock", "stage_seconds": 0.2})
+
+
+def post(http: httpx.Client, stack: LocalStack, path: str, key: str | None = None, **kwargs: Any) -> httpx.Response:
+    headers = bearer(stack.admin_token) | ({"Idempotency-Key": key} if key else {})
+    return http.post(path, params={"project": "falcon"}, headers=headers, **kwargs)
+
+
+def job(http: httpx.Client, stack: LocalStack, job_id: str) -> dict[str, Any]:
+    answer = http.get(f"/knowledge/jobs/{job_id}", params={"project": "falcon"}, headers=bearer(stack.admin_token))
+    assert answer.status_code == 200, answer.text
+    data: dict[str, Any] = answer.json()["data"]
+    assert set(data) == JOB_KEYS and [s["name"] for s in data["stages"]] == STAGES
+    assert all(set(s) == STAGE_KEYS for s in data["stages"])
+    return data
+
+
+def watch(
+    http: httpx.Client, stack: LocalStack, job_id: str, until: Any, seconds: float = 15.0
+) -> list[dict[str, Any]]:
+    seen = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        seen.append(job(http, stack, job_id))
+        if until(seen[-1]):
+            return seen
+        time.sleep(0.05)
+    raise AssertionError(f"the job never got there: {seen[-1]}")
+
+
+def test_a_job_on_a_workspace_folder_moves_through_real_stages_to_completed(
+    http: httpx.Client, stack: LocalStack
+) -> None:
+    queued = post(http, stack, "/knowledge/jobs", json={"paths": ["docs/procedures"]})
+    assert queued.status_code == 200, queued.text
+    assert queued.json()["data"]["status"] == "queued"
+    seen = watch(http, stack, queued.json()["data"]["job_id"], lambda j: j["terminal"])
+    assert seen[-1]["status"] == "completed" and seen[-1]["progress"] == 1.0
+    stages = [j["current_stage"] for j in seen if j["current_stage"]]
+    assert len(set(stages)) >= 4, stages  # it was seen at several real stages on the way
+    assert stages == sorted(stages, key=STAGES.index)
+    progress = [j["progress"] for j in seen]
+    assert progress == sorted(progress)
+    for snapshot in seen:  # progress is FORAGER's, derived from its stage rows
+        completed = sum(1 for s in snapshot["stages"] if s["status"] == "completed")
+        assert snapshot["progress"] == round(completed / 11, 4)
+
+
+def test_a_path_outside_the_workspace_is_403_and_foragers_sees_nothing(http: httpx.Client, stack: LocalStack) -> None:
+    before = len(control(stack, "GET", "/projects/falcon/jobs")["jobs"])
+    refused = post(http, stack, "/knowledge/jobs", json={"paths": ["docs", "docs/%2e%2e/%2e%2e/etc/passwd"]})
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["code"] == "permission_denied"
+    assert len(control(stack, "GET", "/projects/falcon/jobs")["jobs"]) == before
+
+
+def test_a_job_cancelled_mid_way_stops_at_a_stage_boundary_and_keeps_its_work(
+    http: httpx.Client, stack: LocalStack
+) -> None:
+    queued = post(http, stack, "/knowledge/jobs", json={"paths": ["handbook"]}).json()["data"]
+    watch(http, stack, queued["job_id"], lambda j: j["current_stage"] == "chunking")
+    cancel = post(http, stack, f"/knowledge/jobs/{queued['job_id']}/cancel")
+    assert cancel.status_code == 200, cancel.text
+    assert cancel.json()["data"]["cancel_requested"] is True
+    final = watch(http, stack, queued["job_id"], lambda j: j["terminal"])[-1]
+    assert final["status"] == "cancelled"
+    statuses = [s["status"] for s in final["stages"]]
+    done = statuses.count("completed")
+    assert 4 <= done < 11 and statuses == ["completed"] * done + ["pending"] * (11 - done)
+
+
+def test_a_job_failed_at_a_chosen_stage_is_retried_from_that_stage(http: httpx.Client, stack: LocalStack) -> None:
+    control(stack, "POST", "/projects/falcon/jobs/faults", {"fail_at": "entity_resolution"})
+    queued = post(http, stack, "/knowledge/jobs", json={"paths": ["handbook"]}).json()["data"]
+    failed = watch(http, stack, queued["job_id"], lambda j: j["terminal"])[-1]
+    assert failed["status"] == "failed" and failed["current_stage"] == "entity_resolution"
+    assert failed["error"]["stage"] == "entity_resolution"
+    retried = post(http, stack, f"/knowledge/jobs/{queued['job_id']}/retry")
+    assert retried.status_code == 200, retried.text
+    data = retried.json()["data"]
+    assert data["status"] == "running" and data["current_stage"] == "entity_resolution"
+    assert [s["status"] for s in data["stages"][:5]] == ["completed"] * 5  # checkpoints, not the start
+    final = watch(http, stack, queued["job_id"], lambda j: j["terminal"])[-1]
+    assert final["status"] == "completed"
+
+
+def test_replaying_a_post_with_the_same_key_answers_the_same_job_and_forager_holds_one(
+    http: httpx.Client, stack: LocalStack
+) -> None:
+    key = f"import-{uuid.uuid4().hex}"
+    body = {"paths": ["replayed/folder"]}
+    first = post(http, stack, "/knowledge/jobs", key, json=body)
+    again = post(http, stack, "/knowledge/jobs", key, json=body)
+    assert first.status_code == again.status_code == 200, again.text
+    assert first.json()["data"]["job_id"] == again.json()["data"]["job_id"]
+    held = [
+        j for j in control(stack, "GET", "/projects/falcon/jobs")["jobs"] if j["inputs"][-1].endswith("replayed/folder")
+    ]
+    assert len(held) == 1
+    reused = post(http, stack, "/knowledge/jobs", key, json={"paths": ["another/folder"]})
+    assert reused.status_code == 422, reused.text
+    assert reused.json()["code"] == "idempotency_key_reused"
+
+
+def test_an_inline_upload_answers_the_job(http: httpx.Client, stack: LocalStack) -> None:
+    files = [
+        ("files", ("notes/harbour.md", b"# Harbour\nOpens at 07:00.\n")),
+        ("files", ("raw.bin", bytes(range(256)))),
+    ]
+    answer = post(http, stack, "/knowledge/upload", files=files, data={"force": "true"})
+    assert answer.status_code == 200, answer.text
+    assert set(answer.json()["data"]) == JOB_KEYS
+    held = control(stack, "GET", "/projects/falcon/jobs")["jobs"]
+    mine = next(j for j in held if j["job_id"] == answer.json()["data"]["job_id"])
+    assert mine["kind"] == "upload" and mine["inputs"] == ["notes/harbour.md", "raw.bin"] and mine["force"] is True
+
+
+def test_an_upload_through_an_s3_session_is_staged_committed_and_cleared(http: httpx.Client, stack: LocalStack) -> None:
+    files = {"big/a.bin": b"a" * (3 * 1024 * 1024), "big/b.md": b"# b\n" * 1000}
+    opened = post(
+        http,
+        stack,
+        "/knowledge/upload/sessions",
+        json={"files": [{"name": n, "size_bytes": len(d)} for n, d in files.items()]},
+    )
+    assert opened.status_code == 200, opened.text
+    session = opened.json()["data"]
+    for part in session["parts"]:
+        put = httpx.put(part["url"], content=files[part["name"]], headers=part["headers"], timeout=30)
+        assert put.status_code == 200, put.text
+    committed = post(http, stack, "/knowledge/upload", json={"session_id": session["session_id"]})
+    assert committed.status_code == 200, committed.text
+    held = control(stack, "GET", "/projects/falcon/jobs")["jobs"]
+    mine = next(j for j in held if j["job_id"] == committed.json()["data"]["job_id"])
+    assert mine["inputs"] == ["big/a.bin", "big/b.md"]
+    staged = stack.aws_client("s3").list_objects_v2(Bucket=stack.env["ARCHIVE_BUCKET"], Prefix="staged/")
+    assert staged.get("KeyCount", 0) == 0
+
+
+def test_preflight_admitted_refused_and_failed_each_in_its_shape(http: httpx.Client, stack: LocalStack) -> None:
+    files = [("files", ("a.md", b"x" * 4096)), ("files", ("b.md", b"y" * 1024))]
+    admitted = post(http, stack, "/knowledge/preflight", files=files)
+    assert admitted.status_code == 200, admitted.text
+    data = admitted.json()["data"]
+    assert data["admitted"] is True and data["admission_job_id"].startswith("adm_")
+    assert (data["measured_bytes"], data["entry_count"], data["admitted_count"]) == (5120, 2, 2)
+
+    control(stack, "PUT", "/admission", {"limit_bytes": 2048})
+    refused = post(http, stack, "/knowledge/preflight", files=files)
+    assert refused.status_code == 200, refused.text
+    data = refused.json()["data"]
+    assert data["admitted"] is False and data["code"] == "over_tier_limit" and data["admission_job_id"] is None
+    assert (data["measured_bytes"], data["limit_bytes"], data["rejected_count"]) == (5120, 2048, 2)
+    assert data["largest"][0] == {"path": "a.md", "bytes": 4096}
+
+    stack.fault("5xx", path_prefix="/api/projects/falcon/preflight")
+    failed = post(http, stack, "/knowledge/preflight", files=files)
+    assert failed.status_code == 502, failed.text
+    assert failed.json()["success"] is False and failed.json()["data"] is None

@@ -1,0 +1,79 @@
+"""The second fence: knowledge_forager_input_roots is written through POST /settings only with
+folders inside the workspace, and GET /knowledge/status's input_roots reports it as the text
+lays it out (workspace, setting, next, refused, running, waiting)."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge_service.runtime import Runtime, reset_runtime, runtime
+from tests.conftest import Api
+
+ROOTS = "knowledge_forager_input_roots"
+
+
+def test_folders_inside_the_workspace_are_written_as_given(api: Api, aws: Runtime) -> None:
+    answer = api.call("POST", "/settings", body={ROOTS: ["handbook", "/srv/colony/workspace/docs/procedures"]})
+    assert answer.status == 200, answer.raw
+    assert answer.body["data"][ROOTS] == ["handbook", "/srv/colony/workspace/docs/procedures"]
+    assert aws.config.settings().knowledge_forager_input_roots == ("handbook", "/srv/colony/workspace/docs/procedures")
+
+
+@pytest.mark.parametrize(
+    ("folder", "reason"),
+    [
+        ("/etc", "outside the colony's workspace"),
+        ("../other", "climbs out of the workspace"),
+        ("docs/.git", "blocked folder"),
+        ("/srv/colony/workspace/../secrets", "outside the colony's workspace"),
+    ],
+)
+def test_a_folder_outside_is_refused_naming_the_folder_and_the_reason(
+    api: Api, aws: Runtime, folder: str, reason: str
+) -> None:
+    answer = api.call("POST", "/settings", body={ROOTS: ["handbook", folder]})
+    assert answer.status == 400, answer.raw
+    assert answer.body["code"] == "setting_refused"
+    assert folder in answer.body["message"] and reason in answer.body["message"]
+    assert aws.config.settings().knowledge_forager_input_roots == ()
+
+
+def test_an_unmanaged_engine_is_handed_nothing_and_the_validation_still_reports(
+    api: Api, aws: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.call("POST", "/settings", body={ROOTS: ["handbook", "/srv/colony/workspace/archive"]})
+    monkeypatch.setenv("KNOWLEDGE_WORKSPACE_ROOT", "/srv/colony/workspace/archive")  # the workspace moved
+    reset_runtime()
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    assert roots == {
+        "key": ROOTS,
+        "variable": "FORAGER_ALLOWED_INPUT_ROOTS",
+        "managed": False,
+        "workspace": "/srv/colony/workspace/archive",
+        "setting": ["handbook", "/srv/colony/workspace/archive"],
+        "next": {"roots": [], "from": "none"},
+        "refused": [],
+        "running": {"roots": [], "from": "none"},
+        "waiting": False,
+    }
+    monkeypatch.setenv("KNOWLEDGE_WORKSPACE_ROOT", "/srv/moved")
+    reset_runtime()
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    assert [r["folder"] for r in roots["refused"]] == ["/srv/colony/workspace/archive"]
+    assert "outside the colony's workspace (/srv/moved)" in roots["refused"][0]["reason"]
+
+
+def test_a_managed_engine_is_handed_the_setting_then_the_environment(
+    api: Api, aws: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KNOWLEDGE_FORAGER_MANAGED", "true")
+    monkeypatch.setenv("FORAGER_ALLOWED_INPUT_ROOTS", "/srv/colony/workspace/env-docs,/etc")
+    reset_runtime()
+    runtime()
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    assert roots["next"] == {"roots": ["/srv/colony/workspace/env-docs"], "from": "environment"}
+    api.call("POST", "/settings", body={ROOTS: ["handbook"]})
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    assert roots["managed"] is True
+    assert roots["next"] == {"roots": ["/srv/colony/workspace/handbook"], "from": "colony"}
+    assert roots["waiting"] is True
