@@ -86,6 +86,21 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     ("POST", "/knowledge/changes/{id}/dismiss"): Access(MANAGE_KNOWLEDGE, OPERATOR),
     # "Queueing carries manage_knowledge for the same reason seeding does"
     ("POST", "/knowledge/seed"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # --- ingestion ------------------------------------------------------------------------
+    # "POST /knowledge/jobs — manage_knowledge"; "POST /knowledge/upload — manage_knowledge";
+    # "POST /knowledge/preflight — manage_knowledge". Queueing work spends the engine's time on
+    # the project's knowledge base: an operator's act in the named project (W1-03 §8.3). The
+    # upload session is the first half of POST /knowledge/upload and takes what it takes.
+    ("POST", "/knowledge/jobs"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/jobs/{id}/cancel"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/jobs/{id}/retry"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/upload"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/upload/sessions"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/preflight"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # "GET /knowledge/jobs -> recent jobs", "GET /knowledge/jobs/{id} -> real persisted stage
+    # state": reads of the project's knowledge base, like every read (read_knowledge).
+    ("GET", "/knowledge/jobs"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/jobs/{id}"): Access(READ_KNOWLEDGE, READ),
 }
 """Every route this branch serves."""
 
