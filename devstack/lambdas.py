@@ -4,9 +4,17 @@
 (``lambda_StatusFunction``), once: the same code Lambda loads, with no ``sys.path``
 tricks (the shared layer is installed in the environment, as Lambda's layer is on its
 path). ``FakeLambdaContext`` is the context object Lambda passes. ``FunctionHost``
-invokes a function by logical id: one invocation at a time (the process has one
-``os.environ``), the function's own variables and Lambda's ``AWS_LAMBDA_*`` set around
-the call, and the answer put through JSON as Lambda's runtime does.
+invokes a function by logical id, the answer put through JSON as Lambda's runtime does.
+
+Concurrency is Lambda's: a bounded pool of warm containers per function, each its own
+handler instance. Container 0 is the handler module imported as above (in-process tests
+reach its runtime); every further container, made only when all of that function's
+containers are busy, imports the handler *and* the shared layer (``knowledge_service``)
+afresh under private module names, so no module state (Powertools routers, the cached
+``runtime()``) is shared between two concurrent invocations. With ``concurrency=1`` one
+invocation runs at a time, the function's own variables and Lambda's ``AWS_LAMBDA_*`` set
+in ``os.environ`` around each call; with more, ``os.environ`` (one per process) holds
+the shared variables, and a function's own are set while its containers load.
 """
 
 from __future__ import annotations
@@ -35,7 +43,13 @@ Handler = Callable[[Any, Any], Any]
 RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 """Lambda's synchronous payload limit (request and response)."""
 
-_LOAD_LOCK = threading.Lock()
+_LOAD_LOCK = threading.RLock()
+
+DEFAULT_CONCURRENCY = 8
+"""Containers the local stack runs at once (``DEVSTACK_CONCURRENCY``; 1 serialises every call)."""
+
+_PRIVATE_PACKAGES = ("knowledge_service",)
+"""What a container beyond the first imports for itself: the layer the handlers share."""
 
 
 def handler_file(handler_dir: Path, handler: str) -> tuple[Path, str]:
@@ -143,8 +157,49 @@ class FunctionSpec:
         return f"lambda_{self.logical_id}"
 
 
+@dataclass
+class Container:
+    """One warm instance of a function: its handler and, past the first, its own modules."""
+
+    function: str
+    index: int
+    handler: Handler
+    modules: dict[str, ModuleType] = field(default_factory=dict)
+    invocations: int = 0
+
+
+def _is_private(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in _PRIVATE_PACKAGES)
+
+
+def load_isolated(handler_dir: Path, handler: str, module_name: str) -> tuple[Handler, dict[str, ModuleType]]:
+    """Import the handler with its own copy of the shared layer; ``sys.modules`` is left as found.
+
+    The shared modules are set aside while the handler imports, so its imports load the
+    layer afresh; the fresh modules are then taken out of ``sys.modules`` (the handler's
+    functions keep them through their globals) and the shared ones put back.
+    """
+    path, function_name = handler_file(Path(handler_dir), handler)
+    with _LOAD_LOCK:
+        shared = {name: module for name, module in sys.modules.items() if _is_private(name)}
+        for name in shared:
+            del sys.modules[name]
+        try:
+            module = _import_file(module_name, path)
+            own = {name: m for name, m in sys.modules.items() if _is_private(name)}
+        finally:
+            for name in [n for n in sys.modules if _is_private(n)]:
+                del sys.modules[name]
+            sys.modules.update(shared)
+            sys.modules.pop(module_name, None)
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise HandlerNotFound(f"{path} has no callable {function_name!r}.")
+    return function, {module_name: module, **own}
+
+
 class FunctionHost:
-    """Invokes the template's functions by logical id, one at a time.
+    """Invokes the template's functions by logical id, from a bounded pool of warm containers.
 
     The process's ``os.environ`` holds the variables every function shares (the stack
     sets them at start); around each call the host sets the variables where this
@@ -154,9 +209,16 @@ class FunctionHost:
     function's own service name.
     """
 
-    def __init__(self, template: Template):
+    def __init__(self, template: Template, *, concurrency: int = 1):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         self._template = template
-        self._lock = threading.RLock()
+        self.concurrency = concurrency
+        self._lock = threading.RLock()  # concurrency 1: one call at a time (re-entrant)
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._pool_lock = threading.Lock()
+        self._idle: dict[str, list[Container]] = {}
+        self._made: dict[str, int] = {}
         self._handlers: dict[str, Handler] = {}
         self._specs: dict[str, FunctionSpec] = {}
         for logical_id, resource in template.functions().items():
@@ -206,15 +268,20 @@ class FunctionHost:
                 "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
                 error_type="RequestEntityTooLargeException",
             )
-        with self._lock, self._function_environment(spec):
-            handler = self._handler(spec)
-            context = self.context_for(logical_id)
-            started = time.monotonic()
-            try:
-                result = handler(json.loads(payload), context)
-            except Exception as error:
-                raise FunctionError(logical_id, str(error), error_type=type(error).__name__) from error
-            elapsed = time.monotonic() - started
+        if self.concurrency == 1:
+            with self._lock, self._function_environment(spec):
+                container = self._checkout(spec)
+                try:
+                    result, elapsed = self._call(spec, container, payload)
+                finally:
+                    self._checkin(container)
+        else:
+            with self._slots:
+                container = self._checkout(spec)
+                try:
+                    result, elapsed = self._call(spec, container, payload)
+                finally:
+                    self._checkin(container)
         if elapsed > spec.timeout_seconds:
             raise FunctionTimedOut(
                 logical_id, f"Task timed out after {spec.timeout_seconds:.2f} seconds", error_type="Sandbox.Timedout"
@@ -233,10 +300,54 @@ class FunctionHost:
             )
         return json.loads(answer)
 
+    def _call(self, spec: FunctionSpec, container: Container, payload: str) -> tuple[Any, float]:
+        context = self.context_for(spec.logical_id)
+        started = time.monotonic()
+        container.invocations += 1
+        try:
+            result = container.handler(json.loads(payload), context)
+        except Exception as error:
+            raise FunctionError(spec.logical_id, str(error), error_type=type(error).__name__) from error
+        return result, time.monotonic() - started
+
+    def containers(self, logical_id: str) -> int:
+        """How many containers of ``logical_id`` this host has made (warm ones are reused)."""
+        with self._pool_lock:
+            return self._made.get(logical_id, 0)
+
+    def _checkout(self, spec: FunctionSpec) -> Container:
+        """An idle warm container (the lowest-numbered), else a new one."""
+        with self._pool_lock:
+            idle = self._idle.setdefault(spec.logical_id, [])
+            if idle:
+                idle.sort(key=lambda c: c.index)
+                return idle.pop(0)
+            index = self._made.get(spec.logical_id, 0)
+            self._made[spec.logical_id] = index + 1
+        try:
+            return self._load(spec, index)
+        except BaseException:
+            with self._pool_lock:
+                self._made[spec.logical_id] -= 1
+            raise
+
+    def _checkin(self, container: Container) -> None:
+        with self._pool_lock:
+            self._idle.setdefault(container.function, []).append(container)
+
+    def _load(self, spec: FunctionSpec, index: int) -> Container:
+        if index == 0:
+            return Container(spec.logical_id, 0, self._handler(spec))
+        with _LOAD_LOCK, self._function_environment(spec):
+            handler, modules = load_isolated(spec.handler_dir, spec.handler, f"{spec.module_name}__{index}")
+        log.debug("%s: container %d is warm", spec.logical_id, index)
+        return Container(spec.logical_id, index, handler, modules)
+
     def _handler(self, spec: FunctionSpec) -> Handler:
         handler = self._handlers.get(spec.logical_id)
         if handler is None:
-            handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
+            with _LOAD_LOCK, self._function_environment(spec):
+                handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
             self._handlers[spec.logical_id] = handler
         return handler
 

@@ -37,7 +37,7 @@ import boto3
 from devstack import persistence
 from devstack.aws import LOCAL_CREDENTIALS, MotoEmulator, deployed_template
 from devstack.gateway import ApiServer, Gateway, local_routes
-from devstack.lambdas import FunctionHost
+from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
 from devstack.schedules import Scheduler
 from devstack.seed import Admin, ensure_admin, seed_demo, write_secret
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
@@ -115,8 +115,18 @@ class _EnvironmentGuard:
 class Stack:
     """A running local stack. Build it with ``start_stack``."""
 
-    def __init__(self, state_dir: Path, *, host: str, persist: bool, aws: AwsMode, snapshot_seconds: float):
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        host: str,
+        persist: bool,
+        aws: AwsMode,
+        snapshot_seconds: float,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ):
         self.state_dir = state_dir
+        self.concurrency = concurrency
         self.host = host
         self.persist = persist
         self.aws: AwsMode = aws
@@ -318,7 +328,7 @@ class Stack:
         _reset_runtime()
 
     def _start_serving(self, template: Template, api_port: int, schedule_seconds: float | None) -> None:
-        self._functions = FunctionHost(template)
+        self._functions = FunctionHost(template, concurrency=self.concurrency)
         self._scheduler = Scheduler(template, self._functions.invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
             template, self._functions.invoke, local_route=local_routes(self._scheduler.run_now)
@@ -438,6 +448,7 @@ def start_stack(
     parameters: Mapping[str, str] | None = None,
     snapshot_seconds: float = SNAPSHOT_SECONDS,
     template_path: Path = TEMPLATE,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> Stack:
     """Start the stack; returns once everything listens and is seeded. Port 0 picks a free port.
 
@@ -445,10 +456,13 @@ def start_stack(
     emulator's state in ``<state dir>/aws-state.json`` across restarts; ``forager_endpoint``
     (+ ``forager_token``) replaces the simulator with a real FORAGER; ``aws="real"`` with
     ``stack_name`` runs the functions against a deployed stack's tables instead of moto;
-    ``parameters`` override the template's parameters. One stack per process at a time.
+    ``parameters`` override the template's parameters; ``concurrency`` bounds the warm
+    containers that run at once (1: one invocation at a time). One stack per process at a time.
     """
     if aws not in ("local", "real"):
         raise StackStartError(f"aws must be 'local' or 'real', not {aws!r}")
+    if concurrency < 1:
+        raise StackStartError(f"concurrency must be at least 1, not {concurrency}")
     quiet = logging.getLogger("werkzeug")
     if quiet.level == logging.NOTSET:  # else werkzeug adds its own handler and prints every moto request
         quiet.setLevel(logging.WARNING)
@@ -461,6 +475,7 @@ def start_stack(
             persist=persist and aws == "local",
             aws=aws,
             snapshot_seconds=snapshot_seconds,
+            concurrency=concurrency,
         )
         _running.stack = stack
     try:
@@ -504,6 +519,9 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         raise StackStartError(f"DEVSTACK_SCHEDULE_SECONDS={schedule!r} is not a number of seconds.") from None
     if schedule_seconds is not None and schedule_seconds <= 0:
         raise StackStartError("DEVSTACK_SCHEDULE_SECONDS must be positive.")
+    raw_concurrency = env.get("DEVSTACK_CONCURRENCY", "").strip()
+    if raw_concurrency and (not raw_concurrency.isdigit() or not 1 <= int(raw_concurrency) <= 256):
+        raise StackStartError(f"DEVSTACK_CONCURRENCY={raw_concurrency!r}: a whole number from 1 (serial) to 256.")
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -518,6 +536,7 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "forager_token": env.get("FORAGER_TOKEN") or None,
         "aws": aws,
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
+        "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
     }
 
 
