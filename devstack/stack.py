@@ -49,12 +49,14 @@ DEFAULT_API_PORT = 3000
 DEFAULT_MOTO_PORT = 4566
 DEFAULT_FORAGER_PORT = 8790
 DEFAULT_FORAGER_CONTROL_PORT = 8791
-SNAPSHOT_SECONDS = 5.0
+SNAPSHOT_SECONDS = 0.25
+"""How often the stack looks for writes to moto; a snapshot follows any (see devstack/README.md)."""
 
 STATE_FILE = "aws-state.json"
 ENV_FILE = "env"
 SIMULATOR_TOKEN_FILE = "simulator.token"  # noqa: S105 - a file name
 UPSTREAM_FILE = "upstream.json"
+SIMULATOR_STATE_FILE = "forager-simulator.json"
 
 AwsMode = Literal["local", "real"]
 
@@ -149,6 +151,7 @@ class Stack:
         self._endpoint_url: str | None = None
         self._snapshot_lock = threading.Lock()
         self._last_snapshot: str | None = None
+        self._snapshotted_writes = -1
         self._object_cache: persistence.ObjectCache = {}
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
@@ -279,7 +282,13 @@ class Stack:
             "the FORAGER simulator",
             [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
             self.host,
-            lambda: start_simulator(host=self.host, port=port, control_port=control_port, token=token),
+            lambda: start_simulator(
+                host=self.host,
+                port=port,
+                control_port=control_port,
+                token=token,
+                state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
+            ),
         )
         self.forager_url = str(self.simulator.url)
         return self.forager_url, str(self.simulator.token)
@@ -385,10 +394,18 @@ class Stack:
         return admin
 
     def _persist_loop(self) -> None:
+        """Snapshot soon after any write: a write moto acknowledged at ``t`` is on disk by
+        ``t`` + one interval + two snapshot durations (the one running when it landed may have
+        read its table already; the next one holds it)."""
         while not self._stopping.wait(self._snapshot_seconds):
+            assert self._moto is not None
+            writes = self._moto.writes  # read before the snapshot begins: later writes make another
+            if writes == self._snapshotted_writes:
+                continue
             try:
                 if self.snapshot():
                     log.debug("snapshot written to %s", self.state_file)
+                self._snapshotted_writes = writes
             except Exception:
                 log.exception("snapshot failed (will retry)")
 
