@@ -337,7 +337,7 @@ class Stack:
         _reset_runtime()
 
     def _start_serving(self, template: Template, api_port: int, schedule_seconds: float | None) -> None:
-        self._functions = FunctionHost(template, concurrency=self.concurrency)
+        self._functions = FunctionHost(template, concurrency=self.concurrency, freeze_loaded=True)
         self._scheduler = Scheduler(template, self._functions.invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
             template, self._functions.invoke, local_route=local_routes(self._scheduler.run_now)

@@ -428,6 +428,12 @@ class Simulator:
         return self._state.requests_snapshot()
 
     @property
+    def request_count(self) -> int:
+        """How many requests the API port received since the start or the last reset (all
+        counted; ``requests`` keeps the newest ``REQUESTS_KEPT``)."""
+        return self._state.request_count
+
+    @property
     def fault(self) -> Fault | None:
         return self._state.get_fault()
 

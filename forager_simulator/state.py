@@ -150,6 +150,7 @@ class SimulatorState:
     fault: Fault | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     on_change: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    request_count: int = 0  # every request recorded since the start or the last reset (requests keeps the newest)
 
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)
@@ -165,6 +166,7 @@ class SimulatorState:
             self.capabilities = default_capabilities(self.instance_id)
             self.idempotency = {}
             self.requests = deque(maxlen=REQUESTS_KEPT)
+            self.request_count = 0
             self.fault = None
             self.changed()
 
@@ -307,6 +309,7 @@ class SimulatorState:
         with self.lock:
             entry.setdefault("status", None)
             self.requests.append(entry)
+            self.request_count += 1
             return entry
 
     def set_request_status(self, entry: dict[str, Any], status: int) -> None:

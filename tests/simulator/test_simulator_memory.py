@@ -40,4 +40,5 @@ def test_given_more_requests_over_http_than_kept_then_the_control_state_lists_th
         recorded = client.get(f"{simulator.control_url}/state").json()["requests"]
 
     assert len(recorded) == REQUESTS_KEPT
+    assert simulator.request_count == REQUESTS_KEPT + 50
     assert all(r["path"] == "/api/status" and r["status"] == 200 for r in recorded)
