@@ -192,14 +192,15 @@ class _ContainerFinder(importlib.abc.MetaPathFinder):
     """Finds ``<package>__c<n>.…``: the shared layer's files, loaded as a container's own modules."""
 
     def __init__(self) -> None:
-        self.builtins: dict[str, dict[str, Any]] = {}  # alias prefix -> the container's __builtins__
+        self.aliases: dict[str, tuple[str, dict[str, Any]]] = {}  # alias package -> (real, __builtins__)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         head, _, rest = fullname.partition(".")
-        builtins_ = self.builtins.get(head)
-        if builtins_ is None:
+        alias = self.aliases.get(head)
+        if alias is None:
             return None
-        real = head.rsplit("__c", 1)[0] + ("." + rest if rest else "")
+        real_head, builtins_ = alias
+        real = real_head + ("." + rest if rest else "")
         found = importlib.util.find_spec(real)
         if found is None or not found.origin or not found.origin.endswith(".py"):
             return None
@@ -235,17 +236,17 @@ def load_isolated(
 ) -> tuple[Handler, dict[str, ModuleType]]:
     """Import the handler with its own copy of the shared layer, leaving the shared one alone.
 
-    Container ``n``'s copy of ``knowledge_service`` is the package ``knowledge_service__c<n>``
+    Container ``n``'s copy of ``knowledge_service`` is the package ``knowledge_service__<Function>_c<n>``
     (same files, its own module objects, registered in ``sys.modules`` under those names so
     pydantic and typing find them); the handler and every module of the copy run with
     ``__builtins__`` whose ``__import__`` maps ``knowledge_service…`` to the copy.
     """
     path, function_name = handler_file(Path(handler_dir), handler)
-    suffix = f"__c{index}"
+    suffix = f"__{module_name.removeprefix('lambda_').split('__')[0]}_c{index}"
     own_builtins = _container_builtins(suffix)
     with _LOAD_LOCK:
         for package in _PRIVATE_PACKAGES:
-            _FINDER.builtins[package + suffix] = own_builtins
+            _FINDER.aliases[package + suffix] = (package, own_builtins)
         loader = _AliasLoader(module_name, str(path), own_builtins)
         spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
         if spec is None:

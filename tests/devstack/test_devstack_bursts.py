@@ -183,6 +183,7 @@ def test_given_one_kept_alive_connection_then_back_to_back_requests_do_not_wait_
 HANDLER = textwrap.dedent(
     """
     import time
+    from pathlib import Path
 
     import knowledge_service.runtime as layer
 
@@ -190,10 +191,25 @@ HANDLER = textwrap.dedent(
 
     def handler(event, context):
         CALLS.append(event["n"])
+        gather = event.get("gather")
+        if gather:  # every call of the round must be running at once, or this one fails
+            Path(gather, str(event["n"])).touch()
+            deadline = time.monotonic() + 30
+            while len(list(Path(gather).iterdir())) < event["of"]:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the calls of this round did not run at the same time")
+                time.sleep(0.01)
         time.sleep(event.get("sleep", 0))
         return {"module": id(CALLS), "layer": id(layer), "calls": len(CALLS)}
     """
 )
+
+
+def _round(tmp_path: Path, name: str, count: int, start: int = 0) -> list[dict[str, Any]]:
+    """``count`` events that each wait until all ``count`` are running (a rendezvous in a directory)."""
+    gather = tmp_path / name
+    gather.mkdir()
+    return [{"n": start + i, "gather": str(gather), "of": count} for i in range(count)]
 
 
 @pytest.fixture
@@ -211,17 +227,26 @@ def template(tmp_path: Path) -> Template:
                   CodeUri: fn/
                   Handler: app.handler
                   Timeout: 10
+              DozyFunction:
+                Type: AWS::Serverless::Function
+                Properties:
+                  CodeUri: fn/
+                  Handler: app.handler
+                  Timeout: 10
             """
         )
     )
     return Template(path=tmp_path / "template.yaml", stack_name=f"bursts-{tmp_path.name}")
 
 
-def _concurrently(host: FunctionHost, events: list[dict[str, Any]]) -> tuple[list[Any], float]:
+def _concurrently(
+    host: FunctionHost, events: list[dict[str, Any]], functions: list[str] | None = None
+) -> tuple[list[Any], float]:
     answers: list[Any] = [None] * len(events)
+    names = functions or ["SleepyFunction"] * len(events)
 
     def call(i: int) -> None:
-        answers[i] = host.invoke("SleepyFunction", events[i])
+        answers[i] = host.invoke(names[i], events[i])
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(len(events))]
     started = time.monotonic()
@@ -232,14 +257,15 @@ def _concurrently(host: FunctionHost, events: list[dict[str, Any]]) -> tuple[lis
     return answers, time.monotonic() - started
 
 
-def test_given_concurrent_invocations_then_each_runs_in_its_own_container_at_once(template: Template) -> None:
+def test_given_concurrent_invocations_then_each_runs_in_its_own_container_at_once(
+    template: Template, tmp_path: Path
+) -> None:
     shared_layer = sys.modules["knowledge_service.runtime"]
     host = FunctionHost(template, concurrency=4)
-    cold, _ = _concurrently(host, [{"n": i, "sleep": 1.0} for i in range(4)])  # four cold starts overlap
+    cold, _ = _concurrently(host, _round(tmp_path, "cold", 4))  # four cold starts, all running at once
 
-    warm, elapsed = _concurrently(host, [{"n": 10 + i, "sleep": 0.4} for i in range(4)])
+    warm, _ = _concurrently(host, _round(tmp_path, "warm", 4, start=10))  # and again, warm
 
-    assert elapsed < 1.2  # four warm 0.4 s calls at once, not one after another (1.6 s)
     assert len({a["module"] for a in warm}) == 4  # no handler module shared between two calls
     assert len({a["layer"] for a in warm}) == 4  # nor the layer's module state
     assert sorted(a["calls"] for a in warm) == [2, 2, 2, 2]  # each container warm, used once before
@@ -248,9 +274,9 @@ def test_given_concurrent_invocations_then_each_runs_in_its_own_container_at_onc
     assert host.containers("SleepyFunction") == 4
 
 
-def test_given_warm_containers_then_later_calls_reuse_them(template: Template) -> None:
+def test_given_warm_containers_then_later_calls_reuse_them(template: Template, tmp_path: Path) -> None:
     host = FunctionHost(template, concurrency=4)
-    _concurrently(host, [{"n": i, "sleep": 1.0} for i in range(4)])
+    _concurrently(host, _round(tmp_path, "cold", 4))
 
     answers = [host.invoke("SleepyFunction", {"n": 10 + i}) for i in range(3)]
 
@@ -277,3 +303,18 @@ def test_given_concurrency_1_then_calls_run_one_at_a_time_in_one_container(templ
     assert len({a["module"] for a in answers}) == 1
     assert sorted(a["calls"] for a in answers) == [1, 2, 3]
     assert host.containers("SleepyFunction") == 1
+
+
+def test_given_two_functions_then_their_second_containers_do_not_share_a_layer(
+    template: Template, tmp_path: Path
+) -> None:
+    host = FunctionHost(template, concurrency=4)
+
+    answers, _ = _concurrently(
+        host, _round(tmp_path, "both", 4), ["SleepyFunction", "SleepyFunction", "DozyFunction", "DozyFunction"]
+    )
+
+    assert host.containers("SleepyFunction") == host.containers("DozyFunction") == 2
+    assert len({a["module"] for a in answers}) == 4
+    # container 0 of every function is the process's own layer; every other container has its own
+    assert len({a["layer"] for a in answers}) == 3
