@@ -2,24 +2,31 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export SAM_CLI_TELEMETRY := 0
-export PATH := $(HOME)/.local/bin:$(PATH)
+export PATH := $(CURDIR)/.tools/bin:$(HOME)/.local/bin:$(PATH)
 
 UV ?= uv
 SAM := $(HOME)/.local/bin/sam
 PYTEST_WORKERS ?= 2
 
-.PHONY: help install run test lint format template build unit contract e2e fuzz openapi bench clean
+FN ?=
+EVENT ?=
+
+.PHONY: help install run invoke test lint format template build unit contract e2e fuzz openapi bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 install: ## uv, the locked dev environment, the SAM CLI
-	@command -v $(UV) >/dev/null 2>&1 || python3 -m pip install --quiet --user uv || python3 -m pip install --quiet uv
+	@command -v $(UV) >/dev/null 2>&1 || ./.ci/bootstrap-uv >/dev/null
 	@$(UV) sync --locked --quiet
 	@test -x $(SAM) || $(UV) tool install --quiet aws-sam-cli
 
 run: install ## start the local stack: moto, the API on :3000, schedules, the FORAGER simulator
 	$(UV) run python -m devstack
+
+invoke: ## one function on one event against the running stack: make invoke FN=ReadsFunction EVENT=events/reads_search.json
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<FunctionLogicalId> EVENT=events/<file>.json"; exit 2; }
+	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
 test: install lint template ## lint, template checks and every test tier
 	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile

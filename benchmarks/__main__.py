@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, reads, requests, uploads
+from benchmarks import feed, imports, load, reads, requests, uploads
 
 RESULTS = Path("bench-results.json")
 
@@ -24,6 +24,7 @@ def main() -> int:
         "reads": reads.measure(),
         "feed": feed.measure(),
         "uploads": uploads.measure(),
+        "load": load.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -68,8 +69,23 @@ def main() -> int:
         f"{row['files']:>6}{row['batch_bytes'] // 1048576:>6}{row['status']:>8}{row['rss_before_commit_mib']:>12}"
         f"{row['peak_rss_mib']:>10}{row['limit_mib']:>7}{row['commit_seconds']:>10}"
     )
+    print_load(results["load"])
     print(f"\nwritten to {RESULTS}")
     return 0
+
+
+def print_load(rows: list[dict[str, Any]]) -> None:
+    print("\nThe local stack under load (python -m devstack in its own process, loopback)")
+    print(f"{'row':<56}{'resets':>7}{'errors':>7}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}")
+    for row in rows:
+        if "rss_mib" in row:
+            print(f"{row['row']:<56} RSS MiB {row['rss_mib']}")
+            continue
+        print(
+            f"{row['row']:<56}{row.get('resets', ''):>7}{row.get('errors', ''):>7}"
+            f"{row.get('requests_per_second', ''):>8}{row.get('p50_ms', ''):>8}{row.get('p99_ms', ''):>8}"
+            + (f"   p99/p50 {row['p99_over_p50']}" if "p99_over_p50" in row else "")
+        )
 
 
 if __name__ == "__main__":

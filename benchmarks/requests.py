@@ -46,10 +46,10 @@ def measure() -> list[dict[str, object]]:
                 authorizer={"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()},
             )
             handler(event, FakeLambdaContext(route.function))  # warm: credential cache, clients
-            seen = len(sim.requests)
+            seen = sim.request_count
             with aws_calls() as counts:
                 response = handler(event, FakeLambdaContext(route.function))
-            row = _row(f"{info.method} {info.path}", response["statusCode"], counts, len(sim.requests) - seen)
+            row = _row(f"{info.method} {info.path}", response["statusCode"], counts, sim.request_count - seen)
             timings = []
             for _ in range(ITERATIONS):
                 started = time.perf_counter()

@@ -1,5 +1,8 @@
 """``python -m devstack``: the whole system on loopback until SIGINT/SIGTERM.
 
+``python -m devstack invoke <Function> <event.json>`` instead runs one function on an
+event against the running stack (``devstack/invoke.py``, ``make invoke``).
+
 Reads the environment switches (devstack/README.md), starts the stack, prints where
 everything is and the admin token, and waits. On a signal it snapshots and stops.
 """
@@ -38,6 +41,11 @@ def configure_logging() -> None:
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["invoke"]:
+        from devstack.invoke import main as invoke
+
+        logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+        return invoke(sys.argv[2:])
     configure_logging()
     stop = threading.Event()
 

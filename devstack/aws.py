@@ -5,7 +5,9 @@ it binds in the caller's thread and a port in use raises ``OSError`` (moto's
 ``start()`` waits forever on a thread that died, and werkzeug's server calls
 ``sys.exit`` on a taken port), and ``stop()`` closes the listening socket (moto's only
 shuts the serve loop down). Moto keeps its state in this process's
-memory, shared by every server: ``reset()`` empties it.
+memory, shared by every server: ``reset()`` empties it. ``writes`` counts the requests
+that may have changed it, each counted once moto has applied it and before its answer
+leaves, so a snapshot begun after a write was acknowledged holds it.
 
 ``deployed_template`` reads a deployed stack (``DEVSTACK_AWS=real``): its resources'
 physical names by logical id, and its parameters.
@@ -29,9 +31,41 @@ from devstack.template import TEMPLATE, Template
 LOCAL_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
 
+_READ_ACTIONS = ("Get", "Describe", "List", "Query", "Scan", "BatchGet", "TransactGet")
+
+
+class WriteCounter:
+    """A WSGI wrapper counting the requests that may change moto's state (not reads)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        answer = self.app(environ, start_response)  # moto applies the request here
+        if _may_write(environ):
+            with self._lock:
+                self.count += 1
+        return answer
+
+
+def _may_write(environ: dict[str, Any]) -> bool:
+    if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
+        return False
+    target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+    return not (target and target.rsplit(".", 1)[-1].startswith(_READ_ACTIONS))
+
+
 class MotoEmulator(ThreadedMotoServer):
     def __init__(self, host: str = "127.0.0.1", port: int = 4566):
         super().__init__(ip_address=host, port=port, verbose=False)
+        self._writes = WriteCounter(DomainDispatcherApplication(create_backend_app))
+
+    @property
+    def writes(self) -> int:
+        """How many requests that may have changed moto's state it has answered."""
+        return self._writes.count
 
     def start(self) -> None:
         _check_port(self._ip_address, self._port)
@@ -39,7 +73,7 @@ class MotoEmulator(ThreadedMotoServer):
             self._server = make_server(
                 self._ip_address,
                 self._port,
-                DomainDispatcherApplication(create_backend_app),
+                self._writes,
                 True,
                 request_handler=MotoRequestHandler,
             )

@@ -37,6 +37,10 @@ PAYLOAD_LIMIT_BYTES = 10 * 1024 * 1024
 
 INTEGRATION_TIMEOUT_SECONDS = 29.0
 
+LISTEN_BACKLOG = 1024
+"""The API's listen queue: a burst of hundreds of simultaneous connections waits, never resets
+(the kernel caps it at ``net.core.somaxconn``, 4096 on current Linux)."""
+
 _PROXY_RESPONSE_KEYS = {"statusCode", "headers", "multiValueHeaders", "body", "isBase64Encoded"}
 _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"}
 
@@ -111,8 +115,16 @@ class RouteTable:
         return [route for route, _ in self._routes]
 
     def match(self, method: str, raw_path: str) -> RouteMatch | None:
-        """The route for ``method`` on ``raw_path`` (percent-encoded, without the query)."""
-        parts = [p for p in raw_path.split("/") if p != ""]
+        """The route for ``method`` on ``raw_path`` (percent-encoded, without the query).
+
+        An empty segment (``/knowledge//status``) names no resource, as in API Gateway: no
+        route, whatever follows it. One trailing slash is tolerated.
+        """
+        parts = raw_path.split("/")[1:]
+        if parts and parts[-1] == "":
+            parts.pop()
+        if "" in parts:
+            return None
         best: tuple[tuple[int, ...], RouteMatch] | None = None
         for route, pattern in self._routes:
             if route.method not in (method.upper(), "ANY"):
@@ -558,12 +570,68 @@ class _BodyTooLarge(Exception):
     pass
 
 
+_SERVER_ERRORS = {
+    400: "The request could not be read as HTTP/1.1.",
+    408: "The request did not arrive in time.",
+    414: "The request line is longer than this API accepts (64 KiB).",
+    431: "The request's headers are larger than this API accepts.",
+    501: "This method is not one HTTP defines.",
+    505: "This API speaks HTTP/1.0 and HTTP/1.1.",
+}
+_SERVER_ERROR_CODES = {
+    408: "request_timeout",
+    414: "uri_too_long",
+    431: "headers_too_large",
+    501: "not_implemented",
+    505: "http_version_not_supported",
+}
+
+
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "devstack-apigateway"
     sys_version = ""
     timeout = 60
     gateway: Gateway  # set on the subclass ApiServer makes
+
+    def setup(self) -> None:
+        super().setup()
+        # Answers go out in two writes (headers, body): without this, Nagle holds the second
+        # until the client's delayed ACK, ~40 ms per request on a kept-alive connection.
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (request line or headers too long, malformed, an HTTP
+        version it does not speak) in the service's envelope, never its HTML page."""
+        self.close_connection = True
+        text = _SERVER_ERRORS.get(code, message or "The request could not be read.")
+        answer = envelope_answer(code, text, _SERVER_ERROR_CODES.get(code, "bad_request"), str(uuid.uuid4()))
+        answer.headers.append(("Connection", "close"))
+        if not getattr(self, "command", None):
+            self.command = ""  # the request line never parsed: there is no HEAD to honour
+        if getattr(self, "request_version", None) in (None, "HTTP/0.9"):
+            self.request_version = "HTTP/1.1"  # unparsed: answer with a status line and headers all the same
+        try:
+            self._write(answer)
+            self.wfile.flush()
+        except OSError:
+            return
+        self._drain()
+        self._log_line(code, time.monotonic())
+
+    def _drain(self) -> None:
+        """Read what the client is still sending (the rest of a 1 MB request line) before the
+        close: closing a socket with unread data resets it, and the client loses the answer."""
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(2.0)
+            left = PAYLOAD_LIMIT_BYTES
+            while left > 0:
+                chunk = self.rfile.read1(65536) if hasattr(self.rfile, "read1") else self.rfile.read(65536)
+                if not chunk:
+                    break
+                left -= len(chunk)
 
     def do_GET(self) -> None:
         self._serve()
@@ -646,7 +714,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(answer.body)
 
     def _log_line(self, status: int, started: float) -> None:
-        path = urlsplit(self.path).path  # never the query string: tokens do not belong there, but still
+        # never the query string: tokens do not belong there, but still
+        path = urlsplit(getattr(self, "path", "") or "").path[:200]
         log.info("%s %s %d %.1fms", self.command, path, status, (time.monotonic() - started) * 1000)
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -657,6 +726,7 @@ class _Server(ThreadingHTTPServer):
     """Keeps its open connections, so stopping closes the kept-alive ones too."""
 
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]):
         super().__init__(address, handler)

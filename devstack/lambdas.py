@@ -4,13 +4,25 @@
 (``lambda_StatusFunction``), once: the same code Lambda loads, with no ``sys.path``
 tricks (the shared layer is installed in the environment, as Lambda's layer is on its
 path). ``FakeLambdaContext`` is the context object Lambda passes. ``FunctionHost``
-invokes a function by logical id: one invocation at a time (the process has one
-``os.environ``), the function's own variables and Lambda's ``AWS_LAMBDA_*`` set around
-the call, and the answer put through JSON as Lambda's runtime does.
+invokes a function by logical id, the answer put through JSON as Lambda's runtime does.
+
+Concurrency is Lambda's: a bounded pool of warm containers per function, each its own
+handler instance. Container 0 is the handler module imported as above (in-process tests
+reach its runtime); every further container, made only when all of that function's
+containers are busy, imports the handler *and* the shared layer (``knowledge_service``)
+afresh under private module names, so no module state (Powertools routers, the cached
+``runtime()``) is shared between two concurrent invocations. With ``concurrency=1`` one
+invocation runs at a time, the function's own variables and Lambda's ``AWS_LAMBDA_*`` set
+in ``os.environ`` around each call; with more, ``os.environ`` (one per process) holds
+the shared variables, and a function's own are set while its containers load.
 """
 
 from __future__ import annotations
 
+import builtins
+import gc
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import logging
@@ -35,7 +47,13 @@ Handler = Callable[[Any, Any], Any]
 RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 """Lambda's synchronous payload limit (request and response)."""
 
-_LOAD_LOCK = threading.Lock()
+_LOAD_LOCK = threading.RLock()
+
+DEFAULT_CONCURRENCY = 8
+"""Containers the local stack runs at once (``DEVSTACK_CONCURRENCY``; 1 serialises every call)."""
+
+_PRIVATE_PACKAGES = ("knowledge_service",)
+"""What a container beyond the first imports for itself: the layer the handlers share."""
 
 
 def handler_file(handler_dir: Path, handler: str) -> tuple[Path, str]:
@@ -143,8 +161,112 @@ class FunctionSpec:
         return f"lambda_{self.logical_id}"
 
 
+@dataclass
+class Container:
+    """One warm instance of a function: its handler and, past the first, its own modules."""
+
+    function: str
+    index: int
+    handler: Handler
+    modules: dict[str, ModuleType] = field(default_factory=dict)
+    invocations: int = 0
+
+
+def _is_private(name: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in _PRIVATE_PACKAGES)
+
+
+class _AliasLoader(importlib.machinery.SourceFileLoader):
+    """Runs a module with the container's ``__builtins__`` (its ``__import__`` redirects)."""
+
+    def __init__(self, fullname: str, path: str, builtins_: dict[str, Any]) -> None:
+        super().__init__(fullname, path)
+        self._builtins = builtins_
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__dict__["__builtins__"] = self._builtins
+        super().exec_module(module)
+
+
+class _ContainerFinder(importlib.abc.MetaPathFinder):
+    """Finds ``<package>__c<n>.…``: the shared layer's files, loaded as a container's own modules."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, tuple[str, dict[str, Any]]] = {}  # alias package -> (real, __builtins__)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        head, _, rest = fullname.partition(".")
+        alias = self.aliases.get(head)
+        if alias is None:
+            return None
+        real_head, builtins_ = alias
+        real = real_head + ("." + rest if rest else "")
+        found = importlib.util.find_spec(real)
+        if found is None or not found.origin or not found.origin.endswith(".py"):
+            return None
+        loader = _AliasLoader(fullname, found.origin, builtins_)
+        return importlib.util.spec_from_file_location(
+            fullname, found.origin, loader=loader, submodule_search_locations=found.submodule_search_locations
+        )
+
+
+_FINDER = _ContainerFinder()
+sys.meta_path.insert(0, _FINDER)
+
+
+def _container_builtins(suffix: str) -> dict[str, Any]:
+    """``__builtins__`` whose ``__import__`` sends the shared layer's names to the container's copies."""
+    original = builtins.__import__
+
+    def redirecting_import(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> ModuleType:
+        if level == 0 and _is_private(name):
+            head, dot, rest = name.partition(".")
+            name = f"{head}{suffix}{dot}{rest}"
+        return original(name, globals, locals, fromlist, level)
+
+    own = dict(builtins.__dict__)
+    own["__import__"] = redirecting_import
+    return own
+
+
+def load_isolated(
+    handler_dir: Path, handler: str, module_name: str, index: int
+) -> tuple[Handler, dict[str, ModuleType]]:
+    """Import the handler with its own copy of the shared layer, leaving the shared one alone.
+
+    Container ``n``'s copy of ``knowledge_service`` is the package ``knowledge_service__<Function>_c<n>``
+    (same files, its own module objects, registered in ``sys.modules`` under those names so
+    pydantic and typing find them); the handler and every module of the copy run with
+    ``__builtins__`` whose ``__import__`` maps ``knowledge_service…`` to the copy.
+    """
+    path, function_name = handler_file(Path(handler_dir), handler)
+    suffix = f"__{module_name.removeprefix('lambda_').split('__')[0]}_c{index}"
+    own_builtins = _container_builtins(suffix)
+    with _LOAD_LOCK:
+        for package in _PRIVATE_PACKAGES:
+            _FINDER.aliases[package + suffix] = (package, own_builtins)
+        loader = _AliasLoader(module_name, str(path), own_builtins)
+        spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+        if spec is None:
+            raise ImportError(f"Cannot load {path}.")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(module_name, None)
+            raise
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise HandlerNotFound(f"{path} has no callable {function_name!r}.")
+    own = {name: m for name, m in sys.modules.items() if name.partition(".")[0].endswith(suffix)}
+    return function, {module_name: module, **own}
+
+
 class FunctionHost:
-    """Invokes the template's functions by logical id, one at a time.
+    """Invokes the template's functions by logical id, from a bounded pool of warm containers.
 
     The process's ``os.environ`` holds the variables every function shares (the stack
     sets them at start); around each call the host sets the variables where this
@@ -154,9 +276,19 @@ class FunctionHost:
     function's own service name.
     """
 
-    def __init__(self, template: Template):
+    def __init__(self, template: Template, *, concurrency: int = 1, freeze_loaded: bool = False):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         self._template = template
-        self._lock = threading.RLock()
+        self.concurrency = concurrency
+        # gc.freeze() after each load: the long-lived modules leave every later collection
+        # (a full collection over eight copies of the layer otherwise stalls a request ~50 ms)
+        self._freeze_loaded = freeze_loaded
+        self._lock = threading.RLock()  # concurrency 1: one call at a time (re-entrant)
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._pool_lock = threading.Lock()
+        self._idle: dict[str, list[Container]] = {}
+        self._made: dict[str, int] = {}
         self._handlers: dict[str, Handler] = {}
         self._specs: dict[str, FunctionSpec] = {}
         for logical_id, resource in template.functions().items():
@@ -206,15 +338,20 @@ class FunctionHost:
                 "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
                 error_type="RequestEntityTooLargeException",
             )
-        with self._lock, self._function_environment(spec):
-            handler = self._handler(spec)
-            context = self.context_for(logical_id)
-            started = time.monotonic()
-            try:
-                result = handler(json.loads(payload), context)
-            except Exception as error:
-                raise FunctionError(logical_id, str(error), error_type=type(error).__name__) from error
-            elapsed = time.monotonic() - started
+        if self.concurrency == 1:
+            with self._lock, self._function_environment(spec):
+                container = self._checkout(spec)
+                try:
+                    result, elapsed = self._call(spec, container, payload)
+                finally:
+                    self._checkin(container)
+        else:
+            with self._slots:
+                container = self._checkout(spec)
+                try:
+                    result, elapsed = self._call(spec, container, payload)
+                finally:
+                    self._checkin(container)
         if elapsed > spec.timeout_seconds:
             raise FunctionTimedOut(
                 logical_id, f"Task timed out after {spec.timeout_seconds:.2f} seconds", error_type="Sandbox.Timedout"
@@ -233,10 +370,60 @@ class FunctionHost:
             )
         return json.loads(answer)
 
+    def _call(self, spec: FunctionSpec, container: Container, payload: str) -> tuple[Any, float]:
+        context = self.context_for(spec.logical_id)
+        started = time.monotonic()
+        container.invocations += 1
+        try:
+            result = container.handler(json.loads(payload), context)
+        except Exception as error:
+            raise FunctionError(spec.logical_id, str(error), error_type=type(error).__name__) from error
+        return result, time.monotonic() - started
+
+    def containers(self, logical_id: str) -> int:
+        """How many containers of ``logical_id`` this host has made (warm ones are reused)."""
+        with self._pool_lock:
+            return self._made.get(logical_id, 0)
+
+    def _checkout(self, spec: FunctionSpec) -> Container:
+        """An idle warm container (the lowest-numbered), else a new one."""
+        with self._pool_lock:
+            idle = self._idle.setdefault(spec.logical_id, [])
+            if idle:
+                idle.sort(key=lambda c: c.index)
+                return idle.pop(0)
+            index = self._made.get(spec.logical_id, 0)
+            self._made[spec.logical_id] = index + 1
+        try:
+            return self._load(spec, index)
+        except BaseException:
+            with self._pool_lock:
+                self._made[spec.logical_id] -= 1
+            raise
+
+    def _checkin(self, container: Container) -> None:
+        with self._pool_lock:
+            self._idle.setdefault(container.function, []).append(container)
+
+    def _load(self, spec: FunctionSpec, index: int) -> Container:
+        if index == 0:
+            return Container(spec.logical_id, 0, self._handler(spec))
+        with self._function_environment(spec):
+            handler, modules = load_isolated(spec.handler_dir, spec.handler, f"{spec.module_name}__{index}", index)
+        self._freeze()
+        log.debug("%s: container %d is warm", spec.logical_id, index)
+        return Container(spec.logical_id, index, handler, modules)
+
+    def _freeze(self) -> None:
+        if self._freeze_loaded:
+            gc.freeze()
+
     def _handler(self, spec: FunctionSpec) -> Handler:
         handler = self._handlers.get(spec.logical_id)
         if handler is None:
-            handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
+            with _LOAD_LOCK, self._function_environment(spec):
+                handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
+                self._freeze()
             self._handlers[spec.logical_id] = handler
         return handler
 

@@ -37,7 +37,7 @@ import boto3
 from devstack import persistence
 from devstack.aws import LOCAL_CREDENTIALS, MotoEmulator, deployed_template
 from devstack.gateway import ApiServer, Gateway, local_routes
-from devstack.lambdas import FunctionHost
+from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
 from devstack.schedules import Scheduler
 from devstack.seed import Admin, ensure_admin, seed_demo, write_secret
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
@@ -49,12 +49,14 @@ DEFAULT_API_PORT = 3000
 DEFAULT_MOTO_PORT = 4566
 DEFAULT_FORAGER_PORT = 8790
 DEFAULT_FORAGER_CONTROL_PORT = 8791
-SNAPSHOT_SECONDS = 5.0
+SNAPSHOT_SECONDS = 0.25
+"""How often the stack looks for writes to moto; a snapshot follows any (see devstack/README.md)."""
 
 STATE_FILE = "aws-state.json"
 ENV_FILE = "env"
 SIMULATOR_TOKEN_FILE = "simulator.token"  # noqa: S105 - a file name
 UPSTREAM_FILE = "upstream.json"
+SIMULATOR_STATE_FILE = "forager-simulator.json"
 
 AwsMode = Literal["local", "real"]
 
@@ -115,8 +117,18 @@ class _EnvironmentGuard:
 class Stack:
     """A running local stack. Build it with ``start_stack``."""
 
-    def __init__(self, state_dir: Path, *, host: str, persist: bool, aws: AwsMode, snapshot_seconds: float):
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        host: str,
+        persist: bool,
+        aws: AwsMode,
+        snapshot_seconds: float,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ):
         self.state_dir = state_dir
+        self.concurrency = concurrency
         self.host = host
         self.persist = persist
         self.aws: AwsMode = aws
@@ -139,6 +151,7 @@ class Stack:
         self._endpoint_url: str | None = None
         self._snapshot_lock = threading.Lock()
         self._last_snapshot: str | None = None
+        self._snapshotted_writes = -1
         self._object_cache: persistence.ObjectCache = {}
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
@@ -269,7 +282,13 @@ class Stack:
             "the FORAGER simulator",
             [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
             self.host,
-            lambda: start_simulator(host=self.host, port=port, control_port=control_port, token=token),
+            lambda: start_simulator(
+                host=self.host,
+                port=port,
+                control_port=control_port,
+                token=token,
+                state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
+            ),
         )
         self.forager_url = str(self.simulator.url)
         return self.forager_url, str(self.simulator.token)
@@ -318,7 +337,7 @@ class Stack:
         _reset_runtime()
 
     def _start_serving(self, template: Template, api_port: int, schedule_seconds: float | None) -> None:
-        self._functions = FunctionHost(template)
+        self._functions = FunctionHost(template, concurrency=self.concurrency, freeze_loaded=True)
         self._scheduler = Scheduler(template, self._functions.invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
             template, self._functions.invoke, local_route=local_routes(self._scheduler.run_now)
@@ -375,10 +394,18 @@ class Stack:
         return admin
 
     def _persist_loop(self) -> None:
+        """Snapshot soon after any write: a write moto acknowledged at ``t`` is on disk by
+        ``t`` + one interval + two snapshot durations (the one running when it landed may have
+        read its table already; the next one holds it)."""
         while not self._stopping.wait(self._snapshot_seconds):
+            assert self._moto is not None
+            writes = self._moto.writes  # read before the snapshot begins: later writes make another
+            if writes == self._snapshotted_writes:
+                continue
             try:
                 if self.snapshot():
                     log.debug("snapshot written to %s", self.state_file)
+                self._snapshotted_writes = writes
             except Exception:
                 log.exception("snapshot failed (will retry)")
 
@@ -438,6 +465,7 @@ def start_stack(
     parameters: Mapping[str, str] | None = None,
     snapshot_seconds: float = SNAPSHOT_SECONDS,
     template_path: Path = TEMPLATE,
+    concurrency: int = DEFAULT_CONCURRENCY,
 ) -> Stack:
     """Start the stack; returns once everything listens and is seeded. Port 0 picks a free port.
 
@@ -445,10 +473,13 @@ def start_stack(
     emulator's state in ``<state dir>/aws-state.json`` across restarts; ``forager_endpoint``
     (+ ``forager_token``) replaces the simulator with a real FORAGER; ``aws="real"`` with
     ``stack_name`` runs the functions against a deployed stack's tables instead of moto;
-    ``parameters`` override the template's parameters. One stack per process at a time.
+    ``parameters`` override the template's parameters; ``concurrency`` bounds the warm
+    containers that run at once (1: one invocation at a time). One stack per process at a time.
     """
     if aws not in ("local", "real"):
         raise StackStartError(f"aws must be 'local' or 'real', not {aws!r}")
+    if concurrency < 1:
+        raise StackStartError(f"concurrency must be at least 1, not {concurrency}")
     quiet = logging.getLogger("werkzeug")
     if quiet.level == logging.NOTSET:  # else werkzeug adds its own handler and prints every moto request
         quiet.setLevel(logging.WARNING)
@@ -461,6 +492,7 @@ def start_stack(
             persist=persist and aws == "local",
             aws=aws,
             snapshot_seconds=snapshot_seconds,
+            concurrency=concurrency,
         )
         _running.stack = stack
     try:
@@ -504,6 +536,9 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         raise StackStartError(f"DEVSTACK_SCHEDULE_SECONDS={schedule!r} is not a number of seconds.") from None
     if schedule_seconds is not None and schedule_seconds <= 0:
         raise StackStartError("DEVSTACK_SCHEDULE_SECONDS must be positive.")
+    raw_concurrency = env.get("DEVSTACK_CONCURRENCY", "").strip()
+    if raw_concurrency and (not raw_concurrency.isdigit() or not 1 <= int(raw_concurrency) <= 256):
+        raise StackStartError(f"DEVSTACK_CONCURRENCY={raw_concurrency!r}: a whole number from 1 (serial) to 256.")
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -518,6 +553,7 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "forager_token": env.get("FORAGER_TOKEN") or None,
         "aws": aws,
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
+        "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
     }
 
 

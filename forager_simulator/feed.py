@@ -93,6 +93,7 @@ class FeedLedger:
             project = self.state.projects[ref]
             project.source_count = len(self.state.sources[ref])
             project.state = "ready"
+            self.state.changed()
             hashes = sorted(s.logical_content_hash for s in self.state.sources[ref].values())
             revision = {
                 "revision_id": "krev_" + secrets.token_hex(6),

@@ -18,6 +18,7 @@ import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from socketserver import BaseServer, TCPServer
 from types import TracebackType
 from typing import Any, Protocol, Self
@@ -28,7 +29,7 @@ from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
 from .routing import ApiError, Request, Response
-from .state import ENGINE_VERSION, SimulatorState
+from .state import ENGINE_VERSION, SimulatorState, read_state_file, write_state_file
 
 logger = logging.getLogger("forager_simulator")
 
@@ -305,6 +306,7 @@ class Simulator:
         token: str | None = None,
         *,
         allow_remote: bool = False,
+        state_file: Path | None = None,
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(
@@ -316,6 +318,13 @@ class Simulator:
         self.host = host
         self.token: str = token if token is not None else secrets.token_urlsafe(24)
         self._state = SimulatorState()
+        self.state_file = state_file
+        self._persist_lock = threading.Lock()
+        if state_file is not None:
+            saved = read_state_file(state_file)
+            if saved is not None:
+                self._state.load_persisted(saved)
+            self._state.on_change = self._persist
         self._stopping = threading.Event()
         self._api = ForagerApi(self._state, self.token, self._stopping)
         self._control = ControlApi(self)
@@ -414,6 +423,13 @@ class Simulator:
             elif not down and self._api_server is None:
                 self._open_api()
 
+    def _persist(self) -> None:
+        """Write what a restart keeps, as it changes (before the request that changed it is answered)."""
+        if self.state_file is None:
+            return
+        with self._persist_lock:
+            write_state_file(self.state_file, self._state.persisted())
+
     # -- addresses -----------------------------------------------------------------
 
     @property
@@ -448,6 +464,12 @@ class Simulator:
     def requests(self) -> list[dict[str, Any]]:
         """Every request the API port received, oldest first (a copy)."""
         return self._state.requests_snapshot()
+
+    @property
+    def request_count(self) -> int:
+        """How many requests the API port received since the start or the last reset (all
+        counted; ``requests`` keeps the newest ``REQUESTS_KEPT``)."""
+        return self._state.request_count
 
     @property
     def fault(self) -> Fault | None:
@@ -542,10 +564,12 @@ def start_simulator(
     token: str | None = None,
     *,
     allow_remote: bool = False,
+    state_file: Path | None = None,
 ) -> Simulator:
     """Start a simulator in daemon threads; returns once both ports are listening.
 
     ``port`` / ``control_port`` 0 pick free ports. Without ``token`` a random one is
-    made (``sim.token``).
+    made (``sim.token``). ``state_file`` keeps the knowledge bases, their sources and the
+    idempotency keys across restarts (read at start, written on every change).
     """
-    return Simulator(host, port, control_port, token, allow_remote=allow_remote).start()
+    return Simulator(host, port, control_port, token, allow_remote=allow_remote, state_file=state_file).start()

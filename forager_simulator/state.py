@@ -8,13 +8,18 @@ except through the dataclass fields themselves, which in-process tests may inspe
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
+import os
 import secrets
+import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from .corpus import Source, demo_sources
@@ -28,6 +33,11 @@ GENERATION = "gen_01"
 ANTHILL_PACKAGE_VERSION = 7
 
 PROJECT_STATES = ("empty", "processing", "ready")
+
+REQUESTS_KEPT = 1000
+"""The recorded requests kept (the newest): a long-running simulator's memory stays flat."""
+
+PERSISTED_FORMAT = 1
 
 
 @dataclass
@@ -136,9 +146,11 @@ class SimulatorState:
     status: dict[str, Any] = field(default_factory=default_status)
     capabilities: dict[str, Any] = field(init=False)
     idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    requests: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=REQUESTS_KEPT))
     fault: Fault | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    on_change: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    request_count: int = 0  # every request recorded since the start or the last reset (requests keeps the newest)
 
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)
@@ -153,8 +165,10 @@ class SimulatorState:
             self.status = default_status()
             self.capabilities = default_capabilities(self.instance_id)
             self.idempotency = {}
-            self.requests = []
+            self.requests = deque(maxlen=REQUESTS_KEPT)
+            self.request_count = 0
             self.fault = None
+            self.changed()
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as JSON-ready data (the control port's ``GET /state``)."""
@@ -174,8 +188,44 @@ class SimulatorState:
                     }
                     for r in self.idempotency.values()
                 ],
-                "requests": copy.deepcopy(self.requests),
+                "requests": copy.deepcopy(list(self.requests)),
             }
+
+    # -- what survives a restart ---------------------------------------------------
+
+    def persisted(self) -> dict[str, Any]:
+        """What a restart keeps: the instance id, every knowledge base and its sources, the
+        idempotency keys (a retried create replays). Not the requests, the fault or the feed."""
+        with self.lock:
+            return {
+                "format": PERSISTED_FORMAT,
+                "instance_id": self.instance_id,
+                "projects": [p.to_json() for p in self.projects.values()],
+                "sources": {
+                    ref: [dataclasses.asdict(source) for source in by_id.values()]
+                    for ref, by_id in self.sources.items()
+                },
+                "idempotency": [dataclasses.asdict(record) for record in self.idempotency.values()],
+            }
+
+    def load_persisted(self, data: dict[str, Any]) -> None:
+        """Put back what :meth:`persisted` wrote (the demo corpus stays under it)."""
+        if data.get("format") != PERSISTED_FORMAT:
+            raise ValueError(f"simulator state format {data.get('format')!r}; this simulator reads {PERSISTED_FORMAT}")
+        with self.lock:
+            self.instance_id = str(data["instance_id"])
+            self.capabilities = default_capabilities(self.instance_id)
+            for project in data.get("projects", []):
+                self.projects[project["project_ref"]] = Project(**project)
+            for ref, sources in data.get("sources", {}).items():
+                self.sources[ref] = {s["source_id"]: Source(**s) for s in sources}
+            for record in data.get("idempotency", []):
+                self.idempotency[record["key"]] = IdempotencyRecord(**record)
+
+    def changed(self) -> None:
+        """Tell the owner (the persisting simulator) that what a restart keeps has changed."""
+        if self.on_change is not None:
+            self.on_change()
 
     # -- engine description ------------------------------------------------------
 
@@ -212,6 +262,7 @@ class SimulatorState:
                 ref = new_project_ref()
             project = Project(project_ref=ref, name=name, description=description)
             self.projects[ref] = project
+            self.changed()
             return copy.copy(project)
 
     # -- idempotency -------------------------------------------------------------
@@ -248,6 +299,7 @@ class SimulatorState:
                 payload=copy.deepcopy(payload),
                 created_at=time.time(),
             )
+            self.changed()
             return status, payload
 
     # -- recorded requests -------------------------------------------------------
@@ -257,6 +309,7 @@ class SimulatorState:
         with self.lock:
             entry.setdefault("status", None)
             self.requests.append(entry)
+            self.request_count += 1
             return entry
 
     def set_request_status(self, entry: dict[str, Any], status: int) -> None:
@@ -265,7 +318,7 @@ class SimulatorState:
 
     def requests_snapshot(self) -> list[dict[str, Any]]:
         with self.lock:
-            return copy.deepcopy(self.requests)
+            return copy.deepcopy(list(self.requests))
 
     # -- faults ------------------------------------------------------------------
 
@@ -287,3 +340,26 @@ class SimulatorState:
                 remaining = fault.times - 1
                 self.fault = None if remaining <= 0 else replace(fault, times=remaining)
             return fault
+
+
+def read_state_file(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def write_state_file(path: Path, data: dict[str, Any]) -> None:
+    """``data`` to ``path`` atomically (a temporary file, fsync, rename), mode 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=1, sort_keys=True)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

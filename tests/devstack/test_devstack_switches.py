@@ -36,6 +36,7 @@ def test_the_defaults_without_any_switch() -> None:
         "forager_token": None,
         "aws": "local",
         "stack_name": None,
+        "concurrency": 8,
     }
 
 
@@ -52,6 +53,7 @@ def test_every_switch_is_read() -> None:
             "FORAGER_TOKEN": "fgr_x",
             "DEVSTACK_AWS": "real",
             "DEVSTACK_STACK_NAME": "knowledge-prod",
+            "DEVSTACK_CONCURRENCY": "1",
         }
     )
     assert options == {
@@ -65,6 +67,7 @@ def test_every_switch_is_read() -> None:
         "forager_token": "fgr_x",
         "aws": "real",
         "stack_name": "knowledge-prod",
+        "concurrency": 1,
     }
 
 
@@ -76,6 +79,7 @@ def test_every_switch_is_read() -> None:
         {"DEVSTACK_SCHEDULE_SECONDS": "soon"},
         {"DEVSTACK_SCHEDULE_SECONDS": "0"},
         {"DEVSTACK_AWS": "cloud"},
+        {"DEVSTACK_CONCURRENCY": "0"},
     ],
 )
 def test_a_bad_switch_is_refused_with_its_name(environ: dict[str, str]) -> None:
