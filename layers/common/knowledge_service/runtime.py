@@ -24,6 +24,7 @@ from knowledge_service.storage.idempotency import IdempotencyStore
 from knowledge_service.storage.missions import MissionBus
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
+from knowledge_service.storage.verbs import VerbAudit, VerbStore
 from knowledge_service.upstream.client import connection_pool
 
 
@@ -42,6 +43,8 @@ class Runtime:
     actions: ActionStore
     findings: FindingsStore
     missions: MissionBus
+    verbs: VerbStore
+    verb_audit: VerbAudit
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -63,6 +66,8 @@ class Runtime:
             actions=ActionStore(dynamodb, env.actions_table),
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
+            verbs=VerbStore(dynamodb, env.verbs_table, aws.client("s3"), env.archive_bucket),
+            verb_audit=VerbAudit(dynamodb, env.verb_audit_table),
         )
 
     def feed_stores(self) -> FeedStores:
