@@ -461,3 +461,17 @@ def test_two_concurrent_publishes_exactly_one_writes_in_each_of_50_trials(
         assert len(results) == 2
         assert all(isinstance(r, Published) and r.status == "PUBLISHED" for r in results)
         assert sorted(r.already_published for r in results) == [False, True], f"trial {trial}"
+
+
+@pytest.mark.parametrize("raw", ["null", "[]", '"x"', "7", "{", "", '{"knowledgeId": null}', "\ud800"])
+def test_a_body_that_is_not_the_verbs_input_is_bad_input(api: Api, workspaces: Runtime, raw: str) -> None:
+    for name in ("knowledge.get", "knowledge.list", "capture.create"):
+        answer = verb(api, name, raw if raw else None)
+        if name == "knowledge.list" and raw == "":
+            assert answer.status == 200, answer.raw  # every field of list is optional: no body is {}
+            continue
+        refused(answer, 400, "BadInput")
+
+
+def test_an_oversized_body_is_refused_before_it_is_parsed(api: Api, workspaces: Runtime) -> None:
+    refused(verb(api, "capture.create", '{"body": "' + "a" * (2 * 1024 * 1024) + '"}'), 400, "BadInput")

@@ -68,7 +68,7 @@ def _run(name: str, workspace: str | None) -> Response[str]:
         verb=name,
         principal=_principal(),
         workspace=workspace,
-        body=(raw or "").encode("utf-8"),
+        body=(raw or "").encode("utf-8", "surrogatepass"),  # a lone surrogate stays invalid JSON
         break_glass=event.headers.get(BREAK_GLASS_HEADER),
     )
     return verb_answer(invoke(stores(), call))
