@@ -13,13 +13,15 @@ import boto3
 import pytest
 from moto.dynamodb.models import DynamoDBBackend
 
+from devstack.events import rest_event
+from devstack.lambdas import FakeLambdaContext, load_handler
 from knowledge_service.domain.verbs.door import Call, Stores, invoke
 from knowledge_service.domain.verbs.models import Published
 from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.verbs import INLINE_MAX, AssertionRecord, VerbAudit, VerbStore
-from tests.conftest import Answer, Api
+from tests.conftest import TEMPLATE, Answer, Api
 
 WORKSPACE = "falcon"
 OTHER = "elsewhere"
@@ -475,3 +477,21 @@ def test_a_body_that_is_not_the_verbs_input_is_bad_input(api: Api, workspaces: R
 
 def test_an_oversized_body_is_refused_before_it_is_parsed(api: Api, workspaces: Runtime) -> None:
     refused(verb(api, "capture.create", '{"body": "' + "a" * (2 * 1024 * 1024) + '"}'), 400, "BadInput")
+
+
+def test_bytes_that_are_not_utf8_are_bad_input_not_a_failure(workspaces: Runtime) -> None:
+    (route,) = [r for r in TEMPLATE.routes() if r.path == "/v/knowledge.supersede"]
+    handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
+    for body in (b"Eq\xff\xfe", b'{"knowledgeId": "\xff"}'):
+        event = rest_event(  # bytes that are not UTF-8 travel base64-encoded, as API Gateway sends them
+            "POST",
+            "/v/knowledge.supersede",
+            resource=route.path,
+            headers={"Content-Type": "application/json"},
+            query={"workspace": WORKSPACE, "\u00e3\u00f3": "9191151480406024.0"},
+            body=body,
+            authorizer={"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()},
+        )
+        assert event["isBase64Encoded"] is True
+        response = handler(event, FakeLambdaContext(route.function))
+        assert (response["statusCode"], json.loads(response["body"])["code"]) == (400, "BadInput"), response

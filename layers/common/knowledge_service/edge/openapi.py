@@ -63,6 +63,8 @@ def openapi_document() -> dict[str, Any]:
             for status in ALWAYS:
                 responses.setdefault(status, _verb_refusal(int(status)) if is_verb else _refusal(int(status)))
             operation["responses"] = dict(sorted(responses.items()))
+            if is_verb:  # API Gateway answers 401 itself, in the envelope, before any function runs
+                responses["401"] = _gateway_or_verb_401()
             if is_verb and method == "post":
                 _describe_verb_input(operation, path.removeprefix(VERBS_PREFIX + "/"), schemas)
     for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
@@ -85,6 +87,22 @@ def _verb_refusal(status: int) -> dict[str, Any]:
     return {
         "description": VERB_ERROR_DESCRIPTIONS[status],
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/VerbError"}}},
+    }
+
+
+def _gateway_or_verb_401() -> dict[str, Any]:
+    return {
+        "description": VERB_ERROR_DESCRIPTIONS[401] + " (API Gateway's own answer, in the envelope, over HTTP)",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "anyOf": [
+                        {"$ref": "#/components/schemas/ErrorEnvelope"},
+                        {"$ref": "#/components/schemas/VerbError"},
+                    ]
+                }
+            }
+        },
     }
 
 

@@ -7,6 +7,8 @@ Each route is a door onto ``domain.verbs.door.invoke``: it hands over the caller
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -63,15 +65,27 @@ def _principal() -> Principal | None:
 
 def _run(name: str, workspace: str | None) -> Response[str]:
     event = router.current_event
-    raw = event.decoded_body if event.body else ""
     call = Call(
         verb=name,
         principal=_principal(),
         workspace=workspace,
-        body=(raw or "").encode("utf-8", "surrogatepass"),  # a lone surrogate stays invalid JSON
+        body=raw_body(event.body, bool(event.is_base64_encoded)),
         break_glass=event.headers.get(BREAK_GLASS_HEADER),
     )
     return verb_answer(invoke(stores(), call))
+
+
+def raw_body(body: str | None, base64_encoded: bool) -> bytes:
+    """The request's bytes as sent: the front door bounds them, then parses them as UTF-8 JSON
+    (bytes that are not UTF-8, or a lone surrogate, are BadInput there, never a failure here)."""
+    if not body:
+        return b""
+    if base64_encoded:
+        try:
+            return base64.b64decode(body, validate=False)
+        except binascii.Error:
+            return b"\xff"  # not base64: not a JSON body either
+    return body.encode("utf-8", "surrogatepass")
 
 
 def _register(verb: Verb) -> None:
