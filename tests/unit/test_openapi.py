@@ -58,3 +58,13 @@ def test_every_verb_is_described_with_its_body_its_workspace_and_its_tier() -> N
         assert {"capability", "riskClass", "minAutonomy", "minPermission", "mcpTier", "idempotent"} <= set(
             operation["x-verb"]
         )
+
+
+def test_a_verbs_401_is_described_as_api_gateways_envelope_too() -> None:
+    """API Gateway answers a missing or bad token before the verbs' function runs."""
+    document = openapi_document()
+    for path, operations in document["paths"].items():
+        if path == "/v" or path.startswith("/v/"):
+            for operation in operations.values():
+                schema = operation["responses"]["401"]["content"]["application/json"]["schema"]
+                assert {"$ref": "#/components/schemas/ErrorEnvelope"} in schema["anyOf"], path

@@ -62,9 +62,9 @@ def openapi_document() -> dict[str, Any]:
             responses.pop("422", None)
             for status in ALWAYS:
                 responses.setdefault(status, _verb_refusal(int(status)) if is_verb else _refusal(int(status)))
-            operation["responses"] = dict(sorted(responses.items()))
             if is_verb:  # API Gateway answers 401 itself, in the envelope, before any function runs
                 responses["401"] = _gateway_or_verb_401()
+            operation["responses"] = dict(sorted(responses.items()))
             if is_verb and method == "post":
                 _describe_verb_input(operation, path.removeprefix(VERBS_PREFIX + "/"), schemas)
     for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
