@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from knowledge_service.edge.catalog import knowledge_routes
+from knowledge_service.edge.catalog import all_routes
 from knowledge_service.edge.openapi import openapi_document, render
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -19,7 +19,7 @@ def test_the_committed_document_is_what_the_code_generates() -> None:
 
 def test_every_route_is_described_with_its_permission() -> None:
     document = openapi_document()
-    for route in knowledge_routes():
+    for route in all_routes():
         operation = document["paths"][route.path][route.method.lower()]
         assert operation["x-permission"] == route.permission
 
@@ -34,8 +34,9 @@ def test_the_document_says_400_where_powertools_would_say_422() -> None:
                     "$ref": "#/components/schemas/ErrorEnvelope"
                 }, f"{method} {path}"
             assert {"200", "400", "401", "403", "404", "500"} <= set(responses), f"{method} {path}"
+            refusal = "VerbError" if path == "/v" or path.startswith("/v/") else "ErrorEnvelope"
             assert responses["400"]["content"]["application/json"]["schema"] == {
-                "$ref": "#/components/schemas/ErrorEnvelope"
+                "$ref": f"#/components/schemas/{refusal}"
             }
 
 
@@ -54,3 +55,28 @@ def test_every_operation_is_behind_the_bearer_scheme() -> None:
     assert document["security"] == [{"bearer": []}]
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     assert "HTTPValidationError" not in json.dumps(document)
+
+
+def test_every_verb_is_described_with_its_body_its_workspace_and_its_tier() -> None:
+    document = openapi_document()
+    verbs = [r for r in all_routes() if r.path.startswith("/v/")]
+    assert len(verbs) == 10
+    for route in verbs:
+        operation = document["paths"][route.path]["post"]
+        body = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+        assert document["components"]["schemas"][body]["additionalProperties"] is False, route.path
+        (workspace,) = [p for p in operation["parameters"] if p["name"] == "workspace"]
+        assert workspace["required"] is True
+        assert {"capability", "riskClass", "minAutonomy", "minPermission", "mcpTier", "idempotent"} <= set(
+            operation["x-verb"]
+        )
+
+
+def test_a_verbs_401_is_described_as_api_gateways_envelope_too() -> None:
+    """API Gateway answers a missing or bad token before the verbs' function runs."""
+    document = openapi_document()
+    for path, operations in document["paths"].items():
+        if path == "/v" or path.startswith("/v/"):
+            for operation in operations.values():
+                schema = operation["responses"]["401"]["content"]["application/json"]["schema"]
+                assert {"$ref": "#/components/schemas/ErrorEnvelope"} in schema["anyOf"], path

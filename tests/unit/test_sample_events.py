@@ -24,6 +24,7 @@ FUNCTION_OF_PREFIX = {
     "changes": "ChangesFunction",
     "ingestion": "IngestionFunction",
     "authorizer": "AuthorizerFunction",
+    "verbs": "VerbsFunction",
 }
 
 
@@ -50,6 +51,13 @@ def test_each_api_sample_event_is_answered_in_the_envelope(knowledge_on: Runtime
     body = json.loads(response["body"])
     assert response["statusCode"] == 200, body
     assert body["success"] is True
+
+
+def test_the_verbs_sample_event_lists_the_workspaces_assertions(knowledge_on: Runtime) -> None:
+    response = invoke("VerbsFunction", json.loads((EVENTS / "verbs_list.json").read_text()))
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 200, body
+    assert body == {"items": [], "total": 0, "limit": 10, "offset": 0}
 
 
 def test_the_schedule_sample_event_runs_the_pass(knowledge_on: Runtime) -> None:

@@ -33,6 +33,8 @@ class Environment(BaseModel):
     actions_table: str = ""
     findings_table: str = ""
     archive_bucket: str = ""
+    verbs_table: str = ""
+    verb_audit_table: str = ""
     event_bus_name: str = ""
     forager_credential_parameter: str
 

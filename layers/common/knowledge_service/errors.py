@@ -141,3 +141,10 @@ class UpstreamRefused(UpstreamError):
         self.upstream_status = upstream_status
         self.upstream_code = upstream_code
         self.upstream_message = message
+
+
+class BudgetExceeded(ServiceError):
+    """429: the workspace's AI budget is spent (the verbs' budget gate)."""
+
+    status = 429
+    default_code = "budget_exceeded"

@@ -25,6 +25,7 @@ from knowledge_service.storage.missions import MissionBus
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.staging import StagingStore
+from knowledge_service.storage.verbs import VerbAudit, VerbStore
 from knowledge_service.upstream.client import connection_pool
 
 
@@ -44,6 +45,8 @@ class Runtime:
     findings: FindingsStore
     missions: MissionBus
     staging: StagingStore
+    verbs: VerbStore
+    verb_audit: VerbAudit
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -66,6 +69,8 @@ class Runtime:
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
             staging=StagingStore(aws.client("s3"), env.archive_bucket),
+            verbs=VerbStore(dynamodb, env.verbs_table, aws.client("s3"), env.archive_bucket),
+            verb_audit=VerbAudit(dynamodb, env.verb_audit_table),
         )
 
     def feed_stores(self) -> FeedStores:

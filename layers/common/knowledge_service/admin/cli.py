@@ -1,4 +1,5 @@
-"""``knowledge-admin``: create projects, create/list/revoke principals, grant roles.
+"""``knowledge-admin``: create projects, create/list/revoke principals, grant roles, set a
+workspace's AI budget and an agent's autonomy, and call a verb through the front door.
 
 It talks to the stores directly (it is the operator's tool, not an API client), so it
 works against the running local stack from a second terminal and against a deployment:
@@ -9,6 +10,13 @@ works against the running local stack from a second terminal and against a deplo
 A new token is printed once, alone on stdout, so a script can capture it:
 
     TOKEN=$(knowledge-admin --local principal create ci-bot --kind agent --permission read_knowledge)
+
+The verbs' CLI door: the same front door as ``POST /v/<verb>``, with the caller's token
+(``KNOWLEDGE_TOKEN``, or ``--token-file``), the answer (or ``{error, code}``) on stdout:
+
+    knowledge-admin --local verb knowledge.distil --workspace falcon --json '{"subject": ...}'
+    knowledge-admin --local budget set falcon --limit 100 --spent 0
+    knowledge-admin --local principal autonomy ci-bot L1
 
 Where to find the tables: ``--local`` reads the local stack's ``.devstack/env`` (``--state-dir`` names another);
 ``--stack NAME`` asks CloudFormation for a deployed stack's tables; otherwise the
@@ -23,7 +31,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from knowledge_service.domain.verbs.catalogue import VERBS, Autonomy
 from knowledge_service.errors import BadRequest, ServiceError
 from knowledge_service.identity.principal import (
     AGENT_FORBIDDEN,
@@ -77,6 +87,15 @@ def _project_list(args: argparse.Namespace, principals: PrincipalStore, projects
         print(f"{row['project_id']}\t{row['organization']}\t{row['name']}")
 
 
+def _autonomy(kind: PrincipalKind, value: str | None) -> str | None:
+    """An agent's autonomy level (L0, L1, L2; none is L0); a human has none to set."""
+    if value is None:
+        return None
+    if kind is not PrincipalKind.AGENT:
+        raise BadRequest("--autonomy", "only an agent has an autonomy level; a human has none to check.")
+    return Autonomy[value].name
+
+
 def _principal_create(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
     principal = Principal(
         name=args.name,
@@ -85,7 +104,7 @@ def _principal_create(args: argparse.Namespace, principals: PrincipalStore, proj
         project_roles=_roles(args.role, projects),
         organizations=frozenset(args.owns),
         workspace_roles=_pairs(args.workspace_role, "--workspace-role"),
-        autonomy=args.autonomy,
+        autonomy=_autonomy(PrincipalKind(args.kind), args.autonomy),
     )
     _refuse_agent_management(principal)
     token = mint_token()
@@ -119,12 +138,89 @@ def _principal_grant(args: argparse.Namespace, principals: PrincipalStore, proje
             "project_roles": {**record.project_roles, **_roles(args.role, projects)},
             "organizations": record.organizations | set(args.owns),
             "workspace_roles": {**record.workspace_roles, **_pairs(args.workspace_role, "--workspace-role")},
-            "autonomy": args.autonomy if args.autonomy is not None else record.autonomy,
+            "autonomy": _autonomy(record.kind, args.autonomy) if args.autonomy is not None else record.autonomy,
         }
     )
     _refuse_agent_management(changed)
     principals.replace(changed)
     print(f"principal {record.name} updated", file=sys.stderr)
+
+
+def _principal_autonomy(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    record = principals.active_by_name(args.name)
+    principals.replace(record.model_copy(update={"autonomy": _autonomy(record.kind, args.level)}))
+    print(f"agent {record.name} now acts at autonomy {args.level}", file=sys.stderr)
+
+
+def _budget_set(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    from decimal import Decimal, InvalidOperation
+
+    from knowledge_service.domain.identifiers import project_id
+
+    workspace = project_id(args.workspace, "workspace")
+    if projects.get(workspace) is None:
+        raise BadRequest("workspace", f"there is no project '{workspace}'.")
+    amounts: dict[str, Decimal | None] = {}
+    for option, value in (("--limit", args.limit), ("--spent", args.spent)):
+        try:
+            amount = None if value is None else Decimal(value)
+        except InvalidOperation as error:
+            raise BadRequest(option, f"'{value}' is not a number.") from error
+        if amount is not None and (not amount.is_finite() or amount < 0):
+            raise BadRequest(option, "must be a finite number, zero or more.")
+        amounts[option] = amount
+    budget = _verb_stores(projects).verbs.set_budget(workspace, amounts["--limit"], amounts["--spent"])
+    print(json.dumps({"workspace": workspace, "limit": str(budget.limit), "spent": str(budget.spent)}))
+
+
+def _budget_show(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    budget = _verb_stores(projects).verbs.budget(args.workspace)
+    if budget is None:
+        print(json.dumps({"workspace": args.workspace, "limit": None, "spent": None}))
+        return
+    exceeded = budget.exceeded
+    print(
+        json.dumps(
+            {"workspace": args.workspace, "limit": str(budget.limit), "spent": str(budget.spent), "exceeded": exceeded}
+        )
+    )
+
+
+def _verb(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> int:
+    """The CLI door: the caller's token, then exactly the front door ``POST /v/<verb>`` takes."""
+    from knowledge_service.domain.verbs.door import Call, invoke, verb_code
+    from knowledge_service.identity.authorizer import principal_for
+
+    if args.token_file:
+        token = Path(args.token_file).read_text().strip()
+    else:
+        token = os.environ.get("KNOWLEDGE_TOKEN", "").strip()
+    if not token:
+        raise BadRequest("KNOWLEDGE_TOKEN", "is not set; the verb is called with the caller's token (or --token-file).")
+    call = Call(
+        verb=args.verb,
+        principal=principal_for(f"Bearer {token}", principals),
+        workspace=args.workspace,
+        body=args.json.encode("utf-8"),
+        break_glass=args.break_glass,
+        door="cli",
+    )
+    try:
+        answer = invoke(_verb_stores(projects), call)
+    except ServiceError as refused:
+        print(json.dumps({"error": refused.message, "code": verb_code(refused)}))
+        return 2 if refused.status < 500 else 1
+    print(answer.model_dump_json(by_alias=True))
+    return 0
+
+
+def _verb_stores(projects: ProjectStore) -> Any:
+    from knowledge_service.domain.verbs.door import Stores
+    from knowledge_service.storage.verbs import VerbAudit, VerbStore
+
+    dynamodb = aws.dynamodb()
+    verbs = VerbStore(dynamodb, _required("VERBS_TABLE"), aws.client("s3"), os.environ.get("ARCHIVE_BUCKET", ""))
+    return Stores(projects, verbs, VerbAudit(dynamodb, _required("VERB_AUDIT_TABLE")))
 
 
 # ---------------------------------------------------------------------- helpers
@@ -228,8 +324,12 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("--owns", action="append", default=[], metavar="ORGANIZATION")
         sub.add_argument("--workspace-role", action="append", default=[], metavar="WORKSPACE=ROLE")
-        sub.add_argument("--autonomy")
+        sub.add_argument("--autonomy", choices=[a.name for a in Autonomy], help="an agent's autonomy level (the verbs)")
         sub.set_defaults(run=run)
+    autonomy = principal.add_parser("autonomy", help="set an agent's autonomy level (L0 read, L1 write, L2 sensitive)")
+    autonomy.add_argument("name")
+    autonomy.add_argument("level", choices=[a.name for a in Autonomy])
+    autonomy.set_defaults(run=_principal_autonomy)
     listing = principal.add_parser("list", help="list principals (never their tokens)")
     listing.add_argument("--json", action="store_true")
     listing.add_argument("--all", action="store_true", help="include revoked principals")
@@ -237,7 +337,32 @@ def _parser() -> argparse.ArgumentParser:
     revoke = principal.add_parser("revoke", help="revoke a principal's token")
     revoke.add_argument("name")
     revoke.set_defaults(run=_principal_revoke)
+
+    _verbs_parsers(nouns)
     return parser
+
+
+def _verbs_parsers(nouns: Any) -> None:
+    """``budget`` and ``verb``: the verbs' operator commands."""
+    budget = nouns.add_parser("budget", help="a workspace's AI budget (the verbs' budget gate)").add_subparsers(
+        dest="verb", required=True
+    )
+    setting = budget.add_parser("set", help="set a workspace's AI budget limit and/or amount spent")
+    setting.add_argument("workspace")
+    setting.add_argument("--limit")
+    setting.add_argument("--spent")
+    setting.set_defaults(run=_budget_set)
+    showing = budget.add_parser("show", help="a workspace's AI budget")
+    showing.add_argument("workspace")
+    showing.set_defaults(run=_budget_show)
+
+    verb = nouns.add_parser("verb", help="call a knowledge.* verb through the front door with your token")
+    verb.add_argument("verb", choices=sorted(VERBS))
+    verb.add_argument("--workspace", required=True, help="the workspace (an ANTHILL project id)")
+    verb.add_argument("--json", default="{}", help="the verb's input, as JSON (camelCase names)")
+    verb.add_argument("--break-glass", metavar="REASON", help="the workspace Owner's audited break-glass")
+    verb.add_argument("--token-file", help="read the caller's token from this file (default: $KNOWLEDGE_TOKEN)")
+    verb.set_defaults(run=_verb)
 
 
 if __name__ == "__main__":

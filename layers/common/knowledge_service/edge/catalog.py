@@ -14,7 +14,8 @@ from pydantic import BaseModel
 
 from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.edge.routes import bindings, changes, feed, ingestion, reads, status
+from knowledge_service.edge.routes import bindings, changes, feed, ingestion, reads, status, verbs
+from knowledge_service.edge.verbs_resolver import verbs_api
 
 
 def knowledge_routers() -> list[APIGatewayRouter]:
@@ -40,7 +41,26 @@ def full_knowledge_api() -> APIGatewayRestResolver:
 
 
 def knowledge_routes() -> list[RouteInfo]:
-    app = full_knowledge_api()
+    return _routes(full_knowledge_api())
+
+
+def full_verbs_api() -> APIGatewayRestResolver:
+    """The verbs surface (``/v``): its own resolver and renderer, ``{error, code}`` on refusal."""
+    app = verbs_api()
+    app.include_router(verbs.router)
+    return app
+
+
+def verbs_routes() -> list[RouteInfo]:
+    return _routes(full_verbs_api())
+
+
+def all_routes() -> list[RouteInfo]:
+    """Every route of every surface the API serves."""
+    return sorted(knowledge_routes() + verbs_routes(), key=lambda r: (r.path, r.method))
+
+
+def _routes(app: APIGatewayRestResolver) -> list[RouteInfo]:
     routes = []
     for route in app._static_routes + app._dynamic_routes:
         declared = route.openapi_extensions or {}

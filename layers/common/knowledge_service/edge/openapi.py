@@ -17,9 +17,13 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
+from knowledge_service.domain.identifiers import PROJECT_ID
+from knowledge_service.domain.verbs.models import INPUTS
 from knowledge_service.edge.access import REQUEST_BODY_KEY
 from knowledge_service.edge.catalog import full_knowledge_api
 from knowledge_service.edge.envelope import ERROR_DESCRIPTIONS
+from knowledge_service.edge.routes import verbs
+from knowledge_service.edge.verbs_resolver import VERB_ERROR_DESCRIPTIONS
 
 TITLE = "Knowledge service"
 VERSION = "0.1.0"
@@ -27,14 +31,19 @@ DESCRIPTION = (
     "The authenticated edge in front of the FORAGER knowledge engine. Every operation takes "
     "`Authorization: Bearer <token>`; `x-permission` names the installation permission it "
     "takes and `x-capability` the commercial capability, where one applies. Answers are the "
-    "`{success, message, data}` envelope; a refusal carries `data: null` and a `code`."
+    "`{success, message, data}` envelope; a refusal carries `data: null` and a `code`. "
+    "The verbs (`/v/<verb>`, tag `verbs`) keep their own convention: camelCase JSON in and out, "
+    "`{error, code}` on refusal, the workspace named by `?workspace=`; `x-verb` says each verb's "
+    "capability, risk class, minimum permission and autonomy, MCP tier and idempotency."
 )
+VERBS_PREFIX = "/v"
 _POWERTOOLS_ONLY = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
 ALWAYS = ("400", "401", "403", "404", "500")  # 404: also a method the path does not take
 
 
 def openapi_document() -> dict[str, Any]:
     app = full_knowledge_api()
+    app.include_router(verbs.router)  # one document for every surface (the fuzz run covers them all)
     document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(
             title=TITLE,
@@ -46,8 +55,10 @@ def openapi_document() -> dict[str, Any]:
             security=[{"bearer": []}],
         )
     )
-    for operations in document["paths"].values():
-        for operation in operations.values():
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for path, operations in document["paths"].items():
+        is_verb = path == VERBS_PREFIX or path.startswith(VERBS_PREFIX + "/")
+        for method, operation in operations.items():
             form = operation.pop(REQUEST_BODY_KEY, None)
             if form is not None:  # a body the route reads itself (multipart): documented as declared
                 operation["requestBody"] = form
@@ -55,9 +66,12 @@ def openapi_document() -> dict[str, Any]:
             if "HTTPValidationError" in json.dumps(responses.get("422", {})):
                 responses.pop("422")  # Powertools' own; a route's declared 422 is the envelope's
             for status in ALWAYS:
-                responses.setdefault(status, _refusal(int(status)))
+                responses.setdefault(status, _verb_refusal(int(status)) if is_verb else _refusal(int(status)))
+            if is_verb:  # API Gateway answers 401 itself, in the envelope, before any function runs
+                responses["401"] = _gateway_or_verb_401()
             operation["responses"] = dict(sorted(responses.items()))
-    schemas = document.get("components", {}).get("schemas", {})
+            if is_verb and method == "post":
+                _describe_verb_input(operation, path.removeprefix(VERBS_PREFIX + "/"), schemas)
     for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
         schemas.pop(name, None)
     text = json.dumps(document)
@@ -72,6 +86,48 @@ def _refusal(status: int) -> dict[str, Any]:
         "description": ERROR_DESCRIPTIONS[status],
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
     }
+
+
+def _verb_refusal(status: int) -> dict[str, Any]:
+    return {
+        "description": VERB_ERROR_DESCRIPTIONS[status],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/VerbError"}}},
+    }
+
+
+def _gateway_or_verb_401() -> dict[str, Any]:
+    return {
+        "description": VERB_ERROR_DESCRIPTIONS[401] + " (API Gateway's own answer, in the envelope, over HTTP)",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "anyOf": [
+                        {"$ref": "#/components/schemas/ErrorEnvelope"},
+                        {"$ref": "#/components/schemas/VerbError"},
+                    ]
+                }
+            }
+        },
+    }
+
+
+def _describe_verb_input(operation: dict[str, Any], verb: str, schemas: dict[str, Any]) -> None:
+    """The verb's body (read by the front door, not by Powertools) and its required workspace."""
+    model = INPUTS[verb]
+    schema = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+    for name, definition in schema.pop("$defs", {}).items():
+        schemas.setdefault(name, definition)
+    name = f"{model.__name__}Body"
+    schemas[name] = schema
+    operation["requestBody"] = {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}},
+    }
+    for parameter in operation.get("parameters", []):
+        if parameter["name"] == "workspace":
+            parameter["required"] = True
+            parameter["description"] = "The workspace: an ANTHILL project id."
+            parameter["schema"] = {"type": "string", "pattern": PROJECT_ID.pattern, "title": "Workspace"}
 
 
 def render() -> str:

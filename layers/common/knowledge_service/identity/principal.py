@@ -22,6 +22,7 @@ _TOKEN_SHAPE = re.compile(r"^ks_[A-Za-z0-9_-]{43}$")
 class Permission(StrEnum):
     READ_STATUS = "read_status"
     READ_KNOWLEDGE = "read_knowledge"
+    WRITE_KNOWLEDGE = "write_knowledge"  # the knowledge.write verbs (an agent may hold it)
     MANAGE_KNOWLEDGE = "manage_knowledge"
     MANAGE_SETTINGS = "manage_settings"
 

@@ -9,6 +9,9 @@ LOGICAL_TO_VARIABLE = {
     "PrincipalsTable": "PRINCIPALS_TABLE",
     "ProjectsTable": "PROJECTS_TABLE",
     "EventLogTable": "EVENT_LOG_TABLE",
+    "VerbsTable": "VERBS_TABLE",
+    "VerbAuditTable": "VERB_AUDIT_TABLE",
+    "ArchiveBucket": "ARCHIVE_BUCKET",
 }
 
 

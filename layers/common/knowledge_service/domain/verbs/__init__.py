@@ -1,0 +1,1 @@
+"""The ``knowledge.*`` verbs: evidence-gated assertions behind one front door (spec 003)."""
