@@ -30,6 +30,7 @@ class Environment(BaseSettings):
     findings_table: str = ""
     archive_bucket: str = ""
     event_bus_name: str = ""
+    pages_table: str = ""
     forager_credential_parameter: str
 
     knowledge_forager_endpoint: str = ""

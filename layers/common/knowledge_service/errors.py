@@ -80,6 +80,13 @@ class PayloadTooLarge(ServiceError):
     default_code = "payload_too_large"
 
 
+class UnsupportedMediaType(ServiceError):
+    """415: a body sent as a media type the route does not take (pages: ``invalid_argument``)."""
+
+    status = 415
+    default_code = "invalid_argument"
+
+
 class BindingFailed(ServiceError):
     """500: FORAGER made a knowledge base but the colony could not save the binding."""
 

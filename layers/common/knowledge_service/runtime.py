@@ -22,6 +22,7 @@ from knowledge_service.storage.feed_store import ActionStore, InboxStore, Waterm
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.idempotency import IdempotencyStore
 from knowledge_service.storage.missions import MissionBus
+from knowledge_service.storage.page_store import PageStore
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.upstream.client import connection_pool
@@ -42,6 +43,7 @@ class Runtime:
     actions: ActionStore
     findings: FindingsStore
     missions: MissionBus
+    pages: PageStore
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -63,6 +65,14 @@ class Runtime:
             actions=ActionStore(dynamodb, env.actions_table),
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
+            pages=PageStore(
+                dynamodb,
+                env.pages_table,
+                aws.client("s3"),
+                env.archive_bucket,
+                aws.client("events"),
+                env.event_bus_name,
+            ),
         )
 
     def feed_stores(self) -> FeedStores:
