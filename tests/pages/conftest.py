@@ -57,14 +57,14 @@ class Client:
         if auth:
             headers.append(("Authorization", f"Bearer {auth}"))
         body = b""
+        default = None
         if json_body is not None:
-            body = json.dumps(json_body).encode()
-            headers.append(("Content-Type", content_type or "application/json"))
+            body, default = json.dumps(json_body).encode(), "application/json"
         elif text is not None:
-            body = text.encode() if isinstance(text, str) else text
-            headers.append(("Content-Type", content_type or "text/markdown"))
-        elif content_type:
-            headers.append(("Content-Type", content_type))
+            body, default = (text.encode() if isinstance(text, str) else text), "text/markdown"
+        media = content_type if content_type is not None else default
+        if media:  # "" sends no Content-Type at all
+            headers.append(("Content-Type", media))
         answer = self.gateway.handle(method, target, headers, body)
         return Answer(answer.status, {k.lower(): v for k, v in answer.headers}, answer.body)
 
