@@ -165,7 +165,7 @@ def test_two_writers_with_the_same_if_version_one_wins_in_each_of_200_trials(
     for trial in range(200):
         outcomes: list[str] = []
 
-        def writer(n: int, guard: str = version, trial: int = trial) -> None:
+        def writer(n: int, outcomes: list[str] = outcomes, guard: str = version, trial: int = trial) -> None:
             try:
                 domain.put("race.md", f"trial {trial} writer {n}", guard)
                 outcomes.append("200")
@@ -304,7 +304,7 @@ def test_versions_revert_and_changed_false(admin: Client, pages: Pages) -> None:
     again = admin.call("POST", f"{KB}/pages/v.md/revert", json_body={"version": one["version"]})
     assert again.body["changed"] is False
     versions = admin.get(f"{KB}/versions?path=v.md").body
-    assert [v["summary"] for v in versions["versions"]][0].startswith("restored the version of ")
+    assert versions["versions"][0]["summary"].startswith("restored the version of ")
     assert [v["current"] for v in versions["versions"]] == [True, False, False]
     assert versions["total"] == 3 and versions["current_version"] == one["version"]
     assert [r["signal"] for r in pages.runtime.pages.feed("falcon")] == ["kb_put", "kb_put", "kb_reverted"]

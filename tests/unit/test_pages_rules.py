@@ -25,7 +25,8 @@ def test_canonical_paths_are_idempotent_and_never_leave_fs(raw: str) -> None:
     try:
         path = paths.canonical(raw)
     except BadRequest as refused:
-        assert refused.code == "invalid_argument"
+        code = refused.code
+        assert code == "invalid_argument"
         return
     assert path == paths.ROOT or path.startswith(paths.ROOT + "/")
     assert "/../" not in path + "/" and "/./" not in path + "/" and "//" not in path

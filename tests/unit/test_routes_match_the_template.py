@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from devstack.template import Template
-from knowledge_service.edge.catalog import knowledge_routes
+from knowledge_service.edge.catalog import knowledge_routes, pages_routes, template_form
 
 
 def test_template_routes_and_handler_routes_are_the_same_set() -> None:
     declared = {(r.method, r.path) for r in Template().routes()}
-    handled = {(r.method, r.path) for r in knowledge_routes()}
+    handled = {(r.method, r.path) for r in knowledge_routes()} | {template_form(r) for r in pages_routes()}
     assert declared == handled
 
 
 def test_every_route_declares_its_permission() -> None:
-    undeclared = [(r.method, r.path) for r in knowledge_routes() if r.permission is None]
+    undeclared = [(r.method, r.path) for r in knowledge_routes() + pages_routes() if r.permission is None]
     assert undeclared == []

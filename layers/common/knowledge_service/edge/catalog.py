@@ -13,8 +13,9 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
 from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
+from knowledge_service.edge.pages_resolver import pages_api
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.edge.routes import bindings, changes, feed, reads, status
+from knowledge_service.edge.routes import bindings, changes, feed, pages, reads, status
 
 
 def knowledge_routers() -> list[APIGatewayRouter]:
@@ -39,8 +40,32 @@ def full_knowledge_api() -> APIGatewayRestResolver:
     return app
 
 
+def full_pages_api() -> APIGatewayRestResolver:
+    app = pages_api()
+    app.include_router(pages.router)
+    return app
+
+
+def pages_routes() -> list[RouteInfo]:
+    """The pages surface's routes (``/api/v1/projects/{id}/kb/*``), in handler form."""
+    return _routes_of(full_pages_api())
+
+
+def template_form(route: RouteInfo) -> tuple[str, str]:
+    """How ``template.yaml`` routes a handler route to its function: API Gateway takes a
+    greedy ``{path+}`` only last, so a page's ``/review`` and ``/revert`` ride on
+    ``POST .../pages/{path+}`` and the pages resolver splits them off again."""
+    path = route.path
+    if path.endswith(("/kb/pages/{path}/review", "/kb/pages/{path}/revert")):
+        path = path.rsplit("/", 1)[0]
+    return route.method, path.replace("/kb/pages/{path}", "/kb/pages/{path+}")
+
+
 def knowledge_routes() -> list[RouteInfo]:
-    app = full_knowledge_api()
+    return _routes_of(full_knowledge_api())
+
+
+def _routes_of(app: APIGatewayRestResolver) -> list[RouteInfo]:
     routes = []
     for route in app._static_routes + app._dynamic_routes:
         declared = route.openapi_extensions or {}
