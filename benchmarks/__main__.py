@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, reads, requests
+from benchmarks import feed, imports, pages, reads, requests
 
 RESULTS = Path("bench-results.json")
 
@@ -23,6 +23,7 @@ def main() -> int:
         "requests": requests.measure(),
         "reads": reads.measure(),
         "feed": feed.measure(),
+        "pages": pages.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -59,6 +60,13 @@ def main() -> int:
         print(
             f"{row['policy']:<10}{row['envelopes']:>10}{row['seconds']:>9}{row['envelopes_per_second']:>8}"
             f"{row['dynamodb_requests']:>10}{row['dynamodb_per_envelope']:>9}{row['acted']:>7}"
+        )
+    print("\nPages (warm handler, moto in-process; lint and stats over a seeded base)")
+    print(f"{'route':<48}{'n':>5}{'p50 ms':>10}{'p99 ms':>10}{'DynamoDB':>10}{'S3':>5}")
+    for row in results["pages"]:
+        print(
+            f"{row['route']:<48}{row['iterations']:>5}{row['p50_ms']:>10}{row['p99_ms']:>10}"
+            f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
     print(f"\nwritten to {RESULTS}")
     return 0

@@ -352,7 +352,7 @@ def append_entry(text: str, key: str, entry: dict[str, str]) -> str:
         return "".join([f"---{nl}", f"{key}:{nl}", *added, f"---{nl}"]) + text
     span = block.spans.get(key)
     if span is None:
-        return "".join([*lines[:block.close_line], f"{key}:{nl}", *added, *lines[block.close_line:]])
+        return "".join([*lines[: block.close_line], f"{key}:{nl}", *added, *lines[block.close_line :]])
     value = block.values[key]
     if not isinstance(value, list) or _bare(lines[span[0]]).rstrip() != f"{key}:":
         if value == "":

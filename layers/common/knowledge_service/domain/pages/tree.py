@@ -50,6 +50,9 @@ class Tree:
     heads: dict[str, Head]  # the pages there now, by path
     last_change: Head | None
     _backlinks: dict[str, list[str]] = field(default_factory=dict)
+    _dirs: set[str] | None = None
+    _files_in: dict[str, list[Head]] = field(default_factory=dict)
+    _subdirs_in: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for path in sorted(self.heads):
@@ -61,13 +64,15 @@ class Tree:
 
     # -------------------------------------------------------------- shape
     def directories(self) -> set[str]:
-        dirs = {paths.ROOT}
-        for path in self.heads:
-            parent = paths.parent(path)
-            while parent not in dirs:
-                dirs.add(parent)
-                parent = paths.parent(parent)
-        return dirs
+        if self._dirs is None:
+            dirs = {paths.ROOT}
+            for path in self.heads:
+                parent = paths.parent(path)
+                while parent not in dirs:
+                    dirs.add(parent)
+                    parent = paths.parent(parent)
+            self._dirs = dirs
+        return self._dirs
 
     def is_target(self, target: str) -> bool:
         return target in self.heads or target in self.directories()
@@ -95,13 +100,18 @@ class Tree:
         }
 
     def dir_row(self, directory: str, dirs: set[str]) -> dict[str, Any]:
-        files = [h for p, h in self.heads.items() if paths.parent(p) == directory]
-        subdirs = [d for d in dirs if d != paths.ROOT and paths.parent(d) == directory and d != directory]
+        if not self._files_in and self.heads:
+            for path, head in self.heads.items():
+                self._files_in.setdefault(paths.parent(path), []).append(head)
+            for d in dirs:
+                if d != paths.ROOT:
+                    self._subdirs_in[paths.parent(d)] = self._subdirs_in.get(paths.parent(d), 0) + 1
+        files = self._files_in.get(directory, [])
         return {
             "path": directory,
             "type": "dir",
             "size_bytes": sum(h.size_bytes for h in files),
-            "children": len(files) + len(subdirs),
+            "children": len(files) + self._subdirs_in.get(directory, 0),
         }
 
     def listing(self, prefix: str, meta: bool, today: date) -> list[dict[str, Any]]:
@@ -166,12 +176,15 @@ class Tree:
 
     @staticmethod
     def _covered(path: str, targets: set[str]) -> bool:
+        """Linked from the index itself, or through a directory above it (``d.md``,
+        ``d/index.md`` or ``d/README.md`` covers ``d/``): a set lookup per ancestor."""
         if path in targets:
             return True
-        for target in targets:
-            directory = target.removesuffix("/index.md").removesuffix("/README.md").removesuffix(".md")
-            if paths.is_under(path, directory):
+        directory = paths.parent(path)
+        while directory != paths.ROOT:
+            if any(f"{directory}{suffix}" in targets for suffix in ("", ".md", "/index.md", "/README.md")):
                 return True
+            directory = paths.parent(directory)
         return False
 
     def stats(self, today: date) -> dict[str, Any]:
