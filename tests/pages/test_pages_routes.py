@@ -13,7 +13,7 @@ from moto.core.botocore_stubber import BotocoreStubber
 
 from knowledge_service.domain.pages import service
 from knowledge_service.domain.pages.service import Pages as PagesDomain
-from knowledge_service.errors import Conflict
+from knowledge_service.errors import Conflict, PayloadTooLarge
 from knowledge_service.storage.page_store import PageStore, version_of
 from tests.pages.conftest import KB, Client, Pages
 
@@ -522,3 +522,11 @@ def test_signals_go_on_the_event_bus_too(admin: Client, pages: Pages) -> None:
     feed = pages.runtime.pages.feed("falcon")
     assert feed[0]["signal"] == "kb_put" and feed[0]["path"] == "/fs/e.md"
     assert json.dumps(feed)  # plain values a project can read back
+
+
+def test_a_session_brain_value_keeps_its_own_4_mib_limit(pages: Pages) -> None:
+    store = pages.runtime.pages
+    store.create_session("big", "falcon", "Big")
+    store.brain_put("big", "/ok.md", b"a" * (4 * 1024 * 1024))  # over a page's 1 MiB: a brain value may
+    with pytest.raises(PayloadTooLarge):
+        store.brain_put("big", "/over.md", b"a" * (4 * 1024 * 1024 + 1))

@@ -35,13 +35,14 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
-from knowledge_service.errors import InternalError
+from knowledge_service.errors import InternalError, PayloadTooLarge
 from knowledge_service.storage.conditions import is_condition_failure
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 ABSENT = "absent"
+BRAIN_VALUE_LIMIT = 4 * 1024 * 1024
 _TRANSACT_LIMIT = 100
 
 
@@ -339,6 +340,9 @@ class PageStore:
         return {"project": str(item["project"]), "name": str(item["name"])} if item else None
 
     def brain_put(self, session_id: str, path: str, value: bytes) -> None:
+        """One session brain value (at most 4 MiB: the brain's own limit, not the page's)."""
+        if len(value) > BRAIN_VALUE_LIMIT:
+            raise PayloadTooLarge(f"A session brain value holds at most {BRAIN_VALUE_LIMIT} bytes (4 MiB).")
         digest = hashlib.sha256(value).hexdigest()
         self._s3.put_object(Bucket=self._bucket, Key=f"brain/{session_id}/{digest}", Body=value)
         self.table.put_item(
