@@ -76,6 +76,11 @@ class Promote(_Body):
     if_version: str | None = Field(default=None, max_length=80)
 
 
+BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
+"""The bodies the pages routes read themselves (after the admin gate): the request-model
+walk (``tests/unit/test_request_wire_names.py``) holds these too."""
+
+
 def _pages(project: str) -> Pages:
     rt = runtime()
     return Pages(rt.pages, project, rt.events)
