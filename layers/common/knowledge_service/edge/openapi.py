@@ -84,10 +84,10 @@ def _add_pages(document: dict[str, Any]) -> None:
 
 
 def _problem(status: int) -> dict[str, Any]:
-    return {
-        "description": PROBLEM_DESCRIPTIONS[status],
-        "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-    }
+    content: dict[str, Any] = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    if status == 401:  # no token at all is refused by the authorizer, in API Gateway's own answer
+        content["application/json"] = {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+    return {"description": PROBLEM_DESCRIPTIONS[status], "content": content}
 
 
 def _refusal(status: int) -> dict[str, Any]:

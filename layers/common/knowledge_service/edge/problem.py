@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
+from knowledge_service.edge.envelope import ErrorEnvelope
 from knowledge_service.errors import ServiceError
 
 PROBLEM_JSON = "application/problem+json"
@@ -55,7 +57,11 @@ PROBLEM_DESCRIPTIONS = {
 
 def problem_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     success: OpenAPIResponse = {"description": "Success"}
-    return {200: success} | {
-        status: {"description": PROBLEM_DESCRIPTIONS[status], "content": {PROBLEM_JSON: {"model": Problem}}}
-        for status in statuses
-    }
+    return {200: success} | {status: _documented(status) for status in statuses}
+
+
+def _documented(status: int) -> OpenAPIResponse:
+    content: dict[str, Any] = {PROBLEM_JSON: {"model": Problem}}
+    if status == 401:  # no token at all is refused by the authorizer, in API Gateway's own answer
+        content["application/json"] = {"model": ErrorEnvelope}
+    return {"description": PROBLEM_DESCRIPTIONS[status], "content": content}

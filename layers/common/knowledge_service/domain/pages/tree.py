@@ -218,6 +218,7 @@ def walk(store: PageStore, project: str, *, fresh: bool = False) -> Tree:
     if not fresh and kept and kept[1].generation == generation and now - kept[0] < CACHE_SECONDS:
         return kept[1]
     heads = store.heads(project)
+    now = time.monotonic()  # the walk's age counts from when its heads were read
     latest = max(heads, key=lambda h: h.last_write_at, default=None)
     tree = Tree(
         project,

@@ -39,11 +39,15 @@ READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.ADMIN)
 WRITE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.ADMIN)
 TAGS = ["pages"]
 
+# A path's spelling in a URL is bounded before it is read: 2,000 characters spell any
+# canonical path of 512 bytes with room for `.`/`..` and the namespace, and keep every
+# request line far under what a gateway takes (a 414 would be nobody's documented answer).
+URL_PATH_CHARS = 2000
 ProjectId = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$", max_length=63)]
-PagePath = Annotated[str, Path(max_length=8192)]
+PagePath = Annotated[str, Path(max_length=URL_PATH_CHARS)]  # percent-encoded here: 512 bytes encode to 1,536
 Version = Annotated[str | None, Query(max_length=80)]
 Cursor = Annotated[str | None, Query(max_length=64)]
-Bounded = Annotated[str | None, Query(max_length=8192)]
+Bounded = Annotated[str | None, Query(max_length=URL_PATH_CHARS)]
 
 
 class _Body(BaseModel):
@@ -281,7 +285,7 @@ def history(
 )
 def versions(
     id: ProjectId,
-    path: Annotated[str, Query(max_length=8192)],
+    path: Annotated[str, Query(max_length=URL_PATH_CHARS)],
     before: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=MAX_HISTORY_ROWS)] = 50,
 ) -> dict[str, Any]:
@@ -295,7 +299,7 @@ def versions(
     openapi_extensions=WRITE,
     responses=problem_responses(400, 401, 404),
 )
-def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=8192)]) -> dict[str, Any]:
+def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> dict[str, Any]:
     return _pages(id).forget_history(path)
 
 
@@ -306,7 +310,7 @@ def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=8192)])
     openapi_extensions=READ,
     responses=problem_responses(400, 401, 404),
 )
-def backlinks(id: ProjectId, path: Annotated[str, Query(max_length=8192)]) -> list[dict[str, Any]]:
+def backlinks(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> list[dict[str, Any]]:
     return _pages(id).backlinks(path)
 
 
