@@ -530,3 +530,9 @@ def test_a_session_brain_value_keeps_its_own_4_mib_limit(pages: Pages) -> None:
     store.brain_put("big", "/ok.md", b"a" * (4 * 1024 * 1024))  # over a page's 1 MiB: a brain value may
     with pytest.raises(PayloadTooLarge):
         store.brain_put("big", "/over.md", b"a" * (4 * 1024 * 1024 + 1))
+
+
+def test_a_post_on_a_page_that_is_neither_review_nor_revert_is_no_route(admin: Client) -> None:
+    put_ok(admin, "p.md", "p")
+    problem_of(admin.call("POST", f"{KB}/pages/p.md", json_body={}), 404, "not_found")
+    problem_of(admin.call("POST", f"{KB}/pages/p.md/publish", json_body={}), 404, "not_found")

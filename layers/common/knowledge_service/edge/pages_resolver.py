@@ -105,7 +105,11 @@ def _gate_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddlewar
 def admin_gate(app: BaseRouter) -> Principal:
     """Hold the caller to the admin token of the project the path names (401 otherwise)."""
     route = app.context.get("_route")
-    declared = (getattr(route, "openapi_extensions", None) or {}) if route is not None else {}
+    routes = [*getattr(app, "_static_routes", []), *getattr(app, "_dynamic_routes", [])]
+    if route is None or not any(route is known for known in routes):
+        # Powertools' own not-found route: a POST on a page that is neither review nor revert
+        raise NotFound("No such route.")
+    declared = getattr(route, "openapi_extensions", None) or {}
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")
