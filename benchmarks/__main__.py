@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, load, reads, requests, uploads
+from benchmarks import feed, imports, load, pages, reads, requests, uploads
 
 RESULTS = Path("bench-results.json")
 
@@ -25,6 +25,7 @@ def main() -> int:
         "feed": feed.measure(),
         "uploads": uploads.measure(),
         "load": load.measure(),
+        "pages": pages.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -70,6 +71,13 @@ def main() -> int:
         f"{row['peak_rss_mib']:>10}{row['limit_mib']:>7}{row['commit_seconds']:>10}"
     )
     print_load(results["load"])
+    print("\nPages (warm handler, moto in-process; lint and stats over a seeded base)")
+    print(f"{'route':<48}{'n':>5}{'p50 ms':>10}{'p99 ms':>10}{'DynamoDB':>10}{'S3':>5}")
+    for row in results["pages"]:
+        print(
+            f"{row['route']:<48}{row['iterations']:>5}{row['p50_ms']:>10}{row['p99_ms']:>10}"
+            f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
+        )
     print(f"\nwritten to {RESULTS}")
     return 0
 

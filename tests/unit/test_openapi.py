@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from knowledge_service.edge.catalog import all_routes
+from knowledge_service.edge.catalog import all_routes, pages_routes
 from knowledge_service.edge.openapi import openapi_document, render
 
 COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -27,6 +27,8 @@ def test_every_route_is_described_with_its_permission() -> None:
 def test_the_document_says_400_where_powertools_would_say_422() -> None:
     document = openapi_document()
     for path, operations in document["paths"].items():
+        if path.startswith("/api/v1/projects/"):
+            continue  # the pages surface: problem+json, below
         for method, operation in operations.items():
             responses = operation["responses"]
             if "422" in responses:  # only a route's own idempotency_key_reused, in the envelope
@@ -80,3 +82,16 @@ def test_a_verbs_401_is_described_as_api_gateways_envelope_too() -> None:
             for operation in operations.values():
                 schema = operation["responses"]["401"]["content"]["application/json"]["schema"]
                 assert {"$ref": "#/components/schemas/ErrorEnvelope"} in schema["anyOf"], path
+
+
+def test_the_pages_surface_is_described_with_problem_json_refusals() -> None:
+    document = openapi_document()
+    for route in pages_routes():
+        operation = document["paths"][route.path][route.method.lower()]
+        assert operation["x-permission"] == route.permission
+        responses = operation["responses"]
+        assert "422" not in responses and "403" not in responses
+        assert {"200", "400", "401", "404", "500"} <= set(responses)
+        assert responses["401"]["content"]["application/problem+json"]["schema"] == {
+            "$ref": "#/components/schemas/Problem"
+        }

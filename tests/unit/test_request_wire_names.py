@@ -13,9 +13,11 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from knowledge_service.edge.catalog import knowledge_routes
+from knowledge_service.edge.routes import pages
 
 REQUEST_MODELS = sorted(
-    {r.body_model for r in knowledge_routes() if r.body_model is not None}, key=lambda m: m.__name__
+    {r.body_model for r in knowledge_routes() if r.body_model is not None} | set(pages.BODIES),
+    key=lambda m: m.__name__,
 )
 # Excluded by name: the verbs surface (/v/<verb>) keeps the text's camelCase names (captureId,
 # evidenceQuote), which its clients expect. tests/unit/test_verbs_wire_names.py holds those.

@@ -25,6 +25,7 @@ FUNCTION_OF_PREFIX = {
     "ingestion": "IngestionFunction",
     "authorizer": "AuthorizerFunction",
     "verbs": "VerbsFunction",
+    "pages": "PagesFunction",
 }
 
 
@@ -71,3 +72,12 @@ def test_the_authorizer_sample_event_with_a_real_token(aws: Runtime) -> None:
     event = json.loads((EVENTS / "authorizer_request.json").read_text())
     event["headers"]["Authorization"] = f"Bearer {token}"
     assert invoke("AuthorizerFunction", event)["principalId"] == "sam"
+
+
+def test_the_pages_sample_event_writes_a_page(aws: Runtime) -> None:
+    aws.projects.create("falcon", "colony")
+    response = invoke("PagesFunction", json.loads((EVENTS / "pages_put_page.json").read_text()))
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 200, body
+    assert body["path"] == "/fs/svc/caddy.md"
+    assert aws.pages.head("falcon", "/fs/svc/caddy.md") is not None

@@ -36,6 +36,7 @@ class Environment(BaseModel):
     verbs_table: str = ""
     verb_audit_table: str = ""
     event_bus_name: str = ""
+    pages_table: str = ""
     forager_credential_parameter: str
 
     knowledge_forager_endpoint: str = ""

@@ -87,6 +87,13 @@ class IdempotencyKeyReused(ServiceError):
     default_code = "idempotency_key_reused"
 
 
+class UnsupportedMediaType(ServiceError):
+    """415: a body sent as a media type the route does not take (pages: ``invalid_argument``)."""
+
+    status = 415
+    default_code = "invalid_argument"
+
+
 class BindingFailed(ServiceError):
     """500: FORAGER made a knowledge base but the colony could not save the binding."""
 

@@ -22,6 +22,7 @@ from knowledge_service.storage.feed_store import ActionStore, InboxStore, Waterm
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.idempotency import IdempotencyStore
 from knowledge_service.storage.missions import MissionBus
+from knowledge_service.storage.page_store import PageStore
 from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.staging import StagingStore
@@ -47,6 +48,7 @@ class Runtime:
     staging: StagingStore
     verbs: VerbStore
     verb_audit: VerbAudit
+    pages: PageStore
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -71,6 +73,14 @@ class Runtime:
             staging=StagingStore(aws.client("s3"), env.archive_bucket),
             verbs=VerbStore(dynamodb, env.verbs_table, aws.client("s3"), env.archive_bucket),
             verb_audit=VerbAudit(dynamodb, env.verb_audit_table),
+            pages=PageStore(
+                dynamodb,
+                env.pages_table,
+                aws.client("s3"),
+                env.archive_bucket,
+                aws.client("events"),
+                env.event_bus_name,
+            ),
         )
 
     def feed_stores(self) -> FeedStores:

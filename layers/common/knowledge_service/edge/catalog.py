@@ -13,8 +13,9 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
 from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
+from knowledge_service.edge.pages_resolver import pages_api
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.edge.routes import bindings, changes, feed, ingestion, reads, status, verbs
+from knowledge_service.edge.routes import bindings, changes, feed, ingestion, pages, reads, status, verbs
 from knowledge_service.edge.verbs_resolver import verbs_api
 
 
@@ -40,6 +41,27 @@ def full_knowledge_api() -> APIGatewayRestResolver:
     return app
 
 
+def full_pages_api() -> APIGatewayRestResolver:
+    app = pages_api()
+    app.include_router(pages.router)
+    return app
+
+
+def pages_routes() -> list[RouteInfo]:
+    """The pages surface's routes (``/api/v1/projects/{id}/kb/*``), in handler form."""
+    return _routes(full_pages_api())
+
+
+def template_form(route: RouteInfo) -> tuple[str, str]:
+    """How ``template.yaml`` routes a handler route to its function: API Gateway takes a
+    greedy ``{path+}`` only last, so a page's ``/review`` and ``/revert`` ride on
+    ``POST .../pages/{path+}`` and the pages resolver splits them off again."""
+    path = route.path
+    if path.endswith(("/kb/pages/{path}/review", "/kb/pages/{path}/revert")):
+        path = path.rsplit("/", 1)[0]
+    return route.method, path.replace("/kb/pages/{path}", "/kb/pages/{path+}")
+
+
 def knowledge_routes() -> list[RouteInfo]:
     return _routes(full_knowledge_api())
 
@@ -57,7 +79,7 @@ def verbs_routes() -> list[RouteInfo]:
 
 def all_routes() -> list[RouteInfo]:
     """Every route of every surface the API serves."""
-    return sorted(knowledge_routes() + verbs_routes(), key=lambda r: (r.path, r.method))
+    return sorted(knowledge_routes() + verbs_routes() + pages_routes(), key=lambda r: (r.path, r.method))
 
 
 def _routes(app: APIGatewayRestResolver) -> list[RouteInfo]:

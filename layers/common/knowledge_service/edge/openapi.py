@@ -20,8 +20,9 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Serve
 from knowledge_service.domain.identifiers import PROJECT_ID
 from knowledge_service.domain.verbs.models import INPUTS
 from knowledge_service.edge.access import REQUEST_BODY_KEY
-from knowledge_service.edge.catalog import full_knowledge_api
+from knowledge_service.edge.catalog import full_knowledge_api, full_pages_api
 from knowledge_service.edge.envelope import ERROR_DESCRIPTIONS
+from knowledge_service.edge.problem import PROBLEM_DESCRIPTIONS, PROBLEM_JSON
 from knowledge_service.edge.routes import verbs
 from knowledge_service.edge.verbs_resolver import VERB_ERROR_DESCRIPTIONS
 
@@ -39,6 +40,7 @@ DESCRIPTION = (
 VERBS_PREFIX = "/v"
 _POWERTOOLS_ONLY = ("HTTPValidationError", "ValidationError", "ResponseValidationError")
 ALWAYS = ("400", "401", "403", "404", "500")  # 404: also a method the path does not take
+PAGES_ALWAYS = ("400", "401", "404", "500")  # the pages surface answers no 403: the admin token or 401
 
 
 def openapi_document() -> dict[str, Any]:
@@ -72,6 +74,8 @@ def openapi_document() -> dict[str, Any]:
             operation["responses"] = dict(sorted(responses.items()))
             if is_verb and method == "post":
                 _describe_verb_input(operation, path.removeprefix(VERBS_PREFIX + "/"), schemas)
+    _add_pages(document)
+    schemas = document["components"]["schemas"]
     for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
         schemas.pop(name, None)
     text = json.dumps(document)
@@ -79,6 +83,31 @@ def openapi_document() -> dict[str, Any]:
     if dangling:
         raise RuntimeError(f"the document still refers to {dangling}")
     return document
+
+
+def _add_pages(document: dict[str, Any]) -> None:
+    """The pages surface (``/api/v1/projects/{id}/kb/*``) joins the document, with its own
+    refusals: ``application/problem+json`` with the hub ``code``."""
+    pages: dict[str, Any] = json.loads(full_pages_api().get_openapi_json_schema(openapi_version="3.1.0"))
+    for path, operations in pages["paths"].items():
+        for operation in operations.values():
+            responses = operation["responses"]
+            responses.pop("422", None)
+            for status in PAGES_ALWAYS:
+                responses.setdefault(status, _problem(int(status)))
+            operation["responses"] = dict(sorted(responses.items()))
+        document["paths"][path] = operations
+    schemas = document.setdefault("components", {}).setdefault("schemas", {})
+    for name, schema in pages.get("components", {}).get("schemas", {}).items():
+        schemas.setdefault(name, schema)
+    document["components"]["schemas"] = dict(sorted(schemas.items()))
+
+
+def _problem(status: int) -> dict[str, Any]:
+    content: dict[str, Any] = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    if status == 401:  # no token at all is refused by the authorizer, in API Gateway's own answer
+        content["application/json"] = {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+    return {"description": PROBLEM_DESCRIPTIONS[status], "content": content}
 
 
 def _refusal(status: int) -> dict[str, Any]:

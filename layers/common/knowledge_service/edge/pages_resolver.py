@@ -1,0 +1,136 @@
+"""The pages surface's resolver: the admin gate, greedy page paths, and problem+json.
+
+Order of refusals, as the specification sets it: a query string that cannot be read is a
+400 first (Powertools validates it before any middleware); then the admin gate, before
+the body is read (the routes read their bodies themselves, so nothing in the body is
+looked at for a caller the gate refuses); then the body.
+
+The gate: the caller must be the admin token of ``{id}`` — a human principal that is the
+project's admin or the owner of its organization, holding the permission the route
+declares. An agent principal is never the admin token. Everyone else is told 401. A
+project that does not exist is 404 only to an owner of the installation's organization
+(who could have made it); to anyone else it is the same 401 as a project they do not
+administer, so the gate says nothing about which projects exist.
+
+API Gateway can put a greedy ``{path+}`` only last, so ``template.yaml`` routes
+``/kb/pages/{path+}`` once per method; this resolver turns the greedy path into one
+percent-encoded segment (and ``POST .../review`` / ``.../revert`` into their routes) before
+Powertools matches it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, unquote
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from knowledge_service.domain import identifiers
+from knowledge_service.edge.access import PERMISSION_KEY, caller
+from knowledge_service.edge.problem import problem
+from knowledge_service.edge.resolver import bad_request_from
+from knowledge_service.errors import InternalError, NotFound, ServiceError, Unauthenticated
+from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
+from knowledge_service.runtime import runtime
+
+logger = Logger(child=True)
+
+PAGES_PREFIX = "/api/v1/projects/"
+_ACTIONS = ("review", "revert")
+
+
+class PagesResolver(APIGatewayRestResolver):
+    def resolve(self, event: Any, context: Any) -> dict[str, Any]:
+        if isinstance(event, dict):
+            event = _with_page_segment(event)
+        return super().resolve(event, context)
+
+
+def _with_page_segment(event: dict[str, Any]) -> dict[str, Any]:
+    resource = str(event.get("resource") or "")
+    params = event.get("pathParameters") or {}
+    if not resource.endswith("/kb/pages/{path+}"):
+        return event
+    if "path" in params:
+        greedy = str(params["path"])
+    else:  # an event without path parameters (a hand-built one): read the path itself
+        greedy = unquote(str(event.get("path", "")).partition("/kb/pages/")[2])
+        params = {**params, "id": project_of(str(event.get("path", "")))}
+    action = ""
+    if str(event.get("httpMethod", "")).upper() == "POST":
+        head, _, last = greedy.rstrip("/").rpartition("/")
+        if last in _ACTIONS and head:
+            greedy, action = head, f"/{last}"
+    project = quote(str(params.get("id", "")), safe="")
+    path = f"{PAGES_PREFIX}{project}/kb/pages/{quote(greedy, safe='') or '%2F'}{action}"
+    return {**event, "path": path}
+
+
+def pages_api() -> PagesResolver:
+    app = PagesResolver(enable_validation=True)
+    app.use(middlewares=[_gate_middleware])
+
+    @app.exception_handler(ServiceError)
+    def _service_error(error: ServiceError) -> Response[str]:
+        if error.status >= 500:
+            logger.warning("refused", extra={"code": error.code, "status": error.status})
+        return problem(error)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(error: RequestValidationError) -> Response[str]:
+        return problem(bad_request_from(list(error.errors())))
+
+    @app.exception_handler(NotFoundError)
+    def _no_route(_: NotFoundError) -> Response[str]:
+        return problem(NotFound("No such route."))
+
+    @app.exception_handler(Exception)
+    def _unexpected(_: Exception) -> Response[str]:
+        logger.exception("unexpected failure")
+        return problem(InternalError("The service failed to answer; the failure is logged."))
+
+    return app
+
+
+def _gate_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    admin_gate(app)
+    return next_middleware(app)
+
+
+def admin_gate(app: BaseRouter) -> Principal:
+    """Hold the caller to the admin token of the project the path names (401 otherwise)."""
+    route = app.context.get("_route")
+    routes = [*getattr(app, "_static_routes", []), *getattr(app, "_dynamic_routes", [])]
+    if route is None or not any(route is known for known in routes):
+        # Powertools' own not-found route: a POST on a page that is neither review nor revert
+        raise NotFound("No such route.")
+    declared = getattr(route, "openapi_extensions", None) or {}
+    permission = declared.get(PERMISSION_KEY)
+    if permission is None:
+        raise InternalError("This route declares no permission, so it answers no one.")
+    principal = caller(app.current_event)
+    if principal.kind is PrincipalKind.AGENT:
+        raise Unauthenticated("An agent token is not the admin token; agents reach pages through the brain tools.")
+    if not principal.holds(Permission(permission)):
+        raise Unauthenticated(f"This route takes the admin token, holding the {permission} permission.")
+    project = identifiers.project_id(project_of(app.current_event.path), "id")
+    rt = runtime()
+    record = rt.projects.get(project)
+    if record is None:
+        if principal.owns(rt.env.installation_organization):
+            raise NotFound(f"There is no project '{project}'.")
+        raise Unauthenticated("This route takes the admin token of the project.")
+    if principal.role_in(project) is not ProjectRole.ADMIN and not principal.owns(record.organization):
+        raise Unauthenticated("This route takes the admin token of the project.")
+    return principal
+
+
+def project_of(path: str) -> str:
+    """The ``{id}`` of ``/api/v1/projects/{id}/...`` (percent-decoded), or ""."""
+    rest = path.partition(PAGES_PREFIX)[2]
+    return unquote(rest.split("/", 1)[0]) if rest else ""

@@ -1,0 +1,336 @@
+"""Knowledge base pages: ``/api/v1/projects/{id}/kb/...`` (the human's REST surface).
+
+Every route is behind the admin gate (``pages_resolver``), which runs before a body is
+read; the routes read their bodies themselves, bounded before they are parsed. The
+answers are the specification's shapes; refusals are problem+json.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Annotated, Any, Literal
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from knowledge_service.domain.pages.service import (
+    MAX_BODY_BYTES,
+    MAX_HISTORY_ROWS,
+    MAX_LISTING,
+    MAX_PAGE_BYTES,
+    Pages,
+    Written,
+    invalid,
+)
+from knowledge_service.edge.access import ProjectAccess, access
+from knowledge_service.edge.problem import problem_responses
+from knowledge_service.edge.resolver import bad_request_from
+from knowledge_service.errors import PayloadTooLarge, UnsupportedMediaType
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+
+router = APIGatewayRouter()
+
+BASE = "/api/v1/projects/<id>/kb"
+READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.ADMIN)
+WRITE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.ADMIN)
+TAGS = ["pages"]
+
+# A path's spelling in a URL is bounded before it is read: 2,000 characters spell any
+# canonical path of 512 bytes with room for `.`/`..` and the namespace, and keep every
+# request line far under what a gateway takes (a 414 would be nobody's documented answer).
+URL_PATH_CHARS = 2000
+ProjectId = Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$", max_length=63)]
+PagePath = Annotated[str, Path(max_length=URL_PATH_CHARS)]  # percent-encoded here: 512 bytes encode to 1,536
+Version = Annotated[str | None, Query(max_length=80)]
+Cursor = Annotated[str | None, Query(max_length=64)]
+Bounded = Annotated[str | None, Query(max_length=URL_PATH_CHARS)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PutPage(_Body):
+    content: str
+    if_version: str | None = Field(default=None, max_length=80)
+
+
+class ReviewPage(_Body):
+    if_version: str | None = Field(default=None, max_length=80)
+    verified_by: str | None = Field(default=None, max_length=200)
+
+
+class RevertPage(_Body):
+    version: str = Field(max_length=80)
+    if_version: str | None = Field(default=None, max_length=80)
+
+
+class Promote(_Body):
+    from_session_id: str = Field(min_length=1, max_length=200)
+    from_path: str = Field(min_length=1, max_length=1024)
+    to_path: str = Field(min_length=1, max_length=8192)
+    type: str | None = Field(default=None, max_length=200)
+    title: str | None = Field(default=None, max_length=1000)
+    description: str | None = Field(default=None, max_length=4000)
+    tags: list[Annotated[str, Field(max_length=200)]] | None = Field(default=None, max_length=100)
+    if_version: str | None = Field(default=None, max_length=80)
+
+
+BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
+"""The bodies the pages routes read themselves (after the admin gate): the request-model
+walk (``tests/unit/test_request_wire_names.py``) holds these too."""
+
+
+def _pages(project: str) -> Pages:
+    rt = runtime()
+    return Pages(rt.pages, project, rt.events)
+
+
+def _media_type() -> str:
+    headers = router.current_event.headers or {}
+    value = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
+    return value.split(";", 1)[0].strip().lower()
+
+
+def _raw_body(limit: int) -> bytes:
+    """The body, refused with 413 before it is decoded whole when it cannot fit ``limit``."""
+    event = router.current_event
+    raw = event.body or ""
+    if event.is_base64_encoded:
+        if len(raw) > (limit // 3 + 1) * 4:
+            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+        data = base64.b64decode(raw)
+    else:
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+        data = raw.encode("utf-8", "surrogatepass")
+    if len(data) > limit:
+        raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+    return data
+
+
+def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
+    data = _raw_body(MAX_BODY_BYTES)
+    if not data.strip() and empty_ok:
+        return model()
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise invalid("body", "is not valid JSON in UTF-8.") from error
+    try:
+        return model.model_validate(parsed)
+    except ValidationError as error:
+        refused = bad_request_from([dict(e) for e in error.errors(include_url=False)])
+        raise invalid(refused.field, refused.message.split(": ", 1)[-1]) from error
+
+
+def _page(path: str) -> str:
+    return unquote(path)
+
+
+def _written(written: Written, *, changed: bool | None = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "ok": True,
+        "path": written.path,
+        "version": written.version,
+        "size_bytes": written.size_bytes,
+        "lint": written.lint,
+        "warnings": written.warnings,
+    }
+    if changed is not None:
+        answer["changed"] = changed
+    return answer
+
+
+@router.get(
+    f"{BASE}/pages",
+    summary="List one directory level, or with meta=1 the whole subtree with frontmatter and trust",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def list_pages(
+    id: ProjectId,
+    prefix: Bounded = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_LISTING)] = MAX_LISTING,
+    meta: Annotated[Literal["0", "1", "true", "false"] | None, Query()] = None,
+) -> dict[str, Any]:
+    return _pages(id).listing(prefix, limit, meta in ("1", "true"))
+
+
+@router.get(
+    f"{BASE}/pages/<path>",
+    summary="Read a page, or with version= one version of it",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def get_page(id: ProjectId, path: PagePath, version: Version = None) -> dict[str, Any]:
+    pages = _pages(id)
+    if version is not None:
+        return pages.get_version(_page(path), version)
+    return pages.get(_page(path))
+
+
+@router.put(
+    f"{BASE}/pages/<path>",
+    summary="Write a page (JSON {content, if_version?}, or text/markdown / text/plain with ?if_version=)",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404, 409, 413, 415),
+)
+def put_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
+    media = _media_type()
+    if media == "application/json":
+        body = _json_body(PutPage)
+        if body.if_version is not None and if_version is not None and body.if_version != if_version:
+            raise invalid("if_version", "is given in the body and the query with different values.")
+        content, guard = body.content, body.if_version if body.if_version is not None else if_version
+    elif media in ("text/markdown", "text/plain"):
+        data = _raw_body(MAX_PAGE_BYTES)
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise invalid("body", "is not UTF-8 text.") from error
+        guard = if_version
+    else:
+        raise UnsupportedMediaType("A page is sent as application/json, text/markdown or text/plain.")
+    return _written(_pages(id).put(_page(path), content, guard))
+
+
+@router.delete(
+    f"{BASE}/pages/<path>",
+    summary="Delete a page (its bytes stay in its history)",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404, 409),
+)
+def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
+    return {"ok": True, "path": _pages(id).delete(_page(path), if_version)}
+
+
+@router.post(
+    f"{BASE}/pages/<path>/review",
+    summary="Append {by: human, at} to the page's verified block",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404, 409, 413),
+)
+def review_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
+    body = _json_body(ReviewPage, empty_ok=True)
+    written = _pages(id).review(_page(path), body.if_version, body.verified_by)
+    return {"ok": True, "path": written.path, "version": written.version}
+
+
+@router.post(
+    f"{BASE}/pages/<path>/revert",
+    summary="Write a version from the page's history back as a new write",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404, 409, 413),
+)
+def revert_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
+    body = _json_body(RevertPage)
+    written = _pages(id).revert(_page(path), body.version, body.if_version)
+    return _written(written, changed=written.changed)
+
+
+@router.post(
+    f"{BASE}/promote",
+    summary="Copy a session brain entry into the knowledge base",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404, 409, 413),
+)
+def promote(id: ProjectId) -> dict[str, Any]:
+    body = _json_body(Promote)
+    fields: dict[str, str | list[str]] = {
+        k: v for k, v in {"type": body.type, "title": body.title, "description": body.description}.items() if v
+    }
+    if body.tags is not None:
+        fields["tags"] = body.tags
+    written = _pages(id).promote(body.from_session_id, body.from_path, body.to_path, fields, body.if_version)
+    return {"ok": True, "path": written.path, "version": written.version, "lint": written.lint}
+
+
+@router.get(
+    f"{BASE}/history",
+    summary="The whole base's write log, newest first",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def history(
+    id: ProjectId,
+    path: Bounded = None,
+    prefix: Bounded = None,
+    actor: Annotated[str | None, Query(max_length=200)] = None,
+    op: Annotated[Literal["kb.put", "kb.delete", "kb.review", "kb.promote", "kb.revert"] | None, Query()] = None,
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=0, le=MAX_HISTORY_ROWS)] = 50,
+) -> dict[str, Any]:
+    return _pages(id).history(path, prefix, actor, op, before, limit)
+
+
+@router.get(
+    f"{BASE}/versions",
+    summary="One page's versions, newest first",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def versions(
+    id: ProjectId,
+    path: Annotated[str, Query(max_length=URL_PATH_CHARS)],
+    before: Cursor = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_HISTORY_ROWS)] = 50,
+) -> dict[str, Any]:
+    return _pages(id).versions(path, before, limit)
+
+
+@router.delete(
+    f"{BASE}/versions",
+    summary="Forget the kept bytes of one page's history (admin; audited first)",
+    tags=TAGS,
+    openapi_extensions=WRITE,
+    responses=problem_responses(400, 401, 404),
+)
+def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> dict[str, Any]:
+    return _pages(id).forget_history(path)
+
+
+@router.get(
+    f"{BASE}/backlinks",
+    summary="The pages that link to a page, in path order",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def backlinks(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> list[dict[str, Any]]:
+    return _pages(id).backlinks(path)
+
+
+@router.get(
+    f"{BASE}/lint",
+    summary="Lint the whole tree (fresh=1 walks again)",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def lint(id: ProjectId, fresh: Annotated[Literal["0", "1", "true", "false"] | None, Query()] = None) -> dict[str, Any]:
+    return _pages(id).lint(fresh in ("1", "true"))
+
+
+@router.get(
+    f"{BASE}/stats",
+    summary="Pages, bytes, trust and staleness counts",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def stats(id: ProjectId) -> dict[str, Any]:
+    return _pages(id).stats()

@@ -1,0 +1,443 @@
+"""The page store: page heads, the write log, kept versions and the project's kb feed.
+
+One DynamoDB table (``PAGES_TABLE``) holds, per project:
+
+- ``PAGE#<project>`` / ``<path>``: the page's head — its version, size, last write and
+  what the hub read from its bytes (frontmatter, links, per-write lint). A deleted page
+  keeps its head without a ``version`` (a tombstone), so ``if_version: absent`` is one
+  condition on one item and the page's verification note survives a delete and a restore;
+- ``LOG#<project>`` / ``<row id>``: the write log, the whole base's, newest last;
+- ``PLOG#<project>#<path>`` / ``<row id>``: the same row under the page's own history;
+- ``VER#<project>`` / ``<sha256>``: a kept version (its bytes are in S3 under
+  ``pages/<project>/<sha256>``, content-addressed, so identical bytes are stored once);
+- ``META#<project>`` / ``#``: the bytes the kept versions use and the write generation
+  (every write adds one, which is what invalidates the derived numbers everywhere);
+- ``FEED#<project>`` / ``<row id>``: the signals (``kb_put``, ``kb_deleted``, ...) the
+  project reads back, each also put on the EventBridge bus;
+- ``SESSION#<id>`` / ``#`` and ``brain#<path>``: the minimal session brain promote reads.
+
+A write is one transaction (head under its ``if_version`` condition, both log rows, the
+feed row, the generation), so of two writers with the same ``if_version`` exactly one
+lands. Its bytes are stored first; a crash between leaves only a version no log row names,
+which ``DELETE kb/versions`` sweeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from knowledge_service.errors import InternalError, PayloadTooLarge
+from knowledge_service.storage.conditions import is_condition_failure
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+ABSENT = "absent"
+BRAIN_VALUE_LIMIT = 4 * 1024 * 1024
+_TRANSACT_LIMIT = 100
+
+
+def version_of(content: bytes) -> str:
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def iso(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def new_row_id() -> str:
+    """Sortable by time (microseconds), unique by 32 random bits."""
+    return f"{time.time_ns() // 1000:017d}-{secrets.token_hex(4)}"
+
+
+@dataclass
+class Head:
+    path: str
+    version: str | None
+    size_bytes: int
+    last_write_by: str
+    last_write_at: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    verified_version: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.version is not None
+
+
+@dataclass
+class LogRow:
+    id: str
+    op: str
+    path: str
+    actor: str
+    at: str
+    version: str | None
+    size_bytes: int | None
+    replaced: str | None = None
+    restored: str | None = None
+    brought: bool = False
+    forgotten: bool = False
+
+
+@dataclass
+class Write:
+    """One write the store lands in one transaction."""
+
+    project: str
+    path: str
+    op: str
+    actor: str
+    signal: str
+    guard: str | None  # None: last writer wins; "absent"; or a version
+    version: str | None  # None: a delete
+    size_bytes: int
+    replaced: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    brought: bool = False
+    restored: str | None = None
+    keep_verified_version: str | None = None
+
+
+class PageStore:
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str, s3: Any, bucket: str, events: Any, bus: str):
+        self._table = resource.Table(table_name) if table_name else None
+        self._client: Any = resource.meta.client  # the resource's client: it serializes values
+        self._name = table_name
+        self._s3 = s3
+        self._bucket = bucket
+        self._events = events
+        self._bus = bus
+
+    @property
+    def table(self) -> Any:
+        if self._table is None:
+            raise InternalError("This function is not configured with the pages table.")
+        return self._table
+
+    # ------------------------------------------------------------------ heads
+    def head(self, project: str, path: str) -> Head | None:
+        item = self.table.get_item(Key={"pk": f"PAGE#{project}", "sk": path}, ConsistentRead=True).get("Item")
+        return _head(item) if item else None
+
+    def heads(self, project: str) -> list[Head]:
+        """Every head of the project, tombstones included, in path order."""
+        return [_head(item) for item in self._query(Key("pk").eq(f"PAGE#{project}"))]
+
+    def generation(self, project: str) -> tuple[int, int]:
+        """(write generation, bytes the kept versions use)."""
+        item = self.table.get_item(Key={"pk": f"META#{project}", "sk": "#"}, ConsistentRead=True).get("Item") or {}
+        return int(item.get("gen", 0)), int(item.get("used_bytes", 0))
+
+    # ------------------------------------------------------------------ versions (bytes)
+    def _key(self, project: str, version: str) -> str:
+        return f"pages/{project}/{version.removeprefix('sha256:')}"
+
+    def is_kept(self, project: str, version: str) -> bool:
+        return "Item" in self.table.get_item(Key={"pk": f"VER#{project}", "sk": version}, ConsistentRead=True)
+
+    def keep(self, project: str, content: bytes) -> tuple[str, bool]:
+        """Store ``content`` once (content-addressed); (version, whether it was new)."""
+        version = version_of(content)
+        if self.is_kept(project, version):
+            return version, False
+        self._s3.put_object(
+            Bucket=self._bucket,
+            Key=self._key(project, version),
+            Body=content,
+            ChecksumSHA256=_b64(hashlib.sha256(content).digest()),
+        )
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._name,
+                            "Item": _ddb({"pk": f"VER#{project}", "sk": version, "size_bytes": len(content)}),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._name,
+                            "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
+                            "UpdateExpression": "ADD used_bytes :n",
+                            "ExpressionAttributeValues": _ddb({":n": len(content)}),
+                        }
+                    },
+                ]
+            )
+        except ClientError as error:
+            if not _refused_by_condition(error):
+                raise
+            return version, False
+        return version, True
+
+    def read_bytes(self, project: str, version: str) -> bytes | None:
+        try:
+            got = self._s3.get_object(Bucket=self._bucket, Key=self._key(project, version))
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+                return None
+            raise
+        return bytes(got["Body"].read())
+
+    def kept_versions(self, project: str) -> dict[str, int]:
+        return {str(i["sk"]): int(i["size_bytes"]) for i in self._query(Key("pk").eq(f"VER#{project}"))}
+
+    def forget_version(self, project: str, version: str, size: int) -> None:
+        self._client.transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": self._name, "Key": _ddb({"pk": f"VER#{project}", "sk": version})}},
+                {
+                    "Update": {
+                        "TableName": self._name,
+                        "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
+                        "UpdateExpression": "ADD used_bytes :n, gen :one",
+                        "ExpressionAttributeValues": _ddb({":n": -size, ":one": 1}),
+                    }
+                },
+            ]
+        )
+        self._s3.delete_object(Bucket=self._bucket, Key=self._key(project, version))
+
+    # ------------------------------------------------------------------ the write
+    def write(self, write: Write) -> LogRow | None:
+        """Land ``write`` in one transaction; None when its ``if_version`` guard refused it."""
+        at = iso(_now())
+        row = LogRow(
+            new_row_id(),
+            write.op,
+            write.path,
+            write.actor,
+            at,
+            write.version,
+            write.size_bytes if write.version else None,
+            write.replaced,
+            write.restored,
+            write.brought,
+        )
+        head: dict[str, Any] = {
+            "pk": f"PAGE#{write.project}",
+            "sk": write.path,
+            "size_bytes": write.size_bytes if write.version else 0,
+            "last_write_by": write.actor,
+            "last_write_at": at,
+            "meta": json.dumps(write.meta, separators=(",", ":")),
+        }
+        if write.version:
+            head["version"] = write.version
+        verified_version = write.version if write.brought else write.keep_verified_version
+        if verified_version:
+            head["verified_version"] = verified_version
+        put_head: dict[str, Any] = {"TableName": self._name, "Item": _ddb(head)}
+        # An unguarded write still lands only on what it read (so its log row names what it
+        # replaced); the service reads again and retries, and the last writer wins.
+        guard = write.guard if write.guard is not None else (write.replaced or ABSENT)
+        if guard == ABSENT:
+            put_head["ConditionExpression"] = "attribute_not_exists(version)"
+        else:
+            put_head["ConditionExpression"] = "version = :guard"
+            put_head["ExpressionAttributeValues"] = _ddb({":guard": guard})
+        feed = {
+            "pk": f"FEED#{write.project}",
+            "sk": row.id,
+            "signal": write.signal,
+            "path": write.path,
+            "actor": write.actor,
+            "at": at,
+            "version": write.version,
+        }
+        items = [
+            {"Put": put_head},
+            {"Put": {"TableName": self._name, "Item": _ddb(_row_item(f"LOG#{write.project}", row))}},
+            {"Put": {"TableName": self._name, "Item": _ddb(_row_item(f"PLOG#{write.project}#{write.path}", row))}},
+            {"Put": {"TableName": self._name, "Item": _ddb(feed)}},
+            {
+                "Update": {
+                    "TableName": self._name,
+                    "Key": _ddb({"pk": f"META#{write.project}", "sk": "#"}),
+                    "UpdateExpression": "ADD gen :one",
+                    "ExpressionAttributeValues": _ddb({":one": 1}),
+                }
+            },
+        ]
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            if _refused_by_condition(error):
+                return None
+            raise
+        self._signal(write.project, feed)
+        return row
+
+    def _signal(self, project: str, feed: dict[str, Any]) -> None:
+        if not self._bus:
+            return
+        self._events.put_events(
+            Entries=[
+                {
+                    "Source": "knowledge-service.pages",
+                    "DetailType": str(feed["signal"]),
+                    "EventBusName": self._bus,
+                    "Detail": json.dumps(
+                        {"project": project, **{k: v for k, v in feed.items() if k not in ("pk", "sk")}}
+                    ),
+                }
+            ]
+        )
+
+    # ------------------------------------------------------------------ the log
+    def log(self, project: str, path: str | None = None) -> list[LogRow]:
+        """The write log (the whole base's, or one page's), newest first: all of it."""
+        pk = f"PLOG#{project}#{path}" if path is not None else f"LOG#{project}"
+        return [_row(i) for i in self._query(Key("pk").eq(pk), forward=False)]
+
+    def mark_forgotten(self, project: str, rows: list[LogRow]) -> None:
+        """Mark rows ``forgotten`` under both keys, in transactions of at most 100 updates."""
+        updates = []
+        for row in rows:
+            for pk in (f"LOG#{project}", f"PLOG#{project}#{row.path}"):
+                updates.append(
+                    {
+                        "Update": {
+                            "TableName": self._name,
+                            "Key": _ddb({"pk": pk, "sk": row.id}),
+                            "UpdateExpression": "SET forgotten = :yes",
+                            "ExpressionAttributeValues": _ddb({":yes": True}),
+                        }
+                    }
+                )
+        for start in range(0, len(updates), _TRANSACT_LIMIT):
+            self._client.transact_write_items(TransactItems=updates[start : start + _TRANSACT_LIMIT])
+
+    def feed(self, project: str) -> list[dict[str, Any]]:
+        """The project's kb signals, oldest first."""
+        return [
+            {k: _plain(v) for k, v in item.items() if k not in ("pk", "sk")} | {"id": item["sk"]}
+            for item in self._query(Key("pk").eq(f"FEED#{project}"))
+        ]
+
+    # ------------------------------------------------------------------ the session brain
+    def create_session(self, session_id: str, project: str, name: str) -> None:
+        self.table.put_item(Item={"pk": f"SESSION#{session_id}", "sk": "#", "project": project, "name": name})
+
+    def session(self, session_id: str) -> dict[str, str] | None:
+        item = self.table.get_item(Key={"pk": f"SESSION#{session_id}", "sk": "#"}, ConsistentRead=True).get("Item")
+        return {"project": str(item["project"]), "name": str(item["name"])} if item else None
+
+    def brain_put(self, session_id: str, path: str, value: bytes) -> None:
+        """One session brain value (at most 4 MiB: the brain's own limit, not the page's)."""
+        if len(value) > BRAIN_VALUE_LIMIT:
+            raise PayloadTooLarge(f"A session brain value holds at most {BRAIN_VALUE_LIMIT} bytes (4 MiB).")
+        digest = hashlib.sha256(value).hexdigest()
+        self._s3.put_object(Bucket=self._bucket, Key=f"brain/{session_id}/{digest}", Body=value)
+        self.table.put_item(
+            Item={"pk": f"SESSION#{session_id}", "sk": f"brain#{path}", "sha256": digest, "size_bytes": len(value)}
+        )
+
+    def brain_get(self, session_id: str, path: str) -> bytes | None:
+        item = self.table.get_item(Key={"pk": f"SESSION#{session_id}", "sk": f"brain#{path}"}, ConsistentRead=True)
+        if "Item" not in item:
+            return None
+        got = self._s3.get_object(Bucket=self._bucket, Key=f"brain/{session_id}/{item['Item']['sha256']}")
+        return bytes(got["Body"].read())
+
+    # ------------------------------------------------------------------ helpers
+    def _query(self, condition: Any, forward: bool = True) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ScanIndexForward": forward}
+        kwargs["ConsistentRead"] = True
+        while True:
+            page = self.table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def _b64(raw: bytes) -> str:
+    import base64
+
+    return base64.b64encode(raw).decode()
+
+
+def _plain(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value)
+    return value
+
+
+def _ddb(item: dict[str, Any]) -> dict[str, Any]:
+    """An item for the resource's client (which serializes Python values itself), without nulls."""
+    return {k: v for k, v in item.items() if v is not None}
+
+
+def _refused_by_condition(error: ClientError) -> bool:
+    """A transaction its condition refused — not one AWS failed for any other reason."""
+    if not is_condition_failure(error):
+        return False
+    reasons = error.response.get("CancellationReasons") or []  # type: ignore[typeddict-item]
+    return not reasons or any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
+
+
+def _head(item: dict[str, Any]) -> Head:
+    return Head(
+        path=str(item["sk"]),
+        version=str(item["version"]) if item.get("version") else None,
+        size_bytes=int(item.get("size_bytes", 0)),
+        last_write_by=str(item.get("last_write_by", "")),
+        last_write_at=str(item.get("last_write_at", "")),
+        meta=json.loads(str(item.get("meta") or "{}")),
+        verified_version=str(item["verified_version"]) if item.get("verified_version") else None,
+    )
+
+
+def _row_item(pk: str, row: LogRow) -> dict[str, Any]:
+    return {
+        "pk": pk,
+        "sk": row.id,
+        "op": row.op,
+        "path": row.path,
+        "actor": row.actor,
+        "at": row.at,
+        "version": row.version,
+        "size_bytes": row.size_bytes,
+        "replaced": row.replaced,
+        "restored": row.restored,
+        "brought": row.brought,
+    }
+
+
+def _row(item: dict[str, Any]) -> LogRow:
+    return LogRow(
+        id=str(item["sk"]),
+        op=str(item["op"]),
+        path=str(item["path"]),
+        actor=str(item["actor"]),
+        at=str(item["at"]),
+        version=str(item["version"]) if item.get("version") else None,
+        size_bytes=int(item["size_bytes"]) if item.get("size_bytes") is not None else None,
+        replaced=str(item["replaced"]) if item.get("replaced") else None,
+        restored=str(item["restored"]) if item.get("restored") else None,
+        brought=bool(item.get("brought", False)),
+        forgotten=bool(item.get("forgotten", False)),
+    )
+
+
+__all__ = ["ABSENT", "Attr", "Head", "LogRow", "PageStore", "Write", "iso", "version_of"]
