@@ -19,7 +19,7 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from . import feed
+from . import curation, exports, feed
 from .faults import fault_response
 from .reads import ReadsApi
 from .routing import (
@@ -79,13 +79,16 @@ class ForagerApi:
             self.router.add(method, pattern, handler)
 
     def _routes(self) -> list[tuple[str, str, Handler]]:
+        reads = ReadsApi(self.state)
         return [
             ("GET", r"/api/status", self.get_status),
             ("GET", r"/api/capabilities", self.get_capabilities),
             ("GET", r"/api/projects", self.list_projects),
             ("POST", r"/api/projects", self.create_project),
-            *ReadsApi(self.state).routes(),
+            *reads.routes(),
             *feed.api_routes(self.state),
+            *curation.api_routes(self.state, reads),
+            *exports.api_routes(self.state),
         ]
 
     # -- the pipeline ------------------------------------------------------------

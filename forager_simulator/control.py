@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import feed
+from . import exports, feed
 from .faults import Fault, FaultError, fault_from_json
 from .routing import ApiError, Handler, Request, Response, Router, json_response
 from .state import SimulatorState
@@ -47,6 +47,7 @@ class ControlApi:
             ("GET", r"/capabilities", self.get_capabilities),
             ("PUT", r"/capabilities", self.put_capabilities),
             *feed.control_routes(self._controller.state),
+            *exports.control_routes(self._controller.state),
         ]
 
     def handle(self, request: Request) -> Response:

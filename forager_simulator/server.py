@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from . import feed
+from . import curation, exports, feed
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
@@ -234,6 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(response.body)
+            for piece in response.stream or ():
+                self.wfile.write(piece)
         if response.abort:
             self.wfile.flush()
             # Closing with SO_LINGER 0 resets the connection instead of ending it.
@@ -448,6 +450,8 @@ class Simulator:
         with self._lock:
             self._state.reset()
             feed.ledger(self._state).reset()
+            curation.ledger(self._state).reset()
+            exports.book(self._state).reset()
             self._sync_api()
 
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class AutoStudy(StrEnum):
@@ -73,3 +73,25 @@ class ProjectRecord(BaseModel):
     organization: str
     name: str = ""
     created_at: datetime | None = None
+
+
+class Subscription(StrEnum):
+    """The subscription's state."""
+
+    UNENROLLED = "unenrolled"
+    ACTIVE = "active"
+    LAPSED = "lapsed"
+
+
+class SubscriptionRecord(BaseModel):
+    """What the colony's Forager subscription is, and which paid capabilities it carries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: Subscription = Subscription.UNENROLLED
+    capabilities: tuple[str, ...] = Field(default=())
+    updated_at: str | None = None
+    updated_by: str | None = None
+
+    def carries(self, capability: str) -> bool:
+        return capability in self.capabilities

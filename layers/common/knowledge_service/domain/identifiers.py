@@ -31,6 +31,7 @@ RECORD_KINDS = {
     "src": "source",
     "cf": "disagreement",
     "mc": "possible duplicate",
+    "exp": "export",
 }
 """The record ids FORAGER mints: ``<prefix>_`` and 16 lower-case hex digits."""
 

@@ -94,5 +94,5 @@ def authorize(app: BaseRouter) -> Principal:
         raise PermissionDenied(f"This route takes the {permission} permission.")
     capability = declared.get(CAPABILITY_KEY)
     if capability:
-        require_capability(capability, runtime().subscription)
+        require_capability(capability, runtime().subscription())
     return principal

@@ -14,12 +14,12 @@ from pydantic import BaseModel
 
 from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.edge.routes import bindings, changes, feed, reads, status
+from knowledge_service.edge.routes import bindings, changes, curation, exports, feed, reads, status
 
 
 def knowledge_routers() -> list[APIGatewayRouter]:
     """The routers of the ``/knowledge`` surface (and /modules, /settings), every group."""
-    return [status.router, bindings.router, reads.router, feed.router, changes.router]
+    return [status.router, bindings.router, reads.router, feed.router, changes.router, curation.router, exports.router]
 
 
 @dataclass(frozen=True)

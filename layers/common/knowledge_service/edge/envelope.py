@@ -46,6 +46,7 @@ ERROR_DESCRIPTIONS = {
     403: "permission_denied",
     404: "not_found: no such record, project or route",
     409: "conflict, or the specific conflict the route names",
+    410: "gone: the record is no longer kept (an expired export archive)",
     500: "internal, or binding_failed",
     502: "upstream_error or upstream_mismatch",
     503: "knowledge_disabled or knowledge_unreachable",

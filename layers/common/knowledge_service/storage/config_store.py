@@ -22,13 +22,14 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import BotoCoreError, ClientError
 
 from knowledge_service.errors import Conflict
-from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord
+from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord, SubscriptionRecord
 from knowledge_service.storage.conditions import WriteFailed, is_condition_failure
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 SETTINGS_KEY = {"pk": "settings", "sk": "knowledge"}
+SUBSCRIPTION_KEY = {"pk": "subscription", "sk": "installation"}
 BINDING_PK = "binding"
 _SETTINGS_FIELDS = (
     "knowledge_enabled",
@@ -73,6 +74,36 @@ class ConfigStore:
         if settings.updated_by:
             item["updated_by"] = settings.updated_by
         self._table.put_item(Item=item)
+
+    # ------------------------------------------------------------------ the subscription
+    def subscription(self) -> SubscriptionRecord:
+        """The colony's Forager subscription (``pk=subscription, sk=installation``); unenrolled
+        when no operator has set one."""
+        item = self._table.get_item(Key=SUBSCRIPTION_KEY, ConsistentRead=True).get("Item")
+        if not item:
+            return SubscriptionRecord()
+        capabilities = item.get("capabilities")
+        return SubscriptionRecord.model_validate(
+            {
+                "state": item.get("state", "unenrolled"),
+                "capabilities": sorted(str(c) for c in capabilities) if isinstance(capabilities, list | set) else [],
+                "updated_at": item.get("updated_at"),
+                "updated_by": item.get("updated_by"),
+            }
+        )
+
+    def save_subscription(self, record: SubscriptionRecord, actor: str) -> SubscriptionRecord:
+        saved = record.model_copy(update={"updated_at": datetime.now(UTC).isoformat(), "updated_by": actor})
+        self._table.put_item(
+            Item={
+                **SUBSCRIPTION_KEY,
+                "state": saved.state.value,
+                "capabilities": list(saved.capabilities),
+                "updated_at": saved.updated_at,
+                "updated_by": actor,
+            }
+        )
+        return saved
 
     # ------------------------------------------------------------------ scope (one request)
     def scope(self, project: str) -> ScopeRecords:
