@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, reads, requests
+from benchmarks import exports, feed, imports, reads, requests
 
 RESULTS = Path("bench-results.json")
 
@@ -23,6 +23,7 @@ def main() -> int:
         "requests": requests.measure(),
         "reads": reads.measure(),
         "feed": feed.measure(),
+        "exports": exports.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -61,6 +62,7 @@ def main() -> int:
             f"{row['dynamodb_requests']:>10}{row['dynamodb_per_envelope']:>9}{row['acted']:>7}"
         )
     print(f"\nwritten to {RESULTS}")
+    exports.report(results["exports"])
     return 0
 
 

@@ -22,8 +22,13 @@ FUNCTION_OF_PREFIX = {
     "schedule": "ScheduleFunction",
     "feed": "FeedFunction",
     "changes": "ChangesFunction",
+    "curation": "CurationFunction",
+    "exports": "ExportsFunction",
     "authorizer": "AuthorizerFunction",
 }
+
+
+API_GROUPS = {"curation", "exports"}
 
 
 def invoke(function: str, event: dict[str, Any]) -> Any:
@@ -40,7 +45,7 @@ def test_every_function_has_a_sample_event() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads"}),
+    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads", *API_GROUPS}),
     ids=lambda p: p.name,
 )
 def test_each_api_sample_event_is_answered_in_the_envelope(knowledge_on: Runtime, path: Path) -> None:
