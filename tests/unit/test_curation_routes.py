@@ -296,3 +296,17 @@ def test_events_take_the_operator_rank(api: Api, knowledge_on: Runtime) -> None:
     assert api.call("GET", "/knowledge/events", VIEWER, query={"project": "falcon"}).status == 403
     reader = principal("rita", Permission.READ_KNOWLEDGE, roles={"falcon": ProjectRole.ADMIN})
     assert api.call("GET", "/knowledge/events", reader, query={"project": "falcon"}).status == 403
+
+
+def test_binding_and_unbinding_a_project_leave_their_rows(api: Api, knowledge_on: Runtime) -> None:
+    bound = api.call("POST", "/knowledge/project-map", body={"project": "colony-docs", "knowledge_base": "harbour"})
+    assert bound.status == 200, bound.body
+    rows = api.call("GET", "/knowledge/events", ADMIN, query={"project": "colony-docs"}).body["data"]["events"]
+    assert [(r["event_type"], r["payload"]) for r in rows] == [
+        ("knowledge_project_bound", {"project": "colony-docs", "knowledge_base": "harbour"})
+    ]
+    assert (
+        api.call("POST", "/knowledge/project-map", body={"project": "colony-docs", "knowledge_base": ""}).status == 200
+    )
+    (row,) = knowledge_on.events.recent("knowledge_project_unbound")
+    assert (row.actor, row.payload) == ("ada", {"project": "colony-docs"})

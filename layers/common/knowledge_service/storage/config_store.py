@@ -147,6 +147,26 @@ class ConfigStore:
     def unbind(self, project: str) -> None:
         self._table.delete_item(Key=binding_key(project))
 
+    def bind_logged(
+        self, project: str, knowledge_base: str, actor: str, log_table: str, log_item: dict[str, Any]
+    ) -> None:
+        """Bind and record the act in the event log, in one transaction (both or neither)."""
+        self._resource.meta.client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": self._table_name, "Item": _binding_item(project, knowledge_base, actor)}},
+                {"Put": {"TableName": log_table, "Item": log_item}},
+            ]
+        )
+
+    def unbind_logged(self, project: str, log_table: str, log_item: dict[str, Any]) -> None:
+        """Unbind and record the act in the event log, in one transaction (both or neither)."""
+        self._resource.meta.client.transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": self._table_name, "Key": binding_key(project)}},
+                {"Put": {"TableName": log_table, "Item": log_item}},
+            ]
+        )
+
     # ------------------------------------------------------------------ the lock for POST /knowledge/bases
     def reserve(self, project: str, owner: str, lease_seconds: int = 60) -> None:
         """Take the project's binding slot, or raise ``Conflict(already_bound)``.
