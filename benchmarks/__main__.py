@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import feed, imports, load, pages, reads, requests, uploads
+from benchmarks import exports, feed, imports, load, pages, reads, requests, uploads
 
 RESULTS = Path("bench-results.json")
 
@@ -26,6 +26,7 @@ def main() -> int:
         "uploads": uploads.measure(),
         "load": load.measure(),
         "pages": pages.measure(),
+        "exports": exports.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -79,6 +80,7 @@ def main() -> int:
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
     print(f"\nwritten to {RESULTS}")
+    exports.report(results["exports"])
     return 0
 
 

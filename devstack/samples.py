@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -27,6 +27,7 @@ SAMPLE_IDS = {
     "duplicates": "mc_0000000000000000",
     "changes": "0" * 24,
     "jobs": "job_0000000000000000",
+    "exports": "exp_0000000000000000",
 }
 """A well-formed id that names no record, per record kind (the path segment after /knowledge/)."""
 
@@ -69,6 +70,8 @@ def _minimal_value(annotation: Any) -> Any:
         return [_minimal_value(get_args(annotation)[0])]
     if get_origin(annotation) is Annotated:
         return _minimal_value(get_args(annotation)[0])
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)[0]
     options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
     kind = options[0]
     if isinstance(kind, type) and issubclass(kind, BaseModel):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from . import feed, ingestion
+from . import curation, exports, feed, ingestion
 from .faults import PACED_MODES, fault_response, paced
 from .reads import ReadsApi
 from .routing import (
@@ -79,14 +79,17 @@ class ForagerApi:
             self.router.add(method, pattern, handler)
 
     def _routes(self) -> list[tuple[str, str, Handler]]:
+        reads = ReadsApi(self.state)
         return [
             ("GET", r"/api/status", self.get_status),
             ("GET", r"/api/capabilities", self.get_capabilities),
             ("GET", r"/api/projects", self.list_projects),
             ("POST", r"/api/projects", self.create_project),
-            *ReadsApi(self.state).routes(),
+            *reads.routes(),
             *feed.api_routes(self.state),
             *ingestion.api_routes(self.state),
+            *curation.api_routes(self.state, reads),
+            *exports.api_routes(self.state),
         ]
 
     # -- the pipeline ------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import feed, ingestion
+from . import exports, feed, ingestion
 from .faults import Fault, FaultError, fault_from_json
 from .routing import ApiError, Handler, Request, Response, Router, json_response
 from .state import SimulatorState
@@ -48,6 +48,7 @@ class ControlApi:
             ("PUT", r"/capabilities", self.put_capabilities),
             *feed.control_routes(self._controller.state),
             *ingestion.control_routes(self._controller.state),
+            *exports.control_routes(self._controller.state),
         ]
 
     def handle(self, request: Request) -> Response:

@@ -420,6 +420,18 @@ DEMO_RECORDS: dict[str, CorpusSpec] = {
             EntitySpec("harbour", "Harbour", "place", ("harbour",), 0.9),
             EntitySpec("harbour_master", "Harbour master", "person", ("harbour master",), 0.7),
         ),
+        # a disagreement and a possible duplicate of this base, for the cross-scope tests of curation
+        duplicates=(DuplicateSpec("harbour_pair", "harbour", "harbour_master", 0.4, '"harbour" in both names'),),
+        conflicts=(
+            ConflictSpec(
+                "pontoon_rules",
+                "Pontoon rules, said twice",
+                "duplicate",
+                ("life_jackets", "opening_hours"),
+                "Archive the duplicate.",
+                None,
+            ),
+        ),
     ),
 }
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from . import curation
 from .corpus import (
     CHUNK_PAGE,
     CHUNK_TEXT_MAX,
-    DEMO_RECORDS,
     ConflictSpec,
     CorpusSpec,
     DuplicateSpec,
@@ -98,7 +98,13 @@ class ReadsApi:
 
     def __init__(self, state: SimulatorState) -> None:
         self.state = state
-        self.records = {ref: Records(ref, spec) for ref, spec in DEMO_RECORDS.items()}
+
+    @property
+    def records(self) -> dict[str, Records]:
+        """Each knowledge base's current records: the demo corpus as curation left it."""
+        book = curation.ledger(self.state)
+        with self.state.lock:
+            return {ref: Records(ref, spec) for ref, spec in book.specs.items()}
 
     def routes(self) -> list[tuple[str, str, Handler]]:
         return [

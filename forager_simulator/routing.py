@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
@@ -91,6 +91,7 @@ class Response:
     abort: bool = False
     trickle_seconds: float | None = None
     stall_seconds: float | None = None
+    stream: Iterator[bytes] | None = None  # a body written as it is made (an archive), never held whole
 
 
 def json_response(status: int, payload: Any, headers: Iterable[tuple[str, str]] = ()) -> Response:

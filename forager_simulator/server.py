@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from . import feed, ingestion
+from . import curation, exports, feed, ingestion
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
@@ -247,6 +247,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.command != "HEAD":
             self.wfile.write(response.body)
+            for piece in response.stream or ():
+                self.wfile.write(piece)
         if response.abort:
             self.wfile.flush()
             # Closing with SO_LINGER 0 resets the connection instead of ending it.
@@ -509,6 +511,8 @@ class Simulator:
             self._state.reset()
             feed.ledger(self._state).reset()
             ingestion.book(self._state).reset()
+            curation.ledger(self._state).reset()
+            exports.book(self._state).reset()
             self._sync_api()
 
     def set_capabilities(self, capabilities: dict[str, Any]) -> None:

@@ -188,7 +188,10 @@ class Api:
             parsed = json.loads(text) if text else None
         except json.JSONDecodeError:
             parsed = None
-        return Answer(response["statusCode"], response.get("headers") or {}, parsed, text)
+        headers = dict(response.get("headers") or {})
+        for name, values in (response.get("multiValueHeaders") or {}).items():
+            headers.setdefault(name, ", ".join(values))
+        return Answer(response["statusCode"], headers, parsed, text)
 
 
 @pytest.fixture

@@ -101,24 +101,27 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # state": reads of the project's knowledge base, like every read (read_knowledge).
     ("GET", "/knowledge/jobs"): Access(READ_KNOWLEDGE, READ),
     ("GET", "/knowledge/jobs/{id}"): Access(READ_KNOWLEDGE, READ),
-}
-"""Every route this branch serves."""
-
-NOT_YET_BUILT: dict[tuple[str, str], Access] = {
+    # --- curation and exports -------------------------------------------------------------
     # FORAGER's own application's writes (K2): "resolved through ?project= at the operator's
     # rank"; "Curation is manage_knowledge, and forager.knowledge.curate in the catalog … each
     # curation route asks the commercial gate"; "Exporting is read_knowledge and knowledge.export,
-    # never gated".
+    # never gated" (a base capability: declared, and no subscription state refuses it).
     ("POST", "/knowledge/conflicts/{id}/resolve"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
     ("POST", "/knowledge/conflicts/{id}/reopen"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
     ("POST", "/knowledge/duplicates/{id}/decide"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
     ("POST", "/knowledge/entities/{id}/unmerge"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
     ("POST", "/knowledge/items/{id}/review"): Access(MANAGE_KNOWLEDGE, OPERATOR, "forager.knowledge.curate"),
-    ("GET", "/knowledge/exports"): Access(READ_KNOWLEDGE, READ),
-    ("POST", "/knowledge/exports"): Access(READ_KNOWLEDGE, OPERATOR),
-    ("GET", "/knowledge/exports/{id}"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/exports"): Access(READ_KNOWLEDGE, READ, "knowledge.export"),
+    ("POST", "/knowledge/exports"): Access(READ_KNOWLEDGE, OPERATOR, "knowledge.export"),
+    ("GET", "/knowledge/exports/{id}"): Access(READ_KNOWLEDGE, READ, "knowledge.export"),
     # "read_knowledge, and the project's operator or admin"
-    ("GET", "/knowledge/exports/{id}/download"): Access(READ_KNOWLEDGE, OPERATOR),
+    ("GET", "/knowledge/exports/{id}/download"): Access(READ_KNOWLEDGE, OPERATOR, "knowledge.export"),
+    # "GET /knowledge/events (manage_knowledge; ?project=, ?act=, newest first, cursor paging)":
+    # the operator's record of who decided what (issue 11), read in the named project.
+    ("GET", "/knowledge/events"): Access(MANAGE_KNOWLEDGE, OPERATOR),
 }
+"""Every route this branch serves."""
+
+NOT_YET_BUILT: dict[tuple[str, str], Access] = {}
 """Rows typed from the specification ahead of their routes. A route of the code is looked up
 in both tables; a row here whose route is served moves up into ``PERMISSIONS``."""

@@ -86,3 +86,32 @@ def test_local_reads_the_stacks_env_file_whatever_follows_it(
     assert out.startswith("falcon\t")
     code, out, _ = run(capsys, "--local", "--state-dir", str(state / ".devstack"), "project", "list")
     assert (code, out.split("\t")[0]) == (0, "falcon")
+
+
+def test_subscription_set_writes_the_record_the_gate_reads(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "subscription", "set", "active", "--capability", "forager.knowledge.curate")
+    assert code == 0
+    assert json.loads(out)["state"] == "active"
+    record = aws.config.subscription()
+    assert (record.state.value, record.capabilities) == ("active", ("forager.knowledge.curate",))
+    item = aws.config._table.get_item(Key={"pk": "subscription", "sk": "installation"})["Item"]
+    assert (item["state"], item["capabilities"]) == ("active", ["forager.knowledge.curate"])
+    assert json.loads(run(capsys, "subscription", "show")[1])["capabilities"] == ["forager.knowledge.curate"]
+
+
+def test_subscription_set_refuses_a_capability_that_is_not_paid(
+    aws: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "subscription", "set", "active", "--capability", "knowledge.read")
+    assert code == 2 and "not a paid capability" in err
+    assert aws.config.subscription().state.value == "unenrolled"
+
+
+def test_events_lists_the_log_newest_first(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.events.record("knowledge_curated", "ada", {"act": "resolve", "project": "falcon", "knowledge_base": "falcon"})
+    aws.events.record("knowledge_export_started", "ada", {"project": "falcon", "knowledge_base": "falcon"})
+    aws.events.record("knowledge_curated", "bo", {"act": "merge", "project": "other", "knowledge_base": "x"})
+    lines = run(capsys, "events", "--project", "falcon")[1].splitlines()
+    assert [line.split("\t")[1] for line in lines] == ["knowledge_export_started", "knowledge_curated"]
+    only = json.loads(run(capsys, "events", "--act", "merge", "--json")[1])
+    assert [e["actor"] for e in only["events"]] == ["bo"]

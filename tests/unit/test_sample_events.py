@@ -23,10 +23,15 @@ FUNCTION_OF_PREFIX = {
     "feed": "FeedFunction",
     "changes": "ChangesFunction",
     "ingestion": "IngestionFunction",
+    "curation": "CurationFunction",
+    "exports": "ExportsFunction",
     "authorizer": "AuthorizerFunction",
     "verbs": "VerbsFunction",
     "pages": "PagesFunction",
 }
+
+
+API_GROUPS = {"curation", "exports", "ingestion"}
 
 
 def invoke(function: str, event: dict[str, Any]) -> Any:
@@ -43,7 +48,7 @@ def test_every_function_has_a_sample_event() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads", "ingestion"}),
+    sorted(p for p in EVENTS.glob("*.json") if p.name.split("_")[0] in {"status", "bindings", "reads", *API_GROUPS}),
     ids=lambda p: p.name,
 )
 def test_each_api_sample_event_is_answered_in_the_envelope(knowledge_on: Runtime, path: Path) -> None:

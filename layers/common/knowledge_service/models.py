@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 class AutoStudy(StrEnum):
@@ -91,3 +91,25 @@ def _json_integer(value: object) -> object:
 
 JsonInteger = Annotated[int, BeforeValidator(_json_integer)]
 """An integer field of a request body, accepting exactly what its ``integer`` schema says."""
+
+
+class Subscription(StrEnum):
+    """The subscription's state."""
+
+    UNENROLLED = "unenrolled"
+    ACTIVE = "active"
+    LAPSED = "lapsed"
+
+
+class SubscriptionRecord(BaseModel):
+    """What the colony's Forager subscription is, and which paid capabilities it carries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    state: Subscription = Subscription.UNENROLLED
+    capabilities: tuple[str, ...] = Field(default=())
+    updated_at: str | None = None
+    updated_by: str | None = None
+
+    def carries(self, capability: str) -> bool:
+        return capability in self.capabilities

@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from knowledge_service.domain.commerce import Subscription
+from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
 from knowledge_service.identity.authorizer import principal_store
 from knowledge_service.storage import aws
+from knowledge_service.storage.archives import ArchiveStore
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
 from knowledge_service.storage.event_log import EventLog
@@ -49,16 +50,22 @@ class Runtime:
     verbs: VerbStore
     verb_audit: VerbAudit
     pages: PageStore
-    subscription: Subscription = Subscription.UNENROLLED
+    archives: ArchiveStore
+    subscriptions: CachedSubscription
+
+    def subscription(self) -> SubscriptionRecord:
+        """The colony's Forager subscription, read once per container and kept briefly."""
+        return self.subscriptions.current()
 
     @classmethod
     def build(cls, env: Environment) -> Runtime:
         dynamodb = aws.dynamodb()
         credentials = CredentialStore(aws.client("ssm"), env.forager_credential_parameter)
         http = connection_pool(env.forager_timeout_seconds)
+        config = ConfigStore(dynamodb, env.config_table, env.projects_table)
         return cls(
             env=env,
-            config=ConfigStore(dynamodb, env.config_table, env.projects_table),
+            config=config,
             projects=ProjectStore(dynamodb, env.projects_table),
             principals=PrincipalStore(dynamodb, env.principals_table),
             events=EventLog(dynamodb, env.event_log_table),
@@ -81,6 +88,8 @@ class Runtime:
                 aws.client("events"),
                 env.event_bus_name,
             ),
+            archives=ArchiveStore(aws.client("s3"), env.archive_bucket, dynamodb, env.config_table),
+            subscriptions=CachedSubscription(config.subscription),
         )
 
     def feed_stores(self) -> FeedStores:

@@ -6,6 +6,8 @@ works against the running local stack from a second terminal and against a deplo
 
     knowledge-admin --local principal create alice --permission read_knowledge --role falcon=viewer
     knowledge-admin --stack knowledge-prod principal list
+    knowledge-admin --local subscription set active --capability forager.knowledge.curate
+    knowledge-admin --local events --act resolve --project falcon
 
 A new token is printed once, alone on stdout, so a script can capture it:
 
@@ -45,6 +47,7 @@ from knowledge_service.identity.principal import (
     token_hash,
 )
 from knowledge_service.storage import aws
+from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.principals import PrincipalRecord, PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.stack import stack_tables
@@ -94,6 +97,45 @@ def _autonomy(kind: PrincipalKind, value: str | None) -> str | None:
     if kind is not PrincipalKind.AGENT:
         raise BadRequest("--autonomy", "only an agent has an autonomy level; a human has none to check.")
     return Autonomy[value].name
+
+
+def _subscription_set(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    from knowledge_service.domain.commerce import PAID_CAPABILITIES
+    from knowledge_service.models import Subscription, SubscriptionRecord
+
+    unknown = sorted(set(args.capability) - PAID_CAPABILITIES)
+    if unknown:
+        raise BadRequest("--capability", f"{', '.join(unknown)} is not a paid capability of the catalog.")
+    record = SubscriptionRecord(state=Subscription(args.state), capabilities=tuple(sorted(set(args.capability))))
+    saved = _config().save_subscription(record, os.environ.get("USER") or "knowledge-admin")
+    print(json.dumps(saved.model_dump(mode="json"), indent=2))
+    print("containers read the subscription again within 30 seconds", file=sys.stderr)
+
+
+def _subscription_show(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    print(json.dumps(_config().subscription().model_dump(mode="json"), indent=2))
+
+
+def _events(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    from knowledge_service.domain import event_log
+    from knowledge_service.storage.event_log import EventLog
+
+    log = EventLog(aws.dynamodb(), _required("EVENT_LOG_TABLE"))
+    answer = event_log.page(log, act=args.act, project=args.project, limit=args.limit, cursor=args.cursor)
+    if args.json:
+        print(answer.model_dump_json(indent=2))
+        return
+    for row in answer.events:
+        payload = event_log._numbers(row.payload)
+        what = " ".join(f"{k}={v}" for k, v in payload.items() if k not in ("project", "knowledge_base"))
+        where = f"{payload.get('project') or '(default)'}->{payload.get('knowledge_base', '')}"
+        print(f"{row.at.isoformat()}\t{row.event_type}\t{row.actor}\t{where}\t{what}")
+    if answer.next_cursor:
+        print(f"more: --cursor {answer.next_cursor}", file=sys.stderr)
+
+
+def _config() -> ConfigStore:
+    return ConfigStore(aws.dynamodb(), _required("CONFIG_TABLE"), _required("PROJECTS_TABLE"))
 
 
 def _principal_create(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
@@ -339,7 +381,28 @@ def _parser() -> argparse.ArgumentParser:
     revoke.set_defaults(run=_principal_revoke)
 
     _verbs_parsers(nouns)
+    _subscription_and_events_parsers(nouns)
     return parser
+
+
+def _subscription_and_events_parsers(nouns: Any) -> None:
+    subscription = nouns.add_parser("subscription", help="the colony's Forager subscription").add_subparsers(
+        dest="verb", required=True
+    )
+    setting = subscription.add_parser("set", help="set the subscription's state and paid capabilities")
+    setting.add_argument("state", choices=["unenrolled", "active", "lapsed"])
+    setting.add_argument("--capability", action="append", default=[], metavar="CAPABILITY")
+    setting.set_defaults(run=_subscription_set)
+    showing = subscription.add_parser("show", help="the subscription as the functions read it")
+    showing.set_defaults(run=_subscription_show)
+
+    events = nouns.add_parser("events", help="the event log: who decided what, newest first")
+    events.add_argument("--act", help="an event type or a curation act (resolve, merge, ...)")
+    events.add_argument("--project", help="only this ANTHILL project's acts")
+    events.add_argument("--limit", type=int, default=50)
+    events.add_argument("--cursor")
+    events.add_argument("--json", action="store_true")
+    events.set_defaults(run=_events)
 
 
 def _verbs_parsers(nouns: Any) -> None:

@@ -82,9 +82,16 @@ def project_map_view(config: ConfigStore) -> ProjectMapView:
 
 
 def set_binding(
-    config: ConfigStore, projects: ProjectStore, upstream: Upstream, request: ProjectMapRequest, actor: Principal
+    config: ConfigStore,
+    projects: ProjectStore,
+    upstream: Upstream,
+    request: ProjectMapRequest,
+    actor: Principal,
+    events: EventLog | None = None,
 ) -> ProjectMapView:
-    """Bind, rebind or unbind; persists at once."""
+    """Bind, rebind or unbind; persists at once, with its event log row in the same
+    transaction (``knowledge_project_bound`` / ``knowledge_project_unbound``) when ``events``
+    is given."""
     if request.project:
         _existing_project(projects, request.project)
     client = upstream.client(config.settings())
@@ -95,10 +102,24 @@ def set_binding(
                 f"FORAGER holds no knowledge base '{request.knowledge_base}' "
                 "(GET /knowledge/projects lists the ones it holds)."
             )
-        config.bind(request.project, request.knowledge_base, actor.name)
+        if events is None:
+            config.bind(request.project, request.knowledge_base, actor.name)
+        else:
+            bound = new_event(
+                "knowledge_project_bound",
+                actor.name,
+                {"project": request.project, "knowledge_base": request.knowledge_base},
+            )
+            config.bind_logged(
+                request.project, request.knowledge_base, actor.name, events.table_name, event_item(bound)
+            )
     else:
         client.status()  # knowledge must be usable for every route but status, unbinding included
-        config.unbind(request.project)
+        if events is None:
+            config.unbind(request.project)
+        else:
+            unbound = new_event("knowledge_project_unbound", actor.name, {"project": request.project})
+            config.unbind_logged(request.project, events.table_name, event_item(unbound))
     return project_map_view(config)
 
 

@@ -52,6 +52,7 @@ RECORD_KINDS = {
     "src": "source",
     "cf": "disagreement",
     "mc": "possible duplicate",
+    "exp": "export",
 }
 """The record ids FORAGER mints: ``<prefix>_`` and 16 lower-case hex digits."""
 

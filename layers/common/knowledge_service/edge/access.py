@@ -17,7 +17,7 @@ from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from pydantic import ValidationError
 
-from knowledge_service.domain.commerce import require_capability
+from knowledge_service.domain.commerce import BASE_CAPABILITIES, require_capability
 from knowledge_service.domain.scope import Scope, Standing, resolve_scope
 from knowledge_service.errors import InternalError, PermissionDenied, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal
@@ -95,6 +95,6 @@ def authorize(app: BaseRouter) -> Principal:
     if not principal.holds(Permission(permission)):
         raise PermissionDenied(f"This route takes the {permission} permission.")
     capability = declared.get(CAPABILITY_KEY)
-    if capability:
-        require_capability(capability, runtime().subscription)
+    if capability and capability not in BASE_CAPABILITIES:  # a base capability needs no subscription read
+        require_capability(capability, runtime().subscription())
     return principal

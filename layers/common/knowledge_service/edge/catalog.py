@@ -15,13 +15,33 @@ from pydantic import BaseModel
 from knowledge_service.edge.access import CAPABILITY_KEY, PERMISSION_KEY, PROJECT_ACCESS_KEY
 from knowledge_service.edge.pages_resolver import pages_api
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.edge.routes import bindings, changes, feed, ingestion, pages, reads, status, verbs
+from knowledge_service.edge.routes import (
+    bindings,
+    changes,
+    curation,
+    exports,
+    feed,
+    ingestion,
+    pages,
+    reads,
+    status,
+    verbs,
+)
 from knowledge_service.edge.verbs_resolver import verbs_api
 
 
 def knowledge_routers() -> list[APIGatewayRouter]:
     """The routers of the ``/knowledge`` surface (and /modules, /settings), every group."""
-    return [status.router, bindings.router, reads.router, feed.router, changes.router, ingestion.router]
+    return [
+        status.router,
+        bindings.router,
+        reads.router,
+        feed.router,
+        changes.router,
+        ingestion.router,
+        curation.router,
+        exports.router,
+    ]
 
 
 @dataclass(frozen=True)

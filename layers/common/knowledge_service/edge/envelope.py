@@ -46,6 +46,7 @@ ERROR_DESCRIPTIONS = {
     403: "permission_denied",
     404: "not_found: no such record, project or route",
     409: "conflict, or the specific conflict the route names",
+    410: "gone: the record is no longer kept (an expired export archive)",
     413: "payload_too_large: over a cap the message names with its numbers",
     422: "idempotency_key_reused: the Idempotency-Key was already used for a different request",
     500: "internal, or binding_failed",

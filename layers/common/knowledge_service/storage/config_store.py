@@ -22,13 +22,14 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import BotoCoreError, ClientError
 
 from knowledge_service.errors import Conflict
-from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord
+from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord, SubscriptionRecord
 from knowledge_service.storage.conditions import WriteFailed, is_condition_failure
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 SETTINGS_KEY = {"pk": "settings", "sk": "knowledge"}
+SUBSCRIPTION_KEY = {"pk": "subscription", "sk": "installation"}
 BINDING_PK = "binding"
 _SETTINGS_FIELDS = (
     "knowledge_enabled",
@@ -77,6 +78,36 @@ class ConfigStore:
             item["updated_by"] = settings.updated_by
         self._table.put_item(Item=item)
 
+    # ------------------------------------------------------------------ the subscription
+    def subscription(self) -> SubscriptionRecord:
+        """The colony's Forager subscription (``pk=subscription, sk=installation``); unenrolled
+        when no operator has set one."""
+        item = self._table.get_item(Key=SUBSCRIPTION_KEY, ConsistentRead=True).get("Item")
+        if not item:
+            return SubscriptionRecord()
+        capabilities = item.get("capabilities")
+        return SubscriptionRecord.model_validate(
+            {
+                "state": item.get("state", "unenrolled"),
+                "capabilities": sorted(str(c) for c in capabilities) if isinstance(capabilities, list | set) else [],
+                "updated_at": item.get("updated_at"),
+                "updated_by": item.get("updated_by"),
+            }
+        )
+
+    def save_subscription(self, record: SubscriptionRecord, actor: str) -> SubscriptionRecord:
+        saved = record.model_copy(update={"updated_at": datetime.now(UTC).isoformat(), "updated_by": actor})
+        self._table.put_item(
+            Item={
+                **SUBSCRIPTION_KEY,
+                "state": saved.state.value,
+                "capabilities": list(saved.capabilities),
+                "updated_at": saved.updated_at,
+                "updated_by": actor,
+            }
+        )
+        return saved
+
     # ------------------------------------------------------------------ scope (one request)
     def scope(self, project: str) -> ScopeRecords:
         """Settings, the project's binding and its ANTHILL record, in one BatchGetItem."""
@@ -118,6 +149,26 @@ class ConfigStore:
 
     def unbind(self, project: str) -> None:
         self._table.delete_item(Key=binding_key(project))
+
+    def bind_logged(
+        self, project: str, knowledge_base: str, actor: str, log_table: str, log_item: dict[str, Any]
+    ) -> None:
+        """Bind and record the act in the event log, in one transaction (both or neither)."""
+        self._resource.meta.client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": self._table_name, "Item": _binding_item(project, knowledge_base, actor)}},
+                {"Put": {"TableName": log_table, "Item": log_item}},
+            ]
+        )
+
+    def unbind_logged(self, project: str, log_table: str, log_item: dict[str, Any]) -> None:
+        """Unbind and record the act in the event log, in one transaction (both or neither)."""
+        self._resource.meta.client.transact_write_items(
+            TransactItems=[
+                {"Delete": {"TableName": self._table_name, "Key": binding_key(project)}},
+                {"Put": {"TableName": log_table, "Item": log_item}},
+            ]
+        )
 
     # ------------------------------------------------------------------ the lock for POST /knowledge/bases
     def reserve(self, project: str, owner: str, lease_seconds: int = 60) -> None:

@@ -1,4 +1,9 @@
-"""The colony's event log: where an operator's act is recorded."""
+"""The colony's event log: where an operator's act is recorded.
+
+Rows are keyed by ``event_type`` and ``recorded`` (time, then the event id). Every row also
+carries ``log = "all"``, which the ``by_time`` index orders by ``recorded``: the whole log,
+newest first, for ``GET /knowledge/events`` and ``knowledge-admin events``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
@@ -43,6 +48,53 @@ class EventLog:
         ).get("Items", [])
         return [LoggedEvent.model_validate(i) for i in items]
 
+    def page(
+        self, *, act: str | None, project: str | None, limit: int, after: dict[str, str] | None
+    ) -> tuple[list[LoggedEvent], dict[str, str] | None]:
+        """Up to ``limit`` rows, newest first, after the row ``after`` names; and the key of
+        the last row returned when more may follow.
+
+        ``act`` matches a row's ``event_type`` or its payload's ``act``; ``project`` its
+        payload's ``project``.
+        """
+        conditions: list[ConditionBase] = []
+        if act is not None:
+            conditions.append(Attr("event_type").eq(act) | Attr("payload.act").eq(act))
+        if project is not None:
+            conditions.append(Attr("payload.project").eq(project))
+        kwargs: dict[str, Any] = {
+            "IndexName": BY_TIME_INDEX,
+            "KeyConditionExpression": Key("log").eq(LOG_PARTITION),
+            "ScanIndexForward": False,
+            "Limit": max(limit, 25),
+        }
+        if conditions:
+            combined = conditions[0]
+            for condition in conditions[1:]:
+                combined = combined & condition
+            kwargs["FilterExpression"] = combined
+        if after is not None:
+            kwargs["ExclusiveStartKey"] = {**after, "log": LOG_PARTITION}
+        found: list[dict[str, Any]] = []
+        while True:
+            answer = self._table.query(**kwargs)
+            for item in answer.get("Items", []):
+                found.append(item)
+                if len(found) == limit:
+                    last = found[-1]
+                    return [_event(i) for i in found], {"event_type": last["event_type"], "recorded": last["recorded"]}
+            if "LastEvaluatedKey" not in answer:
+                return [_event(i) for i in found], None
+            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+
+BY_TIME_INDEX = "by_time"
+LOG_PARTITION = "all"
+
+
+def _event(item: dict[str, Any]) -> LoggedEvent:
+    return LoggedEvent.model_validate({k: v for k, v in item.items() if k not in ("recorded", "log")})
+
 
 def new_event(event_type: str, actor: str, payload: dict[str, Any]) -> LoggedEvent:
     return LoggedEvent(
@@ -52,4 +104,8 @@ def new_event(event_type: str, actor: str, payload: dict[str, Any]) -> LoggedEve
 
 def event_item(event: LoggedEvent) -> dict[str, Any]:
     """The event log row for ``event`` (also written inside other stores' transactions)."""
-    return {"recorded": f"{event.at.isoformat()}#{event.event_id}", **event.model_dump(mode="json")}
+    return {
+        "recorded": f"{event.at.isoformat()}#{event.event_id}",
+        "log": LOG_PARTITION,
+        **event.model_dump(mode="json"),
+    }

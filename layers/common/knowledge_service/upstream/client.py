@@ -25,7 +25,9 @@ import json
 import ssl
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpcore
@@ -37,11 +39,15 @@ from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, Upstre
 from knowledge_service.upstream.models import (
     Admission,
     Capabilities,
+    ConflictRecord,
     ConflictRecords,
+    DuplicateDecision,
     DuplicateList,
     EngineStatus,
     EntityDetail,
     EvidenceList,
+    ExportList,
+    ExportRow,
     FeedPage,
     ForagerProject,
     ForagerSource,
@@ -59,6 +65,7 @@ from knowledge_service.upstream.models import (
     SourceDetail,
     SourceList,
     StatementsPage,
+    Unmerged,
 )
 from knowledge_service.upstream.multipart import FilePart, MultipartBody
 
@@ -329,6 +336,59 @@ class ForagerClient:
         body = MultipartBody([], files)
         return self._post_stream(f"/api/projects/{project_ref}/preflight", body, Admission, idempotency_key)
 
+    # ------------------------------------------------------------------ curation
+    def resolve_conflict(self, conflict_id: str, body: dict[str, Any]) -> ConflictRecord:
+        return self._post(f"/api/conflicts/{conflict_id}/resolve", _present(body), ConflictRecord)
+
+    def reopen_conflict(self, conflict_id: str, actor: str) -> ConflictRecord:
+        return self._post(f"/api/conflicts/{conflict_id}/reopen", {"actor": actor}, ConflictRecord)
+
+    def decide_duplicate(self, candidate_id: str, body: dict[str, Any]) -> DuplicateDecision:
+        return self._post(f"/api/duplicates/{candidate_id}/decide", _present(body), DuplicateDecision)
+
+    def unmerge_entity(self, entity_id: str, body: dict[str, Any]) -> Unmerged:
+        return self._post(f"/api/entities/{entity_id}/unmerge", _present(body), Unmerged)
+
+    def review_item(self, knowledge_id: str, body: dict[str, Any]) -> KnowledgeItem:
+        return self._post(f"/api/knowledge/{knowledge_id}/review", _present(body), KnowledgeItem)
+
+    # ------------------------------------------------------------------ exports
+    def exports(self, project_ref: str) -> ExportList:
+        return self._get(f"/api/projects/{project_ref}/exports", ExportList)
+
+    def start_export(self, project_ref: str, body: dict[str, Any], *, idempotency_key: str | None) -> ExportRow:
+        return self._post(f"/api/projects/{project_ref}/exports", body, ExportRow, idempotency_key=idempotency_key)
+
+    def export(self, export_id: str) -> ExportRow:
+        """Not project-scoped upstream: ``project_ref`` says whose."""
+        return self._get(f"/api/exports/{export_id}", ExportRow)
+
+    @contextmanager
+    def download_archive(self, export_id: str) -> Iterator[ArchiveDownload]:
+        """The archive's bytes as they arrive, never held whole; the connection closes on exit.
+
+        Failures map as every other call does; a body that breaks off mid-way raises
+        ``UpstreamError`` from the iterator.
+        """
+        path = f"/api/exports/{export_id}/download"
+        headers = {"Authorization": f"Bearer {self._credential}", "User-Agent": USER_AGENT}
+        try:
+            with self._http.stream("GET", self.endpoint + path, headers=headers) as response:
+                if response.status_code >= 300:
+                    response.read()
+                    self._raise_for_status("GET", path, response)
+                yield ArchiveDownload(
+                    announced_sha256=(response.headers.get("X-Export-Sha256") or "").strip().lower(),
+                    content_disposition=response.headers.get("Content-Disposition") or "",
+                    chunks=_guarded(response.iter_bytes(DOWNLOAD_CHUNK_BYTES), path),
+                )
+        except httpx.TimeoutException as error:
+            raise UpstreamTimeout(f"FORAGER did not answer GET {path} in time.") from error
+        except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as error:
+            raise KnowledgeUnreachable(f"FORAGER at {self.endpoint} cannot be reached.") from error
+        except httpx.HTTPError as error:
+            raise UpstreamError(f"FORAGER's answer to GET {path} broke off: {type(error).__name__}.") from error
+
     # ------------------------------------------------------------------ plumbing
     def _post_stream(self, path: str, body: MultipartBody, model: type[ModelT], idempotency_key: str) -> ModelT:
         headers = {
@@ -430,6 +490,27 @@ class ForagerClient:
             return model.model_validate_json(response.content)
         except ValidationError as error:
             raise UpstreamError(f"FORAGER's answer is not the shape the contract names ({model.__name__}).") from error
+
+
+DOWNLOAD_CHUNK_BYTES = 256 * 1024
+
+
+@dataclass
+class ArchiveDownload:
+    """An archive arriving: the digest FORAGER sent beside the bytes, and the bytes."""
+
+    announced_sha256: str
+    content_disposition: str
+    chunks: Iterator[bytes]
+
+
+def _guarded(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
+    try:
+        yield from chunks
+    except httpx.TimeoutException as error:
+        raise UpstreamTimeout(f"FORAGER stopped sending GET {path}.") from error
+    except httpx.HTTPError as error:
+        raise UpstreamError(f"FORAGER's answer to GET {path} broke off: {type(error).__name__}.") from error
 
 
 class FeedCursorRefused(Exception):

@@ -37,7 +37,9 @@ class ForagerProjects(BaseModel):
 )
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
     rt = runtime()
-    return ok(bindings.set_binding(rt.config, rt.projects, rt.upstream, request, caller(router.current_event)))
+    return ok(
+        bindings.set_binding(rt.config, rt.projects, rt.upstream, request, caller(router.current_event), rt.events)
+    )
 
 
 @router.get(

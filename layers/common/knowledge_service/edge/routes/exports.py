@@ -1,0 +1,118 @@
+"""Exports: FORAGER's export history, starting one, one export's state, and the archive.
+
+Exporting is ``read_knowledge`` and ``knowledge.export`` in the catalog — never gated. The
+download also takes the project's operator or admin role (W1-03 §8.3, project.export): an
+owner who holds no role reads the history and is refused the archive. How the archive is
+verified and handed over is ``domain/exports.py``'s docstring and docs/api.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel
+
+from knowledge_service.domain import exports as domain
+from knowledge_service.domain import identifiers
+from knowledge_service.domain.reads import Reader
+from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
+from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.identity.principal import Permission
+from knowledge_service.runtime import runtime
+from knowledge_service.upstream import models as m
+
+router = APIGatewayRouter()
+
+READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ, capability="knowledge.export")
+TAKE = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.OPERATOR, capability="knowledge.export")
+TAGS = ["exports"]
+
+Project = Annotated[str | None, Query(description="ANTHILL project id; the console default when omitted")]
+ExportId = Annotated[str, Path(description="The export id FORAGER minted (exp_ and 16 hex digits)")]
+
+
+class ArchiveHandedOver(BaseModel):
+    """The 303's body: where the verified archive is, for a client that does not follow."""
+
+    url: str
+    sha256: str
+    size_bytes: int
+    file_name: str
+
+
+def _reader(project: str | None) -> Reader:
+    scope = scope_of(router, project)
+    return Reader(scope, runtime().upstream.client(scope.settings))
+
+
+@router.get(
+    "/knowledge/exports",
+    summary="FORAGER's export history for the knowledge base, newest first",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
+)
+def get_exports(project: Project = None) -> Envelope[domain.ExportHistory]:
+    return ok(domain.history(_reader(project)))
+
+
+@router.post(
+    "/knowledge/exports",
+    summary="Start an export (built in the background); the Idempotency-Key is passed through",
+    tags=TAGS,
+    openapi_extensions=TAKE,  # making one is project.export: the operator's rank (W1-03 §8.3)
+    responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
+)
+def post_export(
+    request: Annotated[domain.StartExportRequest, Body()], project: Project = None
+) -> Envelope[m.ExportRow]:
+    headers = router.current_event.headers
+    supplied = headers.get("Idempotency-Key") or headers.get("idempotency-key")
+    reader = _reader(project)
+    return ok(domain.start(reader, request, supplied, caller(router.current_event), runtime().events))
+
+
+@router.get(
+    "/knowledge/exports/<id>",
+    summary="One export's state, read while it builds",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
+)
+def get_export(id: ExportId, project: Project = None) -> Envelope[m.ExportRow]:
+    export_id = identifiers.record_id(id, "exp")
+    return ok(domain.one(_reader(project), export_id))
+
+
+@router.get(
+    "/knowledge/exports/<id>/download",
+    summary="The verified archive: a 303 to a short-lived URL, or 409 not_ready while it is verified",
+    tags=TAGS,
+    openapi_extensions=TAKE,
+    responses={
+        303: {
+            "description": "The archive is verified: Location is a presigned URL valid for five minutes; "
+            "X-Export-Sha256 is its digest",
+            "content": {"application/json": {"model": Envelope[ArchiveHandedOver]}},
+        },
+        **{k: v for k, v in error_responses(400, 401, 403, 404, 409, 410, 500, 502, 503, 504).items() if k != 200},
+    },
+)
+def get_download(id: ExportId, project: Project = None) -> Response[str]:
+    export_id = identifiers.record_id(id, "exp")
+    rt = runtime()
+    handed = domain.download(_reader(project), rt.archives, rt.events, caller(router.current_event), export_id)
+    body = ok(ArchiveHandedOver(**handed.__dict__), message="The archive is verified; follow Location.")
+    return Response(
+        status_code=303,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump_json(),
+        headers={
+            "Location": handed.url,
+            "X-Export-Sha256": handed.sha256,
+            "Cache-Control": "no-store",
+        },
+    )
