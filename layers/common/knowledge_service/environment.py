@@ -28,6 +28,7 @@ class Environment(BaseSettings):
     watermarks_table: str = ""
     actions_table: str = ""
     findings_table: str = ""
+    dead_letters_table: str = ""
     archive_bucket: str = ""
     event_bus_name: str = ""
     forager_credential_parameter: str

@@ -17,6 +17,7 @@ from knowledge_service.identity.authorizer import principal_store
 from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
+from knowledge_service.storage.dead_letter_store import DeadLetterStore
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
 from knowledge_service.storage.findings_store import FindingsStore
@@ -42,6 +43,7 @@ class Runtime:
     actions: ActionStore
     findings: FindingsStore
     missions: MissionBus
+    dead_letters: DeadLetterStore
     subscription: Subscription = Subscription.UNENROLLED
 
     @classmethod
@@ -63,10 +65,13 @@ class Runtime:
             actions=ActionStore(dynamodb, env.actions_table),
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
+            dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table),
         )
 
     def feed_stores(self) -> FeedStores:
-        return FeedStores(self.inbox, self.watermarks, self.actions, self.findings, self.missions)
+        return FeedStores(
+            self.inbox, self.watermarks, self.actions, self.findings, self.missions, self.dead_letters, self.events
+        )
 
 
 @lru_cache(maxsize=1)

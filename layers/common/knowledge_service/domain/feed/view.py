@@ -5,10 +5,11 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
+from knowledge_service.domain.feed.history import reading_from
 from knowledge_service.domain.feed.retention import Retention
 from knowledge_service.domain.package import PackageAgreement, package_agreement
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
-from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore, reading_from
+from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import HeadRevision
 
