@@ -467,6 +467,10 @@ class Simulator:
         """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
         return feed.ledger(self._state).fault(ref, kind, count)
 
+    def publish_malformed(self, ref: str, kind: str) -> dict[str, Any]:
+        """oversized | not_json | not_an_object | protocol | header: an envelope the door refuses."""
+        return feed.ledger(self._state).publish_malformed(ref, kind)
+
     def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
         return feed.ledger(self._state).receipts(ref)
 

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from boto3.dynamodb.types import TypeSerializer
 from pydantic import BaseModel, ConfigDict
 
 from knowledge_service.storage.conditions import conditionally
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 SCRUB_BATCH = 200
 UNRESOLVED = "unresolved"
 RESOLVED = "resolved"
-_serializer = TypeSerializer()
 
 
 class Attempt(BaseModel):
@@ -39,7 +37,7 @@ class Attempt(BaseModel):
 
     at: str
     error_class: str
-    text: str | None  # None once the entry was reduced
+    text: str | None = None  # None once the entry was reduced
     fingerprint: str
     build: str
     count: int = 1  # identical consecutive attempts are one record
@@ -104,11 +102,6 @@ def _entry(item: dict[str, Any]) -> DeadLetter:
     return DeadLetter.model_validate(item)
 
 
-def serialize(item: dict[str, Any]) -> dict[str, Any]:
-    """A resource-style item in the low-level client's shape (for TransactWriteItems)."""
-    return {k: _serializer.serialize(v) for k, v in item.items()}
-
-
 class DeadLetterStore:
     def __init__(self, resource: DynamoDBServiceResource, table_name: str):
         self._resource = resource
@@ -123,11 +116,12 @@ class DeadLetterStore:
         )
 
     def file_with(self, entry: DeadLetter, others: list[dict[str, Any]]) -> bool:
-        """File an entry and make ``others`` (low-level transaction items) in one transaction."""
+        """File an entry and make ``others`` in one transaction. Transaction items are written in the
+        resource's shape (plain values): the resource's client serializes them, as ``restart`` relies on."""
         put = {
             "Put": {
                 "TableName": self.table_name,
-                "Item": serialize(_item(entry)),
+                "Item": _item(entry),
                 "ConditionExpression": "attribute_not_exists(dead_letter_id)",
             }
         }
@@ -248,20 +242,18 @@ class DeadLetterStore:
         return {
             "Update": {
                 "TableName": self.table_name,
-                "Key": serialize(_key(entry)),
+                "Key": _key(entry),
                 "UpdateExpression": "SET #st = :resolved, resolution = :r, resolved_at = :at, unreduced_kb = :kb "
                 "REMOVE unresolved_flag",
                 "ConditionExpression": "#st = :unresolved",
                 "ExpressionAttributeNames": {"#st": "state"},
-                "ExpressionAttributeValues": serialize(
-                    {
-                        ":resolved": RESOLVED,
-                        ":unresolved": UNRESOLVED,
-                        ":r": resolution.model_dump(exclude_none=True),
-                        ":at": resolution.at,
-                        ":kb": entry.knowledge_base,
-                    }
-                ),
+                "ExpressionAttributeValues": {
+                    ":resolved": RESOLVED,
+                    ":unresolved": UNRESOLVED,
+                    ":r": resolution.model_dump(exclude_none=True),
+                    ":at": resolution.at,
+                    ":kb": entry.knowledge_base,
+                },
             }
         }
 

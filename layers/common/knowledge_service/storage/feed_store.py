@@ -27,7 +27,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from boto3.dynamodb.types import TypeSerializer
 from pydantic import BaseModel
 
 from knowledge_service.storage.conditions import conditionally
@@ -122,11 +121,10 @@ class InboxStore:
 
     def record_item(self, row: InboxRow) -> dict[str, Any]:
         """The transaction item recording ``row`` (a second copy of a recorded row is a no-op)."""
-        serializer = TypeSerializer()
         return {
             "Put": {
                 "TableName": self._name,
-                "Item": {k: serializer.serialize(v) for k, v in _inbox_item(row).items()},
+                "Item": _inbox_item(row),
             }
         }
 
@@ -228,6 +226,17 @@ class WatermarkStore:
             {"KeyConditionExpression": Key("knowledge_base").eq(knowledge_base), "ConsistentRead": True},
             Watermark.model_validate,
         )
+
+    def knowledge_bases(self) -> set[str]:
+        """Every knowledge base whose feed was ever read (the six-hourly upkeep sweeps each)."""
+        found: set[str] = set()
+        kwargs: dict[str, Any] = {"ProjectionExpression": "knowledge_base"}
+        while True:
+            page = self._table.scan(**kwargs)
+            found.update(str(i["knowledge_base"]) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def get(self, knowledge_base: str, key: str) -> Watermark | None:
         item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
@@ -426,14 +435,14 @@ class ActionStore:
         return {
             "Update": {
                 "TableName": self.table_name,
-                "Key": {"knowledge_base": {"S": action.knowledge_base}, "effect_key": {"S": action.effect_key}},
+                "Key": {"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
                 "UpdateExpression": "SET outcome = :d, receipt_owed = :f, dead_letter_id = :id REMOVE next_attempt_at",
                 "ConditionExpression": "outcome = :retrying",
                 "ExpressionAttributeValues": {
-                    ":d": {"S": "dead_lettered"},
-                    ":f": {"S": "failed"},
-                    ":id": {"S": dead_letter_id},
-                    ":retrying": {"S": "retrying"},
+                    ":d": "dead_lettered",
+                    ":f": "failed",
+                    ":id": dead_letter_id,
+                    ":retrying": "retrying",
                 },
             }
         }
@@ -444,27 +453,26 @@ class ActionStore:
         return {
             "Update": {
                 "TableName": self.table_name,
-                "Key": {"knowledge_base": {"S": action.knowledge_base}, "effect_key": {"S": action.effect_key}},
+                "Key": {"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
                 "UpdateExpression": "SET outcome = :c, next_attempt_at = :now, first_attempt_at = :now, "
                 "attempts = :none, project = :p REMOVE receipt_owed",
                 "ConditionExpression": "outcome = :dead",
                 "ExpressionAttributeValues": {
-                    ":c": {"S": "retrying"},
-                    ":now": {"S": now},
-                    ":none": {"L": []},
-                    ":p": {"S": project},
-                    ":dead": {"S": "dead_lettered"},
+                    ":c": "retrying",
+                    ":now": now,
+                    ":none": [],
+                    ":p": project,
+                    ":dead": "dead_lettered",
                 },
             }
         }
 
     def claim_item(self, action: Action) -> dict[str, Any]:
         """The transaction item claiming ``action``'s effect key (refused when it is claimed)."""
-        serializer = TypeSerializer()
         return {
             "Put": {
                 "TableName": self.table_name,
-                "Item": {k: serializer.serialize(v) for k, v in action.model_dump().items() if v is not None},
+                "Item": {k: v for k, v in action.model_dump().items() if v is not None},
                 "ConditionExpression": "attribute_not_exists(effect_key)",
             }
         }
