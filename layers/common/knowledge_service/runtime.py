@@ -65,7 +65,7 @@ class Runtime:
             actions=ActionStore(dynamodb, env.actions_table),
             findings=FindingsStore(dynamodb, env.findings_table),
             missions=MissionBus(aws.client("events"), env.event_bus_name),
-            dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table),
+            dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table, env.event_log_table),
         )
 
     def feed_stores(self) -> FeedStores:

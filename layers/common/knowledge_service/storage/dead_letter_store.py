@@ -103,10 +103,11 @@ def _entry(item: dict[str, Any]) -> DeadLetter:
 
 
 class DeadLetterStore:
-    def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+    def __init__(self, resource: DynamoDBServiceResource, table_name: str, event_log_table: str = ""):
         self._resource = resource
         self._table = resource.Table(table_name)
         self.table_name = table_name
+        self.event_log_table = event_log_table  # an operator's act and its event are one transaction
 
     # ------------------------------------------------------------------ filing
     def file(self, entry: DeadLetter) -> bool:

@@ -455,8 +455,9 @@ class ActionStore:
                 "TableName": self.table_name,
                 "Key": {"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
                 "UpdateExpression": "SET outcome = :c, next_attempt_at = :now, first_attempt_at = :now, "
-                "attempts = :none, project = :p REMOVE receipt_owed",
+                "attempts = :none, #p = :p REMOVE receipt_owed",
                 "ConditionExpression": "outcome = :dead",
+                "ExpressionAttributeNames": {"#p": "project"},
                 "ExpressionAttributeValues": {
                     ":c": "retrying",
                     ":now": now,
