@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
-from typing import Any, get_args
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -26,6 +26,7 @@ SAMPLE_IDS = {
     "conflicts": "cf_0000000000000000",
     "duplicates": "mc_0000000000000000",
     "changes": "0" * 24,
+    "feed": "dl_" + "0" * 20,
 }
 """A well-formed id that names no record, per record kind (the path segment after /knowledge/)."""
 
@@ -51,6 +52,9 @@ def _minimal(model: type[BaseModel]) -> dict[str, Any]:
                 body[name] = PROJECT
             continue
         annotation = info.annotation
+        if get_origin(annotation) is Literal:
+            body[name] = get_args(annotation)[0]
+            continue
         options = [a for a in (get_args(annotation) or (annotation,)) if a is not type(None)]
         kind = options[0]
         if kind is bool:

@@ -10,13 +10,16 @@ another base is found; a by-id route of a kind not in ``LISTS`` fails here until
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from devstack.samples import SAMPLE_IDS
+from devstack.samples import _minimal as minimal
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.runtime import Runtime
+from knowledge_service.storage.dead_letter_store import DeadLetter
 from tests.conftest import Api
 
 BY_ID = [r for r in knowledge_routes() if "{id}" in r.path]
@@ -26,6 +29,7 @@ LISTS = {  # record kind -> (the list route that shows its ids, the list's key, 
     "entities": ("/knowledge/entities", "entities", "entity_id"),
     "sources": ("/knowledge/sources", "sources", "source_id"),
     "changes": ("/knowledge/changes", "findings", "id"),
+    "feed": ("/knowledge/feed/dead-letters", "entries", "dead_letter_id"),  # dead letters
 }
 
 
@@ -48,7 +52,24 @@ def two_bases(api: Api, knowledge_on: Runtime) -> Runtime:
     knowledge_on.config.bind(OTHER, "harbour", "test")
     scanned = api.call("POST", "/knowledge/changes/scan", query={"project": OTHER})  # findings of harbour
     assert scanned.status == 200, scanned.raw
+    knowledge_on.dead_letters.file(harbour_dead_letter())  # a dead letter of harbour, filed under colony-docs
     return knowledge_on
+
+
+def harbour_dead_letter() -> DeadLetter:
+    at = "2026-11-30T06:00:00+00:00"
+    return DeadLetter(
+        knowledge_base="harbour",
+        dead_letter_id="dl_" + "1" * 20,
+        error_class="header_invalid",
+        project=OTHER,
+        envelope="{}",
+        schema_version="envelope.schema.json@2026.09.1",
+        registry_version="2026.09.1",
+        first_seen_at=at,
+        last_attempt_at=at,
+        dead_lettered_at=at,
+    )
 
 
 def test_every_by_id_route_is_covered() -> None:
@@ -69,7 +90,10 @@ def test_another_bases_id_answers_exactly_as_a_missing_one(api: Api, two_bases: 
                 path,
                 query={"project": "falcon"},
                 resource=route.path,
-                body="{}" if route.method == "POST" else None,
+                # A body the route's model accepts, so the id is what is judged (not the body).
+                body=(json.dumps(minimal(route.body_model)) if route.body_model else "{}")
+                if route.method == "POST"
+                else None,
                 headers={"Content-Type": "application/json"},
             )
         )

@@ -19,9 +19,11 @@ from knowledge_service.domain.feed import operator
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.operator import ReplayRequest
 from knowledge_service.errors import Conflict, NotFound, PermissionDenied, UpstreamError
+from knowledge_service.identity.principal import Permission
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import DeadLetter
+from tests.conftest import ADMIN, Api
 from tests.unit.test_dead_letters import REF, T0, Clock, Flaky, client, consumer
 
 NOW = T0 + timedelta(days=2)
@@ -210,3 +212,51 @@ def test_a_commercial_discard_whose_reconciliation_fails_is_409_and_the_entry_st
     answer = operator.discard(knowledge_on.dead_letters, entry, "ada", "obsolete", NOW, lambda: "unenrolled")
     assert answer.reconciliation_forced
     assert knowledge_on.dead_letters.all(REF)[0].resolution.reconciliation == "unenrolled"  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------ the routes
+def test_the_routes_list_read_refuse_a_replay_at_the_door_and_discard(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry = _door_refused(knowledge_on, forager)
+    base = "/knowledge/feed/dead-letters"
+
+    listed = api.call("GET", base, query={"project": REF})
+    assert listed.status == 200, listed.raw
+    assert [r["dead_letter_id"] for r in listed.body["data"]["entries"]] == [entry.dead_letter_id]
+    whole = api.call("GET", f"{base}/{entry.dead_letter_id}", query={"project": REF}, resource=f"{base}/{{id}}")
+    assert whole.status == 200 and whole.body["data"]["envelope"] == entry.envelope
+
+    replayed = api.call(
+        "POST",
+        f"{base}/{entry.dead_letter_id}/replay",
+        body={"project": REF, "reason": "fixed_consumer"},
+        resource=f"{base}/{{id}}/replay",
+    )
+    assert (replayed.status, replayed.body["code"]) == (409, "refused_at_the_door")
+    discard = f"{base}/{{id}}/discard"
+    wrong = api.call(
+        "POST",
+        f"{base}/{entry.dead_letter_id}/discard",
+        body={"project": REF, "reason": "free text"},
+        resource=discard,
+    )
+    assert wrong.status == 400  # a typed reason, not free text
+
+    discarded = api.call(
+        "POST",
+        f"{base}/{entry.dead_letter_id}/discard",
+        body={"project": REF, "reason": "sender_error"},
+        resource=discard,
+    )
+    assert discarded.status == 200, discarded.raw
+    assert discarded.body["data"]["actor"] == "ada"
+    assert api.call("GET", base, query={"project": REF}).body["data"]["counts"]["resolved"] == 1
+    everywhere = api.call("GET", base, query={"installation": "true", "state": "all"})
+    assert [(r["knowledge_base"], r["reachable"]) for r in everywhere.body["data"]["entries"]] == [(REF, True)]
+
+
+def test_the_installations_list_takes_manage_knowledge(api: Api, knowledge_on: Runtime) -> None:
+    viewer = ADMIN.model_copy(update={"permissions": frozenset(ADMIN.permissions) - {Permission.MANAGE_KNOWLEDGE}})
+    answer = api.call("GET", "/knowledge/feed/dead-letters", query={"installation": "true"}, principal=viewer)
+    assert answer.status == 403

@@ -98,6 +98,12 @@ class ConfigStore:
         projects = responses.get(self._projects_table_name, [])
         return ScopeRecords(_settings_from(settings_item), binding, _project_from(projects[0]) if projects else None)
 
+    def subscription(self) -> str:
+        """The installation's entitlement as last placed (``pk=subscription, sk=installation``):
+        its ``state``, or ``unenrolled`` when none was ever placed. A failed read raises."""
+        item = self._table.get_item(Key={"pk": "subscription", "sk": "installation"}, ConsistentRead=True).get("Item")
+        return str(item.get("state", "unenrolled")) if item else "unenrolled"
+
     # ------------------------------------------------------------------ the project map
     def bindings(self) -> list[Binding]:
         items: list[dict[str, Any]] = []

@@ -35,7 +35,7 @@ COMMERCIAL_PREFIXES = ("commerce.", "billing.")
 
 
 class ReplayRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     project: str = Field(max_length=64)
     reason: Literal["transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry"]
@@ -44,7 +44,7 @@ class ReplayRequest(BaseModel):
 
 
 class DiscardRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     project: str | None = Field(default=None, max_length=64)
     knowledge_base: str | None = Field(default=None, max_length=64)
