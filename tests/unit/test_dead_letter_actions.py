@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -260,3 +260,26 @@ def test_the_installations_list_takes_manage_knowledge(api: Api, knowledge_on: R
     viewer = ADMIN.model_copy(update={"permissions": frozenset(ADMIN.permissions) - {Permission.MANAGE_KNOWLEDGE}})
     answer = api.call("GET", "/knowledge/feed/dead-letters", query={"installation": "true"}, principal=viewer)
     assert answer.status == 403
+
+
+def test_status_counts_the_colonys_unresolved_escalated_and_unreachable_dead_letters(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    from tests.unit.test_dead_letters import entry
+
+    assert api.call("GET", "/knowledge/status").body["data"]["dead_letters"]["unresolved"] == 0
+    knowledge_on.dead_letters.file(entry(REF, 1, resolved_days=None, dead_days=0, now=datetime.now(UTC)))
+    knowledge_on.dead_letters.file(entry(REF, 2, resolved_days=None, dead_days=181, now=datetime.now(UTC)))
+    knowledge_on.dead_letters.file(entry("harbour", 3, resolved_days=None, dead_days=200, now=datetime.now(UTC)))
+    knowledge_on.dead_letters.file(entry(REF, 4, resolved_days=1, dead_days=300, now=datetime.now(UTC)))
+
+    counts = api.call("GET", "/knowledge/status").body["data"]["dead_letters"]
+
+    assert counts == {
+        "scope": "colony",
+        "unresolved": 3,
+        "escalated": 2,  # at read time, before any stamp
+        "unreachable": 1,  # harbour's entry: its project (harbour) is bound nowhere
+        "unreachable_escalated": 1,
+        "escalation_days": 180,
+    }

@@ -377,3 +377,16 @@ def _stream_of(watermarks: WatermarkStore, entry: DeadLetter) -> Watermark | Non
 
 def _put_event(store: DeadLetterStore, event: Any) -> dict[str, Any]:
     return {"Put": {"TableName": store.event_log_table, "Item": event_item(event)}}
+
+
+def colony_counts(store: DeadLetterStore, bindings: list[Binding], now: datetime) -> dict[str, int]:
+    """``dead_letters`` on /knowledge/status: unresolved entries across the colony (the ``unresolved``
+    index), those past the escalation line at the moment of reading, and the part no project reaches."""
+    waiting = store.unresolved_everywhere()
+    unreachable = [e for e in waiting if not reaches(bindings, e)]
+    return {
+        "unresolved": len(waiting),
+        "escalated": sum(1 for e in waiting if is_escalated(e, now)),
+        "unreachable": len(unreachable),
+        "unreachable_escalated": sum(1 for e in unreachable if is_escalated(e, now)),
+    }
