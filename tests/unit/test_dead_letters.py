@@ -15,9 +15,11 @@ import pytest
 from forager_simulator import Simulator
 from knowledge_service.domain.feed import door, feed_pass
 from knowledge_service.domain.feed.consumer import FeedConsumer
+from knowledge_service.domain.feed.policy import REVISIONS_OFF
 from knowledge_service.domain.feed.retry import attempt as new_attempt
 from knowledge_service.domain.feed.retry import backoff, ceiling, fold
 from knowledge_service.domain.feed.upkeep import ESCALATED_EVENT, Upkeep, is_escalated
+from knowledge_service.domain.schedule import six_hourly_pass
 from knowledge_service.errors import ServiceError, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
@@ -424,3 +426,37 @@ def test_a_sync_with_the_engine_down_still_says_what_the_upkeep_did(knowledge_on
     with pytest.raises(ServiceError) as refused:
         feed_pass(knowledge_on.feed_stores(), broken, settings, REF, REF)
     assert "escalated" in str(refused.value)
+
+
+# ------------------------------------------------------------------ the two lanes, and the timer's upkeep
+def test_the_six_hourly_pass_never_polls_an_engine_that_has_a_feed(knowledge_on: Runtime, forager: Simulator) -> None:
+    """docs/api.md, "The two lanes": with revisions off and the poll on, the pass consumes the feed,
+    records and acknowledges, and studies nothing — the poll lane is for an engine without a feed."""
+    settings = knowledge_on.config.settings()
+    knowledge_on.config.save_settings(
+        settings.model_copy(update={"knowledge_auto_study": "on", "knowledge_revision_study": "off"})
+    )
+    forager.put_source(REF, "a.md", "a")  # a new source a poll would file a finding for
+
+    report = six_hourly_pass(knowledge_on.config, knowledge_on.upstream, knowledge_on.feed_stores())
+
+    [only] = report.passes
+    assert only.answer is not None
+    assert (only.answer.recorded, only.answer.acted, only.answer.findings, only.answer.synthesized) == (1, 0, 0, False)
+    assert knowledge_on.findings.open_count() == 0
+    assert only.answer.message.endswith(REVISIONS_OFF)
+
+
+def test_the_timer_runs_upkeep_for_an_unbound_knowledge_base_whatever_the_settings(
+    knowledge_on: Runtime,
+) -> None:
+    knowledge_on.dead_letters.file(entry("harbour", 1, resolved_days=None, dead_days=200, now=datetime.now(UTC)))
+    settings = knowledge_on.config.settings()
+    knowledge_on.config.save_settings(
+        settings.model_copy(update={"knowledge_auto_study": "off", "knowledge_revision_study": "off"})
+    )
+
+    report = six_hourly_pass(knowledge_on.config, knowledge_on.upstream, knowledge_on.feed_stores())
+
+    assert [(u.knowledge_base, u.escalated) for u in report.upkeep] == [("harbour", 1)]
+    assert "escalated" in report.sentence
