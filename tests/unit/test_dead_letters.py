@@ -460,3 +460,37 @@ def test_the_timer_runs_upkeep_for_an_unbound_knowledge_base_whatever_the_settin
 
     assert [(u.knowledge_base, u.escalated) for u in report.upkeep] == [("harbour", 1)]
     assert "escalated" in report.sentence
+
+
+# ------------------------------------------------------------------ actions on GET /knowledge/feed
+def test_feed_actions_are_newest_first_bounded_and_the_cursor_walks_the_rest() -> None:
+    from knowledge_service.domain.feed.view import ACTIONS_PAGE, recent_actions
+    from knowledge_service.errors import BadRequest
+    from knowledge_service.storage.feed_store import Action
+
+    actions = [
+        Action(
+            knowledge_base=REF,
+            effect_key=f"fgi#krev_{n:02d}#study_revision#v1",
+            instance_id="fgi",
+            revision_id=f"krev_{n:02d}",
+            action_type="study_revision",
+            policy_version=1,
+            project=REF,
+            event_id=f"evt_{n}",
+            claimed_at=(T0 + timedelta(minutes=n // 2)).isoformat(),  # pairs share a claim time
+        )
+        for n in range(45)
+    ]
+    random.Random(5).shuffle(actions)
+    seen: list[str] = []
+    page, cursor = recent_actions(actions, None)
+    while True:
+        assert len(page) <= ACTIONS_PAGE
+        seen += [a.revision_id for a in page]
+        if cursor is None:
+            break
+        page, cursor = recent_actions(actions, cursor)
+    assert seen == [f"krev_{n:02d}" for n in reversed(range(45))]  # every one once, newest first
+    with pytest.raises(BadRequest):
+        recent_actions(actions, "not-a-cursor")

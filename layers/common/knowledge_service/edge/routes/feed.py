@@ -26,11 +26,16 @@ router = APIGatewayRouter()
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def get_feed(project: Annotated[str | None, Query()] = None) -> Envelope[FeedView]:
+def get_feed(
+    project: Annotated[str | None, Query()] = None,
+    actions_after: Annotated[str | None, Query(max_length=400)] = None,
+) -> Envelope[FeedView]:
     rt = runtime()
     scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)
-    return ok(feed_view(client, scope.settings, scope.knowledge_base, rt.inbox, rt.watermarks, rt.actions))
+    return ok(
+        feed_view(client, scope.settings, scope.knowledge_base, rt.inbox, rt.watermarks, rt.actions, actions_after)
+    )
 
 
 @router.post(
