@@ -28,6 +28,7 @@ SAMPLE_IDS = {
     "changes": "0" * 24,
     "jobs": "job_0000000000000000",
     "exports": "exp_0000000000000000",
+    "feed": "dl_" + "0" * 20,
 }
 """A well-formed id that names no record, per record kind (the path segment after /knowledge/)."""
 

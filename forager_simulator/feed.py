@@ -17,6 +17,12 @@ The feed can be told to misbehave the ways the contract's recovery rules exist f
 - ``generation``: a new producer generation, sequences restarting at 1; a read naming the
   old one answers 409 ``generation_changed``;
 - ``redeliver``: the next read answers the whole feed from sequence 1, whatever ``after`` said.
+
+And it can publish an envelope the consumer's door must refuse
+(``Simulator.publish_malformed(ref, kind)`` or ``POST /projects/{ref}/feed/malformed``), at the
+next sequence: ``oversized`` (over 16 KiB), ``not_json`` and ``not_an_object`` (sent as text, the
+way a producer forwards bytes it cannot vouch for), ``protocol`` (``protocol_version`` 2) and
+``header`` (no ``occurred_at``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ STREAM = "knowledge"
 REVISION_PUBLISHED = "knowledge.revision.published"
 EXPORT_COMPLETED = "knowledge.export.completed"
 FEED_FAULTS = ("skip", "expire", "ahead", "generation", "redeliver")
+MALFORMED = ("oversized", "not_json", "not_an_object", "protocol", "header")
 LIMIT_MAX = 1000
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 
@@ -136,6 +143,42 @@ class FeedLedger:
         feed.envelopes.append(envelope)
         return copy.deepcopy(envelope)
 
+    def publish_malformed(self, ref: str, kind: str) -> dict[str, Any]:
+        """Publish, at the next sequence, an envelope of the ``kind`` the door must refuse."""
+        if kind not in MALFORMED:
+            raise ApiError(400, "bad_request", f"kind must be one of {', '.join(MALFORMED)}.")
+        with self.state.lock:
+            feed = self._feed(ref)
+            sequence = feed.next_sequence
+            envelope: dict[str, Any] = {
+                "protocol_version": PROTOCOL_VERSION,
+                "event_id": "evt_" + secrets.token_hex(8),
+                "event_type": REVISION_PUBLISHED,
+                "sequence": sequence,
+                "stream": STREAM,
+                "producer_instance_id": self.state.instance_id,
+                "producer_generation": feed.generation,
+                "occurred_at": _now(),
+                "payload": {"revision_id": "krev_" + secrets.token_hex(6)},
+            }
+            sent: dict[str, Any] | str
+            if kind == "oversized":
+                envelope["payload"]["padding"] = "x" * 17_000
+                sent = envelope
+            elif kind == "not_json":
+                sent = '{"event_id": "evt_broken", "sequence": ' + str(sequence)
+            elif kind == "not_an_object":
+                sent = "[1, 2, 3]"
+            elif kind == "protocol":
+                envelope["protocol_version"] = 2
+                sent = envelope
+            else:
+                del envelope["occurred_at"]
+                sent = envelope
+            feed.next_sequence += 1
+            feed.envelopes.append({"sequence": sequence, "_sent": sent})
+            return {"kind": kind, "sequence": sequence, "event_id": envelope["event_id"]}
+
     def fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
         if kind not in FEED_FAULTS:
             raise ApiError(400, "bad_request", f"kind must be one of {', '.join(FEED_FAULTS)}.")
@@ -150,7 +193,9 @@ class FeedLedger:
             elif kind == "ahead":
                 del feed.envelopes[max(0, len(feed.envelopes) - count) :]
                 feed.next_sequence = feed.head_sequence + 1
-                kept = {e["payload"]["revision_id"] for e in feed.envelopes if e["event_type"] == REVISION_PUBLISHED}
+                kept = {
+                    e["payload"]["revision_id"] for e in feed.envelopes if e.get("event_type") == REVISION_PUBLISHED
+                }
                 feed.revisions = [r for r in feed.revisions if r["revision_id"] in kept]
             elif kind == "generation":
                 generation = "gen_" + secrets.token_hex(4)
@@ -180,7 +225,8 @@ class FeedLedger:
                 feed.redeliver = False
                 after = 0
             page = [e for e in feed.envelopes if e["sequence"] > after][:limit]
-            return 200, {**base, "envelopes": copy.deepcopy(page), "head_sequence": head}
+            sent = [e.get("_sent", e) for e in page]
+            return 200, {**base, "envelopes": copy.deepcopy(sent), "head_sequence": head}
 
     def head(self, ref: str) -> dict[str, Any] | None:
         with self.state.lock:
@@ -293,6 +339,10 @@ def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         body = request.json_object()
         return json_response(200, book.fault(request.params["ref"], str(body.get("kind")), body.get("count", 1)))
 
+    def post_malformed(request: Request) -> Response:
+        body = request.json_object()
+        return json_response(200, book.publish_malformed(request.params["ref"], str(body.get("kind"))))
+
     def get_receipts(request: Request) -> Response:
         return json_response(200, {"receipts": book.receipts(request.params["ref"])})
 
@@ -300,5 +350,6 @@ def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         ("POST", rf"/projects/{REF}/sources", put_source),
         ("POST", rf"/projects/{REF}/exports", post_export),
         ("POST", rf"/projects/{REF}/feed/faults", post_fault),
+        ("POST", rf"/projects/{REF}/feed/malformed", post_malformed),
         ("GET", rf"/projects/{REF}/feed/receipts", get_receipts),
     ]

@@ -549,6 +549,10 @@ class Simulator:
         """Every job the simulator holds for ``ref``, with what it was given."""
         return ingestion.book(self._state).held(ref)
 
+    def publish_malformed(self, ref: str, kind: str) -> dict[str, Any]:
+        """oversized | not_json | not_an_object | protocol | header: an envelope the door refuses."""
+        return feed.ledger(self._state).publish_malformed(ref, kind)
+
     def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
         return feed.ledger(self._state).receipts(ref)
 

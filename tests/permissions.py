@@ -119,6 +119,16 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # "GET /knowledge/events (manage_knowledge; ?project=, ?act=, newest first, cursor paging)":
     # the operator's record of who decided what (issue 11), read in the named project.
     ("GET", "/knowledge/events"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # --- dead letters ---------------------------------------------------------------------
+    # "GET /knowledge/feed/dead-letters?project=&state=unresolved -> the queue for that knowledge
+    # base (read_knowledge)"; "?installation=true -> every knowledge base's queue
+    # (manage_knowledge)", held by the route itself; "GET …/{id}?project= -> one entry whole
+    # (read_knowledge)"; "POST …/{id}/replay" and "…/discard" (manage_knowledge), "with the
+    # caller's standing in that project" (an operator's act).
+    ("GET", "/knowledge/feed/dead-letters"): Access(READ_KNOWLEDGE, READ),
+    ("GET", "/knowledge/feed/dead-letters/{id}"): Access(READ_KNOWLEDGE, READ),
+    ("POST", "/knowledge/feed/dead-letters/{id}/replay"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    ("POST", "/knowledge/feed/dead-letters/{id}/discard"): Access(MANAGE_KNOWLEDGE, OPERATOR),
 }
 """Every route this branch serves."""
 

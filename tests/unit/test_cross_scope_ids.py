@@ -19,6 +19,7 @@ from forager_simulator import Simulator
 from forager_simulator import exports as sim_exports
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.runtime import Runtime
+from knowledge_service.storage.dead_letter_store import DeadLetter
 from tests.conftest import Api
 
 BY_ID = [r for r in knowledge_routes() if "{id}" in r.path]
@@ -32,6 +33,7 @@ LISTS = {  # record kind -> (the list route that shows its ids, the list's key, 
     "conflicts": ("/knowledge/conflicts", "conflicts", "conflict_id"),
     "duplicates": ("/knowledge/duplicates", "duplicates", "candidate_id"),
     "exports": ("/knowledge/exports", "exports", "export_id"),
+    "feed": ("/knowledge/feed/dead-letters", "entries", "dead_letter_id"),  # dead letters
 }
 WITH_STATUS = {"changes", "conflicts", "duplicates"}  # lists that hide decided records by default
 OWN_ANSWER = {"/knowledge/exports/{id}/download": 303}  # the archive, verified, is a redirect
@@ -59,7 +61,24 @@ def two_bases(api: Api, knowledge_on: Runtime, forager: Simulator) -> Runtime:
     sim_exports.book(forager.state).build_seconds = 0.0
     exported = api.call("POST", "/knowledge/exports", query={"project": OTHER}, body={"format": "jsonl"})
     assert exported.status == 200, exported.raw  # an export of harbour
+    knowledge_on.dead_letters.file(harbour_dead_letter())  # a dead letter of harbour, filed under colony-docs
     return knowledge_on
+
+
+def harbour_dead_letter() -> DeadLetter:
+    at = "2026-11-30T06:00:00+00:00"
+    return DeadLetter(
+        knowledge_base="harbour",
+        dead_letter_id="dl_" + "1" * 20,
+        error_class="header_invalid",
+        project=OTHER,
+        envelope="{}",
+        schema_version="envelope.schema.json@2026.09.1",
+        registry_version="2026.09.1",
+        first_seen_at=at,
+        last_attempt_at=at,
+        dead_lettered_at=at,
+    )
 
 
 def test_every_by_id_route_is_covered() -> None:

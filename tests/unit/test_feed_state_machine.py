@@ -14,6 +14,11 @@ built from template.yaml, and holds after every step:
 - no revision with two actions;
 - under on/suggest every revision at or below a watermark has its action and every action
   names a recorded revision; under off there are no actions at all.
+
+Issue 13 adds the door (an envelope refused at it is dead-lettered, never recorded: it counts
+as read, and is not lost), retryable study failures (the engine failing), time passing
+(24 hours: retries exhausted into dead letters), and the operator's replays and discards; and
+one more law: no unresolved dead letter is changed by upkeep (only escalation's stamp).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import contextlib
 import itertools
 import random
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -32,7 +38,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from moto import mock_aws
 
 from devstack.template import create_resources
+from knowledge_service.domain.feed import operator
 from knowledge_service.domain.feed.consumer import FeedConsumer, FeedStores
+from knowledge_service.domain.feed.operator import ReplayRequest
+from knowledge_service.errors import Conflict, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.feed_store import Watermark
@@ -43,6 +52,7 @@ from tests.conftest import TEMPLATE
 KB = "falcon"
 _EXAMPLES = itertools.count()
 INSTANCE = "fgi_state"
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 STEPS = ("read", "anchored", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
 
 
@@ -63,6 +73,7 @@ class FakeFeed:
         self.short = False  # answer one envelope a page, whatever the limit asked
         self.receipts: list[tuple[str, str]] = []
         self.counter = 0
+        self.failing = False  # the engine's study calls fail (a retryable failure)
 
     def publish(self, export: bool = False) -> None:
         self.counter += 1
@@ -97,6 +108,23 @@ class FakeFeed:
                 "producer_generation": self.generation,
                 "occurred_at": "2026-09-10T14:02:11Z",
                 "payload": payload,
+            }
+        )
+        self.next_sequence += 1
+
+    def publish_refused(self) -> None:
+        """An envelope the door refuses (its header has no occurred_at), at the next sequence."""
+        self.counter += 1
+        self.streams[self.generation].append(
+            {
+                "protocol_version": 1,
+                "event_id": f"evt_{self.counter}",
+                "event_type": "knowledge.revision.published",
+                "sequence": self.next_sequence,
+                "stream": "knowledge",
+                "producer_instance_id": INSTANCE,
+                "producer_generation": self.generation,
+                "payload": {"revision_id": f"krev_bad_{self.counter}"},
             }
         )
         self.next_sequence += 1
@@ -138,6 +166,8 @@ class FakeFeed:
         )
 
     def sources(self, project_ref: str) -> list[ForagerSource]:
+        if self.failing:
+            raise UpstreamError("the engine answered 503")
         return [ForagerSource(source_id="src_1", project_ref=KB, name="a.md", logical_content_hash="sha256:a")]
 
     def receipt(
@@ -155,7 +185,12 @@ class FeedMachine(RuleBasedStateMachine):
         global KB  # noqa: PLW0603 - the fake producer and the invariants read it
         KB = f"kb{next(_EXAMPLES)}"
         rt = runtime()
-        self.stores = FeedStores(rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions)
+        self.stores = FeedStores(
+            rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions, rt.dead_letters, rt.events
+        )
+        self.clock = NOW
+        self.touched: set[str] = set()  # dead letters an operator acted on (upkeep never may)
+        self.seen: dict[str, dict[str, Any]] = {}
         self.feed = FakeFeed()
         self.policy = AutoStudy.ON
         # What the producer held when a whole pass last ran over an honest feed (one that was not
@@ -169,11 +204,13 @@ class FeedMachine(RuleBasedStateMachine):
     def consumer(self, crash_at: str | None = None, interleave: bool = False) -> FeedConsumer:
         def checkpoint(step: str) -> None:
             if interleave and step == "recorded":
-                FeedConsumer(self.stores, self.feed).run(KB, "falcon", self.policy)
+                FeedConsumer(self.stores, self.feed, now=lambda: self.clock).run(KB, "falcon", self.policy)
             if step == crash_at:
                 raise Crash(step)
 
-        return FeedConsumer(self.stores, self.feed, checkpoint=checkpoint, page_limit=4)
+        return FeedConsumer(
+            self.stores, self.feed, checkpoint=checkpoint, page_limit=4, now=lambda: self.clock, rng=random.Random(3)
+        )
 
     # -- the producer ---------------------------------------------------------------------
     @rule(count=st.integers(1, 3))
@@ -184,6 +221,53 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def export(self) -> None:
         self.feed.publish(export=True)
+
+    @rule()
+    def refused_at_the_door(self) -> None:
+        self.feed.publish_refused()
+
+    @rule(on=st.booleans())
+    def engine_fails(self, on: bool) -> None:
+        self.feed.failing = on
+
+    @rule(hours=st.sampled_from([1, 25]))
+    def time_passes(self, hours: int) -> None:
+        self.clock += timedelta(hours=hours)
+
+    @rule(after_fix=st.booleans())
+    def replay_one(self, after_fix: bool) -> None:
+        waiting = [e for e in self.stores.dead_letters.all(KB) if e.state == "unresolved"]  # type: ignore[union-attr]
+        if not waiting:
+            return
+        entry = waiting[0]
+        self.touched.add(entry.dead_letter_id)
+        request = ReplayRequest(project="falcon", reason="fixed_engine", after_fix=after_fix, change="fix")
+        with contextlib.suppress(Conflict):
+            operator.replay(
+                self.stores.dead_letters,  # type: ignore[arg-type]
+                self.stores.inbox,
+                self.stores.actions,
+                self.stores.watermarks,
+                entry,
+                request,
+                "ada",
+                self.policy,
+                self.clock,
+            )
+
+    @rule()
+    def discard_one(self) -> None:
+        waiting = [e for e in self.stores.dead_letters.all(KB) if e.state == "unresolved"]  # type: ignore[union-attr]
+        if waiting:
+            self.touched.add(waiting[0].dead_letter_id)
+            operator.discard(
+                self.stores.dead_letters,  # type: ignore[arg-type]
+                waiting[0],
+                "ada",
+                "sender_error",
+                self.clock,
+                lambda: "unenrolled",
+            )
 
     @rule()
     def gap(self) -> None:
@@ -221,17 +305,23 @@ class FeedMachine(RuleBasedStateMachine):
     # -- the consumer ---------------------------------------------------------------------
     @rule()
     def run_pass(self) -> None:
-        self.consumer().run(KB, "falcon", self.policy)
+        try:
+            self.consumer().run(KB, "falcon", self.policy)
+        except UpstreamError:  # the engine failed the reconciliation: the pass ends, as a crash would
+            return
         self.read_through = self.feed.held() if not self.feed.redeliver else None
 
     @rule(step=st.sampled_from(STEPS))
     def crash_mid_pass(self, step: str) -> None:
-        with contextlib.suppress(Crash):
+        with contextlib.suppress(Crash, UpstreamError):
             self.consumer(crash_at=step).run(KB, "falcon", self.policy)
 
     @rule()
     def concurrent_passes(self) -> None:
-        self.consumer(interleave=True).run(KB, "falcon", self.policy)
+        try:
+            self.consumer(interleave=True).run(KB, "falcon", self.policy)
+        except UpstreamError:
+            return
         self.read_through = self.feed.held() if not self.feed.redeliver else None
 
     # -- what must always hold ------------------------------------------------------------
@@ -239,7 +329,10 @@ class FeedMachine(RuleBasedStateMachine):
     def no_envelope_lost_and_no_unreconciled_gap(self) -> None:
         for mark in self.stores.watermarks.all(KB):
             recorded = {r.sequence for r in self.stores.inbox.sequences(mark.stream_key)}
-            missing = [s for s in range(mark.base + 1, mark.sequence + 1) if s not in recorded | covered(mark)]
+            refused = self.refused(mark.stream_key)
+            missing = [
+                s for s in range(mark.base + 1, mark.sequence + 1) if s not in recorded | covered(mark) | refused
+            ]
             assert not missing, (mark.generation, mark.epoch, mark.sequence, missing)
 
     @precondition(lambda self: self.read_through == self.feed.held())
@@ -252,7 +345,25 @@ class FeedMachine(RuleBasedStateMachine):
             owner = max((m for m in lineage if m.base < sequence), key=lambda m: m.epoch, default=None)
             if owner is None or sequence > owner.sequence or sequence in covered(owner):
                 continue  # not read yet, or reconciled against the source list
+            if sequence in self.refused(owner.stream_key) and sequence not in rows[owner.epoch]:
+                continue  # refused at the door: dead-lettered, never recorded
             assert rows[owner.epoch].get(sequence) == envelope["event_id"], (owner.epoch, sequence)
+
+    def refused(self, key: str) -> set[int]:
+        return {
+            e.sequence
+            for e in self.stores.dead_letters.all(KB)  # type: ignore[union-attr]
+            if e.stream_key == key and e.sequence is not None and e.error_class != "retries_exhausted"
+        }
+
+    @invariant()
+    def no_unresolved_dead_letter_changed_by_upkeep(self) -> None:
+        for entry in self.stores.dead_letters.all(KB):  # type: ignore[union-attr]
+            now = entry.model_dump(exclude={"escalated_at"})
+            before = self.seen.setdefault(entry.dead_letter_id, now)
+            if entry.state == "unresolved" and entry.dead_letter_id not in self.touched:
+                assert now == before, entry.dead_letter_id
+            self.seen[entry.dead_letter_id] = now
 
     @invariant()
     def no_revision_with_two_actions(self) -> None:

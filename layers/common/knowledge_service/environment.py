@@ -32,6 +32,7 @@ class Environment(BaseModel):
     watermarks_table: str = ""
     actions_table: str = ""
     findings_table: str = ""
+    dead_letters_table: str = ""
     archive_bucket: str = ""
     verbs_table: str = ""
     verb_audit_table: str = ""

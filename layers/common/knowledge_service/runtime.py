@@ -18,6 +18,7 @@ from knowledge_service.storage import aws
 from knowledge_service.storage.archives import ArchiveStore
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
+from knowledge_service.storage.dead_letter_store import DeadLetterStore
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
 from knowledge_service.storage.findings_store import FindingsStore
@@ -57,6 +58,8 @@ class Runtime:
         """The colony's Forager subscription, read once per container and kept briefly."""
         return self.subscriptions.current()
 
+    dead_letters: DeadLetterStore
+
     @classmethod
     def build(cls, env: Environment) -> Runtime:
         dynamodb = aws.dynamodb()
@@ -90,10 +93,13 @@ class Runtime:
             ),
             archives=ArchiveStore(aws.client("s3"), env.archive_bucket, dynamodb, env.config_table),
             subscriptions=CachedSubscription(config.subscription),
+            dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table, env.event_log_table),
         )
 
     def feed_stores(self) -> FeedStores:
-        return FeedStores(self.inbox, self.watermarks, self.actions, self.findings, self.missions)
+        return FeedStores(
+            self.inbox, self.watermarks, self.actions, self.findings, self.missions, self.dead_letters, self.events
+        )
 
 
 @lru_cache(maxsize=1)

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel
 
 from knowledge_service.domain.connection import Upstream
-from knowledge_service.domain.feed import SyncAnswer, feed_pass
+from knowledge_service.domain.feed import SyncAnswer, feed_pass, upkeep_sentence
 from knowledge_service.domain.feed.consumer import FeedStores
+from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
 from knowledge_service.errors import ServiceError
 from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.config_store import ConfigStore
@@ -26,10 +27,18 @@ class ProjectPass(BaseModel):
     refused: str | None = None
 
 
+class UpkeepReport(BaseModel):
+    knowledge_base: str
+    dead_lettered: int
+    scrubbed: int
+    escalated: int
+
+
 class PassReport(BaseModel):
     ran_at: datetime
     bound_projects: list[str]
     passes: list[ProjectPass]
+    upkeep: list[UpkeepReport] = []
     sentence: str
 
 
@@ -41,6 +50,8 @@ def six_hourly_pass(
     if upstream is not None and stores is not None and bindings:
         settings = config.settings()
         for binding in bindings:
+            # The timer runs the feed pass for every bound project whatever the lanes say: upkeep is
+            # its first step, and it refuses only after that when neither lane would act.
             run = ProjectPass(project=binding.project, knowledge_base=binding.knowledge_base)
             try:
                 run.answer = feed_pass(
@@ -49,10 +60,38 @@ def six_hourly_pass(
             except ServiceError as error:
                 run.refused = error.message
             passes.append(run)
+    upkeep = _upkeep_elsewhere(stores, {p.knowledge_base for p in passes}, upstream)
     projects = [b.project for b in bindings]
     if not projects:
         sentence = "Upkeep ran; no project is bound."
     else:
         said = [f"{p.project}: {p.answer.message if p.answer else p.refused}" for p in passes]
         sentence = f"The six-hourly pass ran for {len(projects)} bound project(s). " + " ".join(said)
-    return PassReport(ran_at=datetime.now(UTC), bound_projects=projects, passes=passes, sentence=sentence.strip())
+    for done in upkeep:
+        upkept = upkeep_sentence(UpkeepOutcome(done.dead_lettered, done.scrubbed, done.escalated))
+        if upkept:
+            sentence += f" {done.knowledge_base}: {upkept}"
+    return PassReport(
+        ran_at=datetime.now(UTC), bound_projects=projects, passes=passes, upkeep=upkeep, sentence=sentence.strip()
+    )
+
+
+def _upkeep_elsewhere(stores: FeedStores | None, swept: set[str], upstream: Upstream | None) -> list[UpkeepReport]:
+    """The dead-letter upkeep for every knowledge base no pass swept (unbound since, or never bound
+    by a project the timer runs): it needs nothing from the engine and runs whatever the settings say."""
+    if stores is None or stores.dead_letters is None:
+        return []
+    bases = (stores.dead_letters.knowledge_bases() | stores.watermarks.knowledge_bases()) - swept
+    upkeep = Upkeep(stores.dead_letters, stores.actions, stores.inbox, stores.events)
+    reports = []
+    for knowledge_base in sorted(bases):
+        done = upkeep.run(knowledge_base, datetime.now(UTC))
+        reports.append(
+            UpkeepReport(
+                knowledge_base=knowledge_base,
+                dead_lettered=done.dead_lettered,
+                scrubbed=done.scrubbed,
+                escalated=done.escalated,
+            )
+        )
+    return reports

@@ -76,17 +76,6 @@ class Watermark(BaseModel):
     updated_at: str = ""
 
 
-def reading_from(marks: list[Watermark], instance_id: str, generation: str, stream: str) -> Watermark | None:
-    """Of a knowledge base's watermarks, the one the next pass reads from: the newest epoch of the
-    generation the engine states; else, before that generation has a row, the live row of the one
-    read last (FORAGER answers it generation_changed, and the pass starts the new one at 0)."""
-    stated = [m for m in marks if (m.instance_id, m.generation, m.stream) == (instance_id, generation, stream)]
-    if stated:
-        return max(stated, key=lambda m: m.epoch)
-    live = [m for m in marks if m.instance_id == instance_id and m.stream == stream and m.superseded_by is None]
-    return max(live, key=lambda m: m.updated_at, default=None)
-
-
 class Action(BaseModel):
     knowledge_base: str
     effect_key: str
@@ -97,10 +86,21 @@ class Action(BaseModel):
     project: str
     event_id: str
     claimed_at: str
-    outcome: str = "claimed"  # claimed (running or interrupted) | studied | queued | failed
+    # claimed (running or interrupted) | studied | queued | failed | retrying | dead_lettered
+    outcome: str = "claimed"
     republished: bool = False
     findings: int = 0
     mission_ids: list[str] = []
+    # The retry lane: where the revision's envelope is kept, when it was first tried, when it may
+    # be tried next, every attempt (folded), the receipt the producer is still owed, and the
+    # dead letter it became when its retries ran out.
+    stream_key: str | None = None
+    sequence: int | None = None
+    first_attempt_at: str | None = None
+    next_attempt_at: str | None = None
+    attempts: list[dict[str, Any]] = []
+    receipt_owed: str | None = None  # available | failed
+    dead_letter_id: str | None = None
 
 
 class InboxStore:
@@ -114,6 +114,19 @@ class InboxStore:
         with self._table.batch_writer(overwrite_by_pkeys=["stream_key", "sequence"]) as batch:
             for row in rows:
                 batch.put_item(Item=_inbox_item(row))
+
+    def get(self, key: str, sequence: int) -> InboxRow | None:
+        item = self._table.get_item(Key={"stream_key": key, "sequence": sequence}, ConsistentRead=True)
+        return _inbox_row(item["Item"]) if "Item" in item else None
+
+    def record_item(self, row: InboxRow) -> dict[str, Any]:
+        """The transaction item recording ``row`` (a second copy of a recorded row is a no-op)."""
+        return {
+            "Put": {
+                "TableName": self._name,
+                "Item": _inbox_item(row),
+            }
+        }
 
     def between(self, key: str, first: int, last: int) -> list[InboxRow]:
         """One stream's rows with ``first <= sequence <= last`` (a restore compares them with the producer's)."""
@@ -213,6 +226,17 @@ class WatermarkStore:
             {"KeyConditionExpression": Key("knowledge_base").eq(knowledge_base), "ConsistentRead": True},
             Watermark.model_validate,
         )
+
+    def knowledge_bases(self) -> set[str]:
+        """Every knowledge base whose feed was ever read (the six-hourly upkeep sweeps each)."""
+        found: set[str] = set()
+        kwargs: dict[str, Any] = {"ProjectionExpression": "knowledge_base"}
+        while True:
+            page = self._table.scan(**kwargs)
+            found.update(str(i["knowledge_base"]) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def get(self, knowledge_base: str, key: str) -> Watermark | None:
         item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
@@ -363,6 +387,7 @@ class WatermarkStore:
 class ActionStore:
     def __init__(self, resource: DynamoDBServiceResource, table_name: str):
         self._table = resource.Table(table_name)
+        self.table_name = table_name
 
     def claim(self, action: Action) -> bool:
         """Claim the effect key; False when it was already claimed (by anyone, ever)."""
@@ -376,6 +401,82 @@ class ActionStore:
             UpdateExpression="SET outcome = :o, findings = :f, mission_ids = :m",
             ExpressionAttributeValues={":o": outcome, ":f": findings, ":m": mission_ids},
         )
+
+    def get(self, knowledge_base: str, effect_key: str) -> Action | None:
+        item = self._table.get_item(
+            Key={"knowledge_base": knowledge_base, "effect_key": effect_key}, ConsistentRead=True
+        )
+        return Action.model_validate(item["Item"]) if "Item" in item else None
+
+    def retry_later(
+        self, action: Action, attempts: list[dict[str, Any]], first_at: str, next_at: str, receipt: str | None
+    ) -> None:
+        """The action reads ``retrying``: its attempts, when it was first tried and when it may be next."""
+        self._table.update_item(
+            Key={"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
+            UpdateExpression="SET outcome = :o, attempts = :a, first_attempt_at = :f, next_attempt_at = :n, "
+            "receipt_owed = :r",
+            ExpressionAttributeValues={":o": "retrying", ":a": attempts, ":f": first_at, ":n": next_at, ":r": receipt},
+        )
+
+    def settle_receipt(self, action: Action, status: str) -> None:
+        """The owed receipt was delivered: forget it (only if it is still the one owed)."""
+        conditionally(
+            lambda: self._table.update_item(
+                Key={"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
+                UpdateExpression="REMOVE receipt_owed",
+                ConditionExpression="receipt_owed = :r",
+                ExpressionAttributeValues={":r": status},
+            )
+        )
+
+    def dead_lettered_item(self, action: Action, dead_letter_id: str) -> dict[str, Any]:
+        """The transaction item turning a ``retrying`` action into ``dead_lettered`` (its receipt owed)."""
+        return {
+            "Update": {
+                "TableName": self.table_name,
+                "Key": {"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
+                "UpdateExpression": "SET outcome = :d, receipt_owed = :f, dead_letter_id = :id REMOVE next_attempt_at",
+                "ConditionExpression": "outcome = :retrying",
+                "ExpressionAttributeValues": {
+                    ":d": "dead_lettered",
+                    ":f": "failed",
+                    ":id": dead_letter_id,
+                    ":retrying": "retrying",
+                },
+            }
+        }
+
+    def rearm_item(self, action: Action, project: str, now: str) -> dict[str, Any]:
+        """The transaction item re-arming a dead-lettered action for a replay: back in the retry lane,
+        due now, in the project the entry was filed under; never a second action."""
+        return {
+            "Update": {
+                "TableName": self.table_name,
+                "Key": {"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
+                "UpdateExpression": "SET outcome = :c, next_attempt_at = :now, first_attempt_at = :now, "
+                "attempts = :none, #p = :p REMOVE receipt_owed",
+                "ConditionExpression": "outcome = :dead",
+                "ExpressionAttributeNames": {"#p": "project"},
+                "ExpressionAttributeValues": {
+                    ":c": "retrying",
+                    ":now": now,
+                    ":none": [],
+                    ":p": project,
+                    ":dead": "dead_lettered",
+                },
+            }
+        }
+
+    def claim_item(self, action: Action) -> dict[str, Any]:
+        """The transaction item claiming ``action``'s effect key (refused when it is claimed)."""
+        return {
+            "Put": {
+                "TableName": self.table_name,
+                "Item": {k: v for k, v in action.model_dump().items() if v is not None},
+                "ConditionExpression": "attribute_not_exists(effect_key)",
+            }
+        }
 
     def all(self, knowledge_base: str) -> list[Action]:
         return _query_all(

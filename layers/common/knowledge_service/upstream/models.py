@@ -80,7 +80,7 @@ class FeedPage(UpstreamModel):
     instance_id: str
     generation: str
     stream: str
-    envelopes: list[dict[str, object]] = Field(default_factory=list)
+    envelopes: list[dict[str, object] | str] = Field(default_factory=list)  # a str: the JSON text as forwarded
     head_sequence: int | None = None  # absent: the consumer cannot tell a restore by the head alone
 
 

@@ -14,6 +14,8 @@ from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
 from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
+from knowledge_service.domain.feed.upkeep import ESCALATION_DAYS, UpkeepOutcome
+from knowledge_service.errors import ServiceError
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
 
 logger = logging.getLogger(__name__)
@@ -40,6 +42,11 @@ class SyncAnswer(BaseModel):
     watermark: int
     pruned: int
     retention_days: int
+    dead_lettered: int
+    retried: int
+    retrying: int
+    dead_letters_scrubbed: int
+    dead_letters_escalated: int
     message: str
 
 
@@ -52,17 +59,29 @@ def feed_pass(
     *,
     consumer: FeedConsumer | None = None,
 ) -> SyncAnswer:
-    """One pass for one knowledge base, as ``project`` (``""``: the console default)."""
-    refuse_when_no_lane_acts(settings)
-    caps = client.capabilities()
-    if caps.change_feed:
-        outcome = (consumer or FeedConsumer(stores, client)).run(
-            knowledge_base, project, settings.revision_study_resolved
-        )
-        synthesized = False
-    else:
-        outcome = _poll(stores, client, settings, knowledge_base, project)
-        synthesized = True
+    """One pass for one knowledge base, as ``project`` (``""``: the console default).
+
+    The dead-letter upkeep runs first, before anything is asked of the engine and whatever the
+    study settings say; a pass that stops after it (both lanes off, the engine down) still says
+    what it did."""
+    consumer = consumer or FeedConsumer(stores, client)
+    upkept = consumer.upkeep(knowledge_base)
+    try:
+        refuse_when_no_lane_acts(settings)
+        caps = client.capabilities()
+        if caps.change_feed:
+            outcome = consumer.run(knowledge_base, project, settings.revision_study_resolved, upkept=upkept)
+            synthesized = False
+        else:
+            outcome = _poll(stores, client, settings, knowledge_base, project)
+            outcome.upkeep, outcome.dead_lettered = upkept, upkept.dead_lettered
+            synthesized = True
+    except ServiceError as error:
+        said = upkeep_sentence(upkept)
+        if said:
+            error.message = f"{error.message} {said}"
+            error.args = (error.message,)
+        raise
     return SyncAnswer(
         project=project,
         knowledge_base=knowledge_base,
@@ -82,8 +101,27 @@ def feed_pass(
         watermark=outcome.watermark,
         pruned=outcome.pruned,
         retention_days=INBOX_RETENTION_DAYS,
+        dead_lettered=outcome.dead_lettered,
+        retried=outcome.retried,
+        retrying=outcome.retrying,
+        dead_letters_scrubbed=outcome.upkeep.scrubbed,
+        dead_letters_escalated=outcome.upkeep.escalated,
         message=_sentence(settings, outcome, caps.change_feed),
     )
+
+
+def upkeep_sentence(upkept: UpkeepOutcome) -> str:
+    """What the dead-letter upkeep did, naming each number that is not zero ("" when nothing)."""
+    said = []
+    if upkept.dead_lettered:
+        said.append(f"{upkept.dead_lettered} retry(ies) ran out after 24 hours and were dead-lettered")
+    if upkept.scrubbed:
+        said.append(f"{upkept.scrubbed} resolved dead letter(s) were reduced after the 90-day retention")
+    if upkept.escalated:
+        said.append(f"{upkept.escalated} dead letter(s) were escalated after {ESCALATION_DAYS} days unresolved")
+    if upkept.scrub_failed:
+        said.append("the dead-letter scrub failed and was logged")
+    return ("Dead-letter upkeep: " + "; ".join(said) + ".") if said else ""
 
 
 def _poll(
@@ -133,6 +171,20 @@ def _sentence(settings: KnowledgeSettings, outcome: PassOutcome, change_feed: bo
         parts.append(
             f"Pruned {outcome.pruned} inbox row(s) older than the {INBOX_RETENTION_DAYS}-day retention window."
         )
+    if outcome.passed_over:
+        holes = ", ".join(f"{first}-{last}" if first != last else str(first) for first, last in outcome.passed_over)
+        parts.append(f"Passed over sequence(s) {holes}: the producer could no longer serve them.")
+    if outcome.refused_at_the_door:
+        parts.append(f"{outcome.refused_at_the_door} envelope(s) were refused at the door and dead-lettered.")
+    if outcome.retried:
+        parts.append(f"Retried {outcome.retried} action(s).")
+    if outcome.retrying:
+        parts.append(f"{outcome.retrying} of this project's action(s) are retrying.")
+    if outcome.owed_receipts:
+        parts.append(f"Sent {outcome.owed_receipts} failed receipt(s) owed for exhausted retries.")
+    said = upkeep_sentence(outcome.upkeep)
+    if said:
+        parts.append(said)
     lanes = lane_sentence(settings)
     if lanes:
         parts.append(lanes)

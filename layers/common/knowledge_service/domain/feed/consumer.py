@@ -17,7 +17,12 @@ A crash before 5 re-reads the page next time: recording is idempotent and the cl
 conditional. An action claimed but never finished (crash after 3's claim) reads
 ``claimed`` and the next pass studies it. A gap, ``cursor_expired``, ``cursor_ahead`` or
 ``generation_changed`` marks the stream degraded, reconciles against the source list, and
-only then marks it ok again.
+only then marks it ok again (``recovery``). Every item of a page goes through the door first
+(``door``): what it refuses is filed as a dead letter and never recorded in the inbox; a study
+that fails for a retryable reason reads ``retrying`` and is retried by later passes for the
+project that claimed it (``retry``); the dead-letter upkeep runs before anything is asked of
+the engine (``upkeep``). Which watermark to read from and what a page means are decided by pure
+functions (``history``).
 
 A producer restored from a backup without a new generation numbers its next envelopes
 with sequences the colony already read. So each read starts at the *anchor* — the last
@@ -31,19 +36,38 @@ old ones kept verbatim, and actions still one per revision under the effect key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from pydantic import ValidationError
-
 from knowledge_service.domain.changes import study_pass
+from knowledge_service.domain.feed import door, retry
+from knowledge_service.domain.feed.door import Admitted, Refused
+from knowledge_service.domain.feed.history import (
+    Slot,
+    Step,
+    admit,
+    decide,
+    more_after,
+    only_rechecked,
+    only_the_anchor_expired,
+    read_after,
+    reading_from,
+    rechecked,
+    same_stream,
+)
 from knowledge_service.domain.feed.policy import ACTION_TYPE, POLICY_VERSION
+from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
+from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
 from knowledge_service.models import AutoStudy
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterStore
+from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.feed_store import (
     Action,
     ActionStore,
@@ -52,7 +76,6 @@ from knowledge_service.storage.feed_store import (
     Watermark,
     WatermarkStore,
     envelope_text,
-    reading_from,
     stream_key,
 )
 from knowledge_service.storage.findings_store import FindingsStore
@@ -96,6 +119,8 @@ class FeedStores:
     actions: ActionStore
     findings: FindingsStore
     missions: MissionBus | None
+    dead_letters: DeadLetterStore | None = None
+    events: EventLog | None = None
 
 
 @dataclass
@@ -112,6 +137,13 @@ class PassOutcome:
     pruned: int = 0
     watermark: int = 0
     polled: bool = False
+    refused_at_the_door: int = 0  # envelopes the door filed as dead letters this pass
+    dead_lettered: int = 0  # entries filed this pass (door refusals and exhausted retries)
+    retried: int = 0  # retries run this pass (succeeded or not)
+    retrying: int = 0  # this project's retries still waiting after the pass
+    owed_receipts: int = 0  # failed receipts owed for exhausted retries, sent this pass
+    upkeep: UpkeepOutcome = field(default_factory=UpkeepOutcome)
+    passed_over: list[list[int]] = field(default_factory=list)  # [first, last] holes the producer could not serve
 
 
 Checkpoint = Callable[[str], None]
@@ -121,7 +153,18 @@ def _no_checkpoint(step: str) -> None:
     return None
 
 
-class FeedConsumer:
+@dataclass
+class FeedPass:
+    """One pass: the knowledge base, the project it runs as, the policy, the outcome, the mark."""
+
+    knowledge_base: str
+    project: str
+    policy: AutoStudy
+    outcome: PassOutcome
+    mark: Watermark | None = None
+
+
+class FeedConsumer(Recovery):
     def __init__(
         self,
         stores: FeedStores,
@@ -130,23 +173,57 @@ class FeedConsumer:
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         checkpoint: Checkpoint = _no_checkpoint,
         page_limit: int = PAGE_LIMIT,
+        rng: random.Random | None = None,
     ) -> None:
         self.stores = stores
         self.client = client
         self.now = now
         self.checkpoint = checkpoint
         self.page_limit = page_limit
+        self.rng = rng or random.Random()  # noqa: S311 - jitter, not a secret
+
+    # ------------------------------------------------------------------ upkeep
+    def upkeep(self, knowledge_base: str) -> UpkeepOutcome:
+        """The dead-letter queue's upkeep for one knowledge base (nothing asked of the engine)."""
+        if self.stores.dead_letters is None:
+            return UpkeepOutcome()
+        return Upkeep(self.stores.dead_letters, self.stores.actions, self.stores.inbox, self.stores.events).run(
+            knowledge_base, self.now()
+        )
 
     # ------------------------------------------------------------------ the pass
-    def run(self, knowledge_base: str, project: str, revision_study: AutoStudy) -> PassOutcome:
+    def run(
+        self,
+        knowledge_base: str,
+        project: str,
+        revision_study: AutoStudy,
+        *,
+        upkept: UpkeepOutcome | None = None,
+    ) -> PassOutcome:
         outcome = PassOutcome(knowledge_base=knowledge_base)
+        outcome.upkeep = upkept if upkept is not None else self.upkeep(knowledge_base)
+        outcome.dead_lettered += outcome.upkeep.dead_lettered
+        run = FeedPass(knowledge_base, project, revision_study, outcome)
         caps = self.client.capabilities()
         instance = caps.instance_id or "unknown"
-        generation = caps.generation or "unknown"
+        mark = self._read_feed(run, instance, caps.generation or "unknown")
+        self._retry_due(run, instance)
+        self._send_owed_receipts(knowledge_base, outcome)
+        outcome.retrying = sum(
+            1 for a in self.stores.actions.all(knowledge_base) if a.outcome == "retrying" and a.project == project
+        )
+        outcome.pruned = self.prune(knowledge_base)
+        outcome.watermark = mark.sequence
+        return outcome
+
+    def _read_feed(self, run: FeedPass, instance: str, generation: str) -> Watermark:
+        """Read pages until the head, a stop, or too many recoveries; the watermark reached."""
+        knowledge_base, project, revision_study, outcome = run.knowledge_base, run.project, run.policy, run.outcome
         mark = self._current(knowledge_base, instance, generation, STREAM)
         unchecked = False
         # Every recovery degrades the stream once; a producer that keeps failing them ends the pass.
         while len(outcome.degraded) <= MAX_RECOVERIES:
+            run.mark = mark
             # Start at the anchor, at the latest, to see the producer still holds what was read.
             verify = not unchecked and mark.anchor_sequence is not None
             unchecked = False
@@ -154,7 +231,7 @@ class FeedConsumer:
                 page, divergence = self._read(mark, verify)
             except FeedCursorRefused as refused:
                 # When only the anchor left the replay window (the watermark did not), read on unchecked.
-                unchecked = verify and _only_the_anchor_expired(refused, mark)
+                unchecked = verify and only_the_anchor_expired(refused, mark)
                 if not unchecked:
                     mark = self._recover(mark, refused, outcome, project, revision_study)
                 continue
@@ -162,27 +239,31 @@ class FeedConsumer:
             if divergence is not None:
                 mark = self._restore(mark, *divergence, outcome, project, revision_study)
                 continue
-            outcome.received += sum(1 for raw in page.envelopes if not (verify and _rechecked(raw, mark)))
-            if not _same_stream(page, mark) or page.instance_id != instance:
+            if not same_stream(page, mark) or page.instance_id != instance:
                 mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
-            kept, gap_at = self._contiguous(page, mark.sequence)
+            decision = decide(page, mark, verify=False)
+            outcome.received += sum(1 for s in _slots(page) if not (verify and rechecked(s.sequence, mark)))
+            kept = decision.run
+            stopped = decision.stopped_at
+            if stopped is not None and self._resolved(mark, stopped):
+                kept, stopped = [*kept, stopped], None  # an operator replayed or discarded it: pass over it
             if kept:
-                advanced = self._consume(mark, kept, project, revision_study, outcome)
+                advanced = self._consume(run, mark, kept)
                 if advanced is None:  # another pass moved it first, or a restore superseded it
                     mark = self._reread(mark)
                     continue
                 mark = advanced
-            if gap_at is not None:
-                mark = self._reconcile_gap(mark, gap_at, outcome, project, revision_study)
+            if stopped is not None:  # a protocol this build cannot read: the stream stops before it
+                self._refuse(run, mark, [stopped])
+                break
+            if decision.step is Step.GAP and decision.gap_at is not None:
+                mark = self._reconcile_gap(mark, decision.gap_at, outcome, project, revision_study)
                 continue
             # A short page that held only what was checked: read on from the watermark.
-            unchecked = not kept and verify and _only_rechecked(page, mark)
-            if not unchecked and (not kept or not _more_after(page, mark, self.page_limit)):
+            unchecked = not kept and verify and only_rechecked(page, mark)
+            if not unchecked and (not kept or not more_after(page, mark, self.page_limit)):
                 break
-        self._resume_interrupted(knowledge_base, instance, project, revision_study, outcome)
-        outcome.pruned = self.prune(knowledge_base)
-        outcome.watermark = mark.sequence
-        return outcome
+        return mark
 
     def _read(self, mark: Watermark, verify: bool) -> tuple[FeedPage, tuple[str, int] | None]:
         """A page after the watermark, and how the producer's history departs from what the colony
@@ -192,46 +273,106 @@ class FeedConsumer:
         anchor = mark.anchor_sequence
         if verify and anchor is not None and anchor > mark.sequence:
             probe = self.client.feed(mark.knowledge_base, generation=mark.generation, after=anchor - 1, limit=1)
-            if _same_stream(probe, mark) and (divergence := _divergence(probe, mark)) is not None:
-                return probe, divergence
+            if same_stream(probe, mark):
+                found = decide(probe, mark, verify=True)
+                if found.divergence is not None:
+                    return probe, found.divergence
         page = self.client.feed(
-            mark.knowledge_base, generation=mark.generation, after=_read_after(mark, verify), limit=self.page_limit
+            mark.knowledge_base, generation=mark.generation, after=read_after(mark, verify), limit=self.page_limit
         )
-        return page, _divergence(page, mark) if verify and _same_stream(page, mark) else None
+        if verify and same_stream(page, mark):
+            return page, decide(page, mark, verify=True).divergence
+        return page, None
 
-    def _consume(
-        self,
-        mark: Watermark,
-        kept: list[tuple[FeedEnvelope, dict[str, Any]]],
-        project: str,
-        policy: AutoStudy,
-        outcome: PassOutcome,
-    ) -> Watermark | None:
+    def _consume(self, run: FeedPass, mark: Watermark, kept: list[Slot]) -> Watermark | None:
         """Steps 2–5 for a contiguous run; the watermark moved, or None when it could not be.
 
         The anchor moves to the run's last envelope *before* the run is recorded, so rows recorded
         above the watermark by a pass that then died are still checked against the producer: a
         restore cannot slip new envelopes onto their keys. It only ever moves forward: a run that
         ends below it (a producer answering short pages) is already covered, and every page read
-        checks the anchor once it reaches it."""
-        last = kept[-1][0]
+        checks the anchor once it reaches it. What the door refused in the run is filed as a dead
+        letter instead of being recorded, and the watermark moves past it."""
+        last = kept[-1]
+        assert last.sequence is not None and last.event_id is not None
         if mark.anchor_sequence is None or last.sequence > mark.anchor_sequence:
             anchor = (last.sequence, last.event_id)
             if not self.stores.watermarks.anchor(mark, anchor, self._stamp()):
                 return None
             mark = mark.model_copy(update={"anchor_sequence": anchor[0], "anchor_event_id": anchor[1]})
             self.checkpoint("anchored")
-        self._record(mark, kept)
-        outcome.recorded += len(kept)
-        self.checkpoint("recorded")
-        failed = self._act(mark, kept, project, policy, outcome)
-        self.checkpoint("acted")
-        self._receipts(mark.knowledge_base, kept, failed, policy, outcome)
-        self.checkpoint("receipted")
+        admitted = [(s.judged.envelope, s.judged.raw) for s in kept if isinstance(s.judged, Admitted)]
+        refused = [s for s in kept if isinstance(s.judged, Refused)]
+        if refused:
+            self._refuse(run, mark, refused)
+        if admitted:
+            self._record(mark, admitted)
+            run.outcome.recorded += len(admitted)
+            self.checkpoint("recorded")
+            failed, waiting = self._act(mark, admitted, run)
+            self.checkpoint("acted")
+            self._receipts(mark.knowledge_base, admitted, failed, waiting, run.policy, run.outcome)
+            self.checkpoint("receipted")
         if not self.stores.watermarks.advance(mark, last.sequence, self._stamp()):
             return None
         self.checkpoint("advanced")
         return mark.model_copy(update={"sequence": last.sequence})
+
+    # ------------------------------------------------------------------ the door
+    def _refuse(self, run: FeedPass, mark: Watermark, slots: list[Slot]) -> None:
+        """File what the door refused, verbatim, and tell the producer when its event id can be read."""
+        for slot in slots:
+            judged = slot.judged
+            assert isinstance(judged, Refused)
+            entry = self._door_entry(run, mark, slot, judged)
+            filed = self.stores.dead_letters is not None and self.stores.dead_letters.file(entry)
+            if filed:
+                run.outcome.refused_at_the_door += 1
+                run.outcome.dead_lettered += 1
+                logger.warning(
+                    "the door refused an envelope (%s): dead letter %s", judged.refusal, entry.dead_letter_id
+                )
+            if filed and judged.event_id is not None:
+                try:
+                    self.client.receipt(
+                        mark.knowledge_base, judged.event_id, "failed", f"refused at the door: {judged.refusal}"
+                    )
+                    run.outcome.receipts += 1
+                except Exception:
+                    logger.warning("the failed receipt for %s was not delivered", judged.event_id)
+
+    def _door_entry(self, run: FeedPass, mark: Watermark, slot: Slot, judged: Refused) -> DeadLetter:
+        stamp = self._stamp()
+        attempt = retry.attempt(self.now(), judged.refusal, judged.reason)
+        return DeadLetter(
+            knowledge_base=mark.knowledge_base,
+            dead_letter_id=door_entry_id(mark.stream_key, slot.sequence, judged.text),
+            error_class=judged.refusal,
+            project=run.project,
+            stream_key=mark.stream_key,
+            sequence=slot.sequence,
+            event_id=judged.event_id,
+            event_type=judged.event_type,
+            record_class=judged.record_class,
+            envelope=judged.text,
+            header_validated=False,
+            attempts=[attempt],
+            schema_version=door.schema_version(),
+            registry_version=door.registry_version(),
+            first_seen_at=stamp,
+            last_attempt_at=stamp,
+            dead_lettered_at=stamp,
+            stopped_stream=judged.stops_the_stream,
+        )
+
+    def _resolved(self, mark: Watermark, slot: Slot) -> bool:
+        """Has an operator resolved the dead letter that stopped the stream at ``slot``?"""
+        if self.stores.dead_letters is None or not isinstance(slot.judged, Refused):
+            return False
+        entry = self.stores.dead_letters.get(
+            mark.knowledge_base, door_entry_id(mark.stream_key, slot.sequence, slot.judged.text)
+        )
+        return entry is not None and entry.state != "unresolved"
 
     # ------------------------------------------------------------------ reading
     def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
@@ -258,91 +399,45 @@ class FeedConsumer:
     def _reread(self, mark: Watermark) -> Watermark:
         return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
-    @staticmethod
-    def _contiguous(page: FeedPage, after: int) -> tuple[list[tuple[FeedEnvelope, dict[str, Any]]], int | None]:
-        """The run of envelopes from ``after + 1`` with no hole; the first missing sequence if one stops it."""
-        by_sequence: dict[int, tuple[FeedEnvelope, dict[str, Any]]] = {}
-        for raw in page.envelopes:
-            try:
-                envelope = FeedEnvelope.model_validate(raw)
-            except ValidationError:
-                logger.warning("an envelope the consumer cannot read was left on the feed")
-                continue
-            if envelope.sequence > after:
-                by_sequence.setdefault(envelope.sequence, (envelope, dict(raw)))
-        kept = []
-        expected = after + 1
-        while expected in by_sequence:
-            kept.append(by_sequence[expected])
-            expected += 1
-        gap = expected if any(s > expected for s in by_sequence) else None
-        return kept, gap
-
     def _record(self, mark: Watermark, kept: list[tuple[FeedEnvelope, dict[str, Any]]]) -> None:
         received = self._stamp()
-        rows = []
-        for envelope, raw in kept:
-            payload = envelope.payload
-            is_export = envelope.event_type == EXPORT_COMPLETED
-            publication = payload.get("publication_sequence")
-            rows.append(
-                InboxRow(
-                    stream_key=mark.stream_key,
-                    sequence=envelope.sequence,
-                    knowledge_base=mark.knowledge_base,
-                    event_id=envelope.event_id,
-                    event_type=envelope.event_type,
-                    revision_id=_text(payload.get("revision_id")),
-                    publication_sequence=publication if isinstance(publication, int) and not is_export else None,
-                    logical_content_hash=None if is_export else _text(payload.get("logical_content_hash")),
-                    envelope=envelope_text(raw),
-                    received_at=received,
-                    export=is_export,
-                )
-            )
-        self.stores.inbox.record(rows)
+        self.stores.inbox.record(inbox_row(mark, envelope, raw, received) for envelope, raw in kept)
 
     # ------------------------------------------------------------------ acting
     def _act(
-        self,
-        mark: Watermark,
-        kept: list[tuple[FeedEnvelope, dict[str, Any]]],
-        project: str,
-        policy: AutoStudy,
-        outcome: PassOutcome,
-    ) -> set[str]:
-        """Claim and study each revision; the event ids whose study failed."""
+        self, mark: Watermark, kept: list[tuple[FeedEnvelope, dict[str, Any]]], run: FeedPass
+    ) -> tuple[set[str], set[str]]:
+        """Claim and study each revision; the event ids whose study failed, and those now retrying."""
         failed: set[str] = set()
-        if policy is AutoStudy.OFF:
-            return failed
+        waiting: set[str] = set()
+        if run.policy is AutoStudy.OFF:
+            return failed, waiting
         for envelope, _ in kept:
             revision = _text(envelope.payload.get("revision_id"))
             if envelope.event_type != REVISION_PUBLISHED or revision is None:
                 continue  # an export claims nothing
             content = _text(envelope.payload.get("logical_content_hash"))
-            action = Action(
-                knowledge_base=mark.knowledge_base,
-                effect_key=f"{mark.instance_id}#{revision}#{ACTION_TYPE}#v{POLICY_VERSION}",
-                instance_id=mark.instance_id,
-                revision_id=revision,
-                action_type=ACTION_TYPE,
-                policy_version=POLICY_VERSION,
-                project=project,
-                event_id=envelope.event_id,
-                claimed_at=self._stamp(),
-                republished=bool(content)
-                and self.stores.inbox.earlier_publication(
-                    mark.knowledge_base, content or "", revision, before=(mark.stream_key, envelope.sequence)
-                ),
+            action = new_action(mark, envelope, revision, run.project, self._stamp())
+            action = action.model_copy(
+                update={
+                    "republished": bool(content)
+                    and self.stores.inbox.earlier_publication(
+                        mark.knowledge_base, content or "", revision, before=(mark.stream_key, envelope.sequence)
+                    )
+                }
             )
             if not self.stores.actions.claim(action):
                 continue
             self.checkpoint("claimed")
-            if not self._study(action, policy, outcome):
+            result = self._study(action, run.policy, run.outcome)
+            if result == "failed":
                 failed.add(envelope.event_id)
-        return failed
+            elif result == "retrying":
+                waiting.add(envelope.event_id)
+        return failed, waiting
 
-    def _study(self, action: Action, policy: AutoStudy, outcome: PassOutcome) -> bool:
+    def _study(self, action: Action, policy: AutoStudy, outcome: PassOutcome) -> str:
+        """Study one action: ``done``, ``retrying`` (a failure the lane retries) or ``failed``."""
         try:
             result = study_pass(
                 self.client,
@@ -352,185 +447,99 @@ class FeedConsumer:
                 action.project,
                 queue=policy is AutoStudy.ON,
             )
-        except Exception:
-            logger.exception("studying revision %s failed", action.revision_id)
-            self.stores.actions.finish(action, "failed", 0, [])
-            return False
+        except Exception as error:
+            error_class = retry.classify(error)
+            if error_class is None:
+                logger.exception("studying revision %s failed", action.revision_id)
+                self.stores.actions.finish(action, "failed", 0, [])
+                return "failed"
+            self._retry_later(action, error_class, str(error))
+            return "retrying"
         self.stores.actions.finish(
             action, "queued" if policy is AutoStudy.ON else "studied", len(result.findings), result.mission_ids
         )
         outcome.acted += 1
         outcome.findings += len(result.findings)
         outcome.mission_ids.extend(result.mission_ids)
-        return True
+        return "done"
 
-    def _resume_interrupted(
-        self, knowledge_base: str, instance: str, project: str, policy: AutoStudy, outcome: PassOutcome
-    ) -> None:
-        """An action claimed by a pass that died before studying it is studied now (once more is harmless:
-        a finding and its mission are keyed by the change, not by the pass)."""
-        if policy is AutoStudy.OFF:
+    def _retry_later(self, action: Action, error_class: str, text: str) -> None:
+        now = self.now()
+        attempts = retry.fold(
+            [Attempt.model_validate(a) for a in action.attempts], retry.attempt(now, error_class, text)
+        )
+        tries = sum(a.count for a in attempts)
+        wait = retry.backoff(tries, self.rng)
+        logger.warning(
+            "studying revision %s failed (%s); retry %d in %.1f s", action.revision_id, error_class, tries, wait
+        )
+        self.stores.actions.retry_later(
+            action,
+            [a.model_dump(exclude_none=True) for a in attempts],
+            action.first_attempt_at or now.isoformat(),
+            (now + timedelta(seconds=wait)).isoformat(),
+            "available",
+        )
+
+    def _retry_due(self, run: FeedPass, instance: str) -> None:
+        """This project's retries whose backoff has passed, and actions a dead pass claimed and never
+        studied (their retry is due at once). Only a pass for the project that claimed an action
+        runs it: its missions are queued in that project. Under off nothing is studied."""
+        if run.policy is AutoStudy.OFF:
             return
+        now = self.now()
+        for action in self.stores.actions.all(run.knowledge_base):
+            if action.project != run.project or action.instance_id != instance:
+                continue
+            due = action.outcome == "claimed" or (
+                action.outcome == "retrying"
+                and action.next_attempt_at is not None
+                and datetime.fromisoformat(action.next_attempt_at) <= now
+                and not retry.exhausted(action.first_attempt_at or action.claimed_at, now)
+            )
+            if not due:
+                continue
+            run.outcome.retried += 1 if action.outcome == "retrying" else 0
+            if self._study(action, run.policy, run.outcome) == "done" and action.receipt_owed == "available":
+                self._send_receipt(action, "available", "recorded; studied on retry", run.outcome)
+
+    def _send_owed_receipts(self, knowledge_base: str, outcome: PassOutcome) -> None:
+        """A pass that could read the feed sends what exhausted retries owe the producer."""
         for action in self.stores.actions.all(knowledge_base):
-            if action.outcome == "claimed" and action.instance_id == instance:
-                self._study(action, policy, outcome)
+            owed = action.outcome == "dead_lettered" and action.receipt_owed == "failed"
+            if owed and self._send_receipt(action, "failed", "retries_exhausted: dead-lettered", outcome):
+                outcome.owed_receipts += 1
+
+    def _send_receipt(self, action: Action, status: str, detail: str, outcome: PassOutcome) -> bool:
+        try:
+            self.client.receipt(action.knowledge_base, action.event_id, status, detail)
+        except Exception:
+            logger.warning("the %s receipt for %s is still owed", status, action.event_id)
+            return False
+        self.stores.actions.settle_receipt(action, status)
+        outcome.receipts += 1
+        return True
 
     def _receipts(
         self,
         knowledge_base: str,
         kept: list[tuple[FeedEnvelope, dict[str, Any]]],
         failed: set[str],
+        waiting: set[str],
         policy: AutoStudy,
         outcome: PassOutcome,
     ) -> None:
+        """Available, or failed when the study failed; a retrying one's receipt waits for its outcome."""
         detail = "recorded; knowledge_revision_study is off" if policy is AutoStudy.OFF else "recorded"
         for envelope, _ in kept:
+            if envelope.event_id in waiting:
+                continue
             status = "failed" if envelope.event_id in failed else "available"
             try:
                 self.client.receipt(knowledge_base, envelope.event_id, status, detail)
                 outcome.receipts += 1
             except Exception:  # a receipt is owed, not a reason to lose the pass
                 logger.warning("receipt for %s was not delivered", envelope.event_id)
-
-    # ------------------------------------------------------------------ recovery
-    def _recover(
-        self, mark: Watermark, refused: FeedCursorRefused, outcome: PassOutcome, project: str, policy: AutoStudy
-    ) -> Watermark:
-        details = refused.details
-        if refused.code == "cursor_ahead":  # the producer was restored to an older head
-            head = _int(details.get("head_sequence"))
-            through = mark.sequence if head is None else min(head, mark.sequence)
-            return self._restore(mark, refused.code, through, outcome, project, policy)
-        self._degrade(mark, f"{refused.code}: {refused.message}", refused.code, outcome, project, policy)
-        if refused.code == "generation_changed":
-            caps = self.client.capabilities()
-            self.stores.watermarks.mark(
-                mark,
-                "ok",
-                f"superseded by generation {caps.generation}; reconciled against the source list",
-                self._stamp(),
-            )
-            return self._live(
-                mark.knowledge_base,
-                caps.instance_id or mark.instance_id,
-                caps.generation or mark.generation,
-                mark.stream,
-            )
-        earliest = _int(details.get("earliest_sequence"))
-        to = mark.sequence if earliest is None else max(earliest - 1, mark.sequence)
-        note = f"{refused.code}: reconciled against the source list"
-        self._force(mark, to, note, [mark.sequence + 1, to] if to > mark.sequence else None)
-        return self._reread(mark)
-
-    def _restore(
-        self, mark: Watermark, code: str, through: int, outcome: PassOutcome, project: str, policy: AutoStudy
-    ) -> Watermark:
-        """The producer no longer holds the history read up to the watermark: reconcile, then read
-        on as a new epoch from the last sequence (at or below ``through``) both histories share."""
-        self._degrade(
-            mark,
-            f"{code}: the producer no longer holds the envelopes read up to sequence {mark.sequence}",
-            code,
-            outcome,
-            project,
-            policy,
-        )
-        base, anchor = self._fork_point(mark, min(through, mark.sequence))
-        note = (
-            f"{code}: the producer was restored; read on after sequence {base}, the last one both "
-            f"histories share; reconciled against the source list"
-        )
-        return self.stores.watermarks.restart(mark, base, anchor, note, self._stamp())
-
-    def _fork_point(self, mark: Watermark, through: int) -> tuple[int, tuple[int, str] | None]:
-        """The last sequence at or below ``through`` up to which the producer holds exactly what the
-        colony read, and the last envelope both hold (the new epoch's anchor); 0 — read everything
-        the producer still holds again — when the one page compared does not reach back that far."""
-        low = max(0, through - self.page_limit)
-        try:
-            page = self.client.feed(mark.knowledge_base, generation=mark.generation, after=low, limit=self.page_limit)
-        except FeedCursorRefused:
-            return 0, None
-        theirs = {
-            raw.get("sequence"): raw.get("event_id")
-            for raw in page.envelopes
-            if isinstance(raw.get("sequence"), int) and low < raw["sequence"] <= through  # type: ignore[operator]
-        }
-        ours = self._history(mark, low, through)
-        shared, anchor = low, None
-        for sequence in range(low + 1, through + 1):
-            held = ours.get(sequence)
-            if theirs.get(sequence) != held:
-                break
-            shared = sequence
-            if held is not None:
-                anchor = (sequence, held)
-        if anchor is None and low > 0:
-            return 0, None
-        return shared, anchor
-
-    def _history(self, mark: Watermark, low: int, through: int) -> dict[int, str]:
-        """The event id the colony read at each sequence in (low, through] of this generation's
-        stream: each epoch answers for the sequences above its base, the newest epoch first."""
-        read: dict[int, str] = {}
-        ceiling = through
-        lineage = self.stores.watermarks.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
-        for epoch in reversed([m for m in lineage if m.epoch <= mark.epoch]):
-            first, last = max(low, epoch.base) + 1, min(ceiling, epoch.sequence)
-            for row in self.stores.inbox.between(epoch.stream_key, first, last):
-                read[row.sequence] = row.event_id
-            ceiling = min(ceiling, epoch.base)
-            if ceiling <= low:
-                break
-        return read
-
-    def _reconcile_gap(
-        self, mark: Watermark, gap_at: int, outcome: PassOutcome, project: str, policy: AutoStudy
-    ) -> Watermark:
-        self._degrade(mark, f"gap: sequence {gap_at} is missing", "gap", outcome, project, policy)
-        page = self.client.feed(
-            mark.knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
-        )
-        sequences = [e.get("sequence") for e in page.envelopes]
-        later = sorted(s for s in sequences if isinstance(s, int) and s > gap_at)
-        to = (later[0] - 1) if later else gap_at
-        self._force(mark, to, f"gap at {gap_at}: reconciled against the source list", [gap_at, to])
-        return self._reread(mark)
-
-    def _degrade(
-        self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
-    ) -> None:
-        outcome.degraded.append(code)
-        self.stores.watermarks.mark(mark, "degraded", note, self._stamp())
-        self.checkpoint("degraded")
-        self._reconcile(mark.knowledge_base, project, policy, outcome)
-
-    def _force(self, mark: Watermark, to: int, note: str, reconciled: list[int] | None) -> None:
-        current = self._reread(mark)
-        if current.stream_key != mark.stream_key:  # a restore superseded this epoch meanwhile
-            return
-        if current.sequence > to:  # another pass went further meanwhile
-            self.stores.watermarks.mark(current, "ok", note, self._stamp())
-            return
-        self.stores.watermarks.advance(current, to, self._stamp(), status="ok", note=note, reconciled=reconciled)
-
-    def _reconcile(self, knowledge_base: str, project: str, policy: AutoStudy, outcome: PassOutcome) -> None:
-        """The polling pass: the source list, studied as the revision setting allows."""
-        if policy is AutoStudy.OFF:
-            self.client.sources(knowledge_base)
-        else:
-            result = study_pass(
-                self.client,
-                self.stores.findings,
-                self.stores.missions,
-                knowledge_base,
-                project,
-                queue=policy is AutoStudy.ON,
-            )
-            outcome.findings += len(result.findings)
-            outcome.mission_ids.extend(result.mission_ids)
-        outcome.reconciled += 1
-        self.checkpoint("reconciled")
 
     # ------------------------------------------------------------------ retention
     def prune(self, knowledge_base: str) -> int:
@@ -552,69 +561,57 @@ class FeedConsumer:
         return self.now().isoformat()
 
 
+def _slots(page: FeedPage) -> list[Slot]:
+    return admit(page)
+
+
+def door_entry_id(key: str, sequence: int | None, text: str) -> str:
+    """A door refusal's id: the same envelope refused again (a redelivery) is the same entry."""
+    digest = hashlib.sha256(f"{key}#{sequence}#{text}".encode()).hexdigest()[:20]
+    return f"dl_{digest}"
+
+
+def new_action(mark: Watermark, envelope: FeedEnvelope, revision: str, project: str, now: str) -> Action:
+    return Action(
+        knowledge_base=mark.knowledge_base,
+        effect_key=f"{mark.instance_id}#{revision}#{ACTION_TYPE}#v{POLICY_VERSION}",
+        instance_id=mark.instance_id,
+        revision_id=revision,
+        action_type=ACTION_TYPE,
+        policy_version=POLICY_VERSION,
+        project=project,
+        event_id=envelope.event_id,
+        claimed_at=now,
+        stream_key=mark.stream_key,
+        sequence=envelope.sequence,
+    )
+
+
+def inbox_row(mark: Watermark, envelope: FeedEnvelope, raw: dict[str, Any], received: str) -> InboxRow:
+    payload = envelope.payload
+    is_export = envelope.event_type == EXPORT_COMPLETED
+    publication = payload.get("publication_sequence")
+    return InboxRow(
+        stream_key=mark.stream_key,
+        sequence=envelope.sequence,
+        knowledge_base=mark.knowledge_base,
+        event_id=envelope.event_id,
+        event_type=envelope.event_type,
+        revision_id=_text(payload.get("revision_id")),
+        publication_sequence=publication if isinstance(publication, int) and not is_export else None,
+        logical_content_hash=None if is_export else _text(payload.get("logical_content_hash")),
+        envelope=envelope_text(raw),
+        received_at=received,
+        export=is_export,
+    )
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _same_stream(page: FeedPage, mark: Watermark) -> bool:
-    return (page.stream, page.generation) == (mark.stream, mark.generation)
-
-
-def _only_rechecked(page: FeedPage, mark: Watermark) -> bool:
-    """Did a checked read answer nothing but the envelopes it re-read, with more to come?"""
-    more = page.head_sequence is None or page.head_sequence > mark.sequence
-    return more and bool(page.envelopes) and all(_rechecked(raw, mark) for raw in page.envelopes)
-
-
-def _more_after(page: FeedPage, mark: Watermark, limit: int) -> bool:
-    """Is there more to read after the watermark: the stated head, or else a full page?"""
-    if page.head_sequence is not None:
-        return page.head_sequence > mark.sequence
-    return len(page.envelopes) >= limit
-
-
-def _read_after(mark: Watermark, verify: bool) -> int:
-    """The cursor: the watermark, or one before the anchor when that is lower and is to be checked."""
-    if verify and mark.anchor_sequence is not None:
-        return min(mark.anchor_sequence - 1, mark.sequence)
-    return mark.sequence
-
-
-def _only_the_anchor_expired(refused: FeedCursorRefused, mark: Watermark) -> bool:
-    """cursor_expired for a checked read that a read from the watermark itself would not get."""
-    earliest = _int(refused.details.get("earliest_sequence"))
-    return refused.code == "cursor_expired" and earliest is not None and earliest <= mark.sequence + 1
-
-
-def _rechecked(raw: dict[str, Any], mark: Watermark) -> bool:
-    """Is this envelope one the read asked for again only to check it (anchor to watermark)?"""
-    sequence = raw.get("sequence")
-    return isinstance(sequence, int) and (mark.anchor_sequence or 0) <= sequence <= mark.sequence
-
-
-def _divergence(page: FeedPage, mark: Watermark) -> tuple[str, int] | None:
-    """Whether the producer still holds what the colony read: None when it does (or the page cannot
-    tell), else the reason and the highest sequence worth comparing (never above the watermark).
-
-    One envelope is enough: event ids are unique, so a history forked at or below the anchor has
-    another envelope (or none) there. Between the anchor and the watermark the colony read nothing
-    (it reconciled a gap or an expiry), so a message there is a fork too."""
-    anchor = mark.anchor_sequence or 0
-    if page.head_sequence is not None and page.head_sequence < max(anchor, mark.sequence):
-        return "cursor_ahead", min(page.head_sequence, mark.sequence)
-    held = {raw.get("sequence"): raw.get("event_id") for raw in page.envelopes}
-    if anchor in held:
-        if held[anchor] != mark.anchor_event_id:
-            return "history_diverged", mark.sequence
-    elif any(isinstance(s, int) and s > anchor for s in held):  # later envelopes, none at the anchor
-        return "history_diverged", mark.sequence
-    if any(isinstance(s, int) and anchor < s <= mark.sequence for s in held):
-        return "history_diverged", mark.sequence
-    return None
 
 
 def mine_export(envelope_text_: str) -> dict[str, str | None]:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+
 from pydantic import BaseModel
 
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
+from knowledge_service.domain.feed.history import reading_from
 from knowledge_service.domain.feed.retention import Retention
 from knowledge_service.domain.package import PackageAgreement, package_agreement
+from knowledge_service.errors import BadRequest
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
-from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore, reading_from
+from knowledge_service.storage.feed_store import Action, ActionStore, InboxStore, WatermarkStore
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import HeadRevision
 
@@ -67,7 +71,30 @@ class FeedView(BaseModel):
     exports: list[ExportView]
     package_agreement: PackageAgreement
     package_note: str | None
-    actions: list[ActionView]
+    actions: list[ActionView]  # recent: newest claim first, at most ACTIONS_PAGE
+    actions_cursor: str | None  # pass back as actions_after for the older ones; None when no more
+
+
+ACTIONS_PAGE = 20
+
+
+def recent_actions(
+    all_actions: list[Action], after: str | None, limit: int = ACTIONS_PAGE
+) -> tuple[list[Action], str | None]:
+    """Newest claim first, ``limit`` at a time; the cursor names the last one shown."""
+    ordered = sorted(all_actions, key=lambda a: (a.claimed_at, a.effect_key), reverse=True)
+    if after is not None:
+        try:
+            claimed_at, effect_key = base64.urlsafe_b64decode(after.encode()).decode().split("\n", 1)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise BadRequest("actions_after", "is not a cursor this answer gave.") from error
+        ordered = [a for a in ordered if (a.claimed_at, a.effect_key) < (claimed_at, effect_key)]
+    page = ordered[:limit]
+    more = len(ordered) > limit
+    cursor = (
+        base64.urlsafe_b64encode(f"{page[-1].claimed_at}\n{page[-1].effect_key}".encode()).decode() if more else None
+    )
+    return page, cursor
 
 
 def feed_view(
@@ -77,6 +104,7 @@ def feed_view(
     inbox: InboxStore,
     watermarks: WatermarkStore,
     actions: ActionStore,
+    actions_after: str | None = None,
 ) -> FeedView:
     caps = client.capabilities()
     head = client.head_revision(knowledge_base) if caps.change_feed else None
@@ -84,6 +112,7 @@ def feed_view(
     marks = watermarks.all(knowledge_base)
     current = reading_from(marks, caps.instance_id or "unknown", caps.generation or "unknown", STREAM)
     rows = inbox.stream(current.stream_key) if current else []
+    shown, cursor = recent_actions(actions.all(knowledge_base), actions_after)
     return FeedView(
         change_feed=caps.change_feed,
         instance_id=caps.instance_id,
@@ -104,5 +133,6 @@ def feed_view(
         ],
         package_agreement=agreement,
         package_note=note,
-        actions=[ActionView.model_validate(a.model_dump()) for a in actions.all(knowledge_base)],
+        actions=[ActionView.model_validate(a.model_dump()) for a in shown],
+        actions_cursor=cursor,
     )

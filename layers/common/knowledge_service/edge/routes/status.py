@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -10,6 +11,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain import modules as modules_domain
 from knowledge_service.domain import settings as settings_domain
 from knowledge_service.domain import status as status_domain
+from knowledge_service.domain.feed import operator
 from knowledge_service.edge.access import ProjectAccess, access, caller
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
@@ -28,6 +30,9 @@ router = APIGatewayRouter()
 def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     rt = runtime()
     counts = status_domain.FeedCounts(open_changes=rt.findings.open_count())
+    if rt.env.dead_letters_table:  # a colony that never followed a feed reports zeros
+        waiting = operator.colony_counts(rt.dead_letters, rt.config.bindings(), datetime.now(UTC))
+        counts.dead_letters = status_domain.DeadLetterCounts(**waiting)
     return ok(status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream, counts))
 
 

@@ -1,0 +1,180 @@
+"""Recovery (W3-05, the contract's recovery rules): a gap, ``cursor_expired``, ``cursor_ahead``,
+``generation_changed`` or a history that diverged degrades the stream, reconciles against the
+engine's source list — the polling pass — and only then marks it ok again.
+
+A gap stops the pass short of it. Before the watermark passes the hole, the hole is read again
+(a producer may have answered a short page); what the producer still cannot serve is passed
+over, named in the pass's answer, and exports in it are reconciled from the engine's export
+history so no arrival is hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from knowledge_service.domain.changes import study_pass
+from knowledge_service.domain.feed.history import as_int
+from knowledge_service.domain.feed.history import held as held_by
+from knowledge_service.models import AutoStudy
+from knowledge_service.storage.feed_store import Watermark
+from knowledge_service.upstream.client import FeedCursorRefused
+
+if TYPE_CHECKING:
+    from knowledge_service.domain.feed.consumer import FeedClient, FeedStores, PassOutcome
+
+
+class Recovery:
+    """The consumer's recovery steps (a base of :class:`FeedConsumer`)."""
+
+    stores: FeedStores
+    client: FeedClient
+    now: Callable[[], datetime]
+    checkpoint: Callable[[str], None]
+    page_limit: int
+
+    def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
+        raise NotImplementedError
+
+    def _reread(self, mark: Watermark) -> Watermark:
+        raise NotImplementedError
+
+    def _stamp(self) -> str:
+        return self.now().isoformat()
+
+    # ------------------------------------------------------------------ recovery
+    def _recover(
+        self, mark: Watermark, refused: FeedCursorRefused, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> Watermark:
+        details = refused.details
+        if refused.code == "cursor_ahead":  # the producer was restored to an older head
+            head = as_int(details.get("head_sequence"))
+            through = mark.sequence if head is None else min(head, mark.sequence)
+            return self._restore(mark, refused.code, through, outcome, project, policy)
+        self._degrade(mark, f"{refused.code}: {refused.message}", refused.code, outcome, project, policy)
+        if refused.code == "generation_changed":
+            caps = self.client.capabilities()
+            self.stores.watermarks.mark(
+                mark,
+                "ok",
+                f"superseded by generation {caps.generation}; reconciled against the source list",
+                self._stamp(),
+            )
+            return self._live(
+                mark.knowledge_base,
+                caps.instance_id or mark.instance_id,
+                caps.generation or mark.generation,
+                mark.stream,
+            )
+        earliest = as_int(details.get("earliest_sequence"))
+        to = mark.sequence if earliest is None else max(earliest - 1, mark.sequence)
+        note = f"{refused.code}: reconciled against the source list"
+        self._force(mark, to, note, [mark.sequence + 1, to] if to > mark.sequence else None)
+        return self._reread(mark)
+
+    def _restore(
+        self, mark: Watermark, code: str, through: int, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> Watermark:
+        """The producer no longer holds the history read up to the watermark: reconcile, then read
+        on as a new epoch from the last sequence (at or below ``through``) both histories share."""
+        self._degrade(
+            mark,
+            f"{code}: the producer no longer holds the envelopes read up to sequence {mark.sequence}",
+            code,
+            outcome,
+            project,
+            policy,
+        )
+        base, anchor = self._fork_point(mark, min(through, mark.sequence))
+        note = (
+            f"{code}: the producer was restored; read on after sequence {base}, the last one both "
+            f"histories share; reconciled against the source list"
+        )
+        return self.stores.watermarks.restart(mark, base, anchor, note, self._stamp())
+
+    def _fork_point(self, mark: Watermark, through: int) -> tuple[int, tuple[int, str] | None]:
+        """The last sequence at or below ``through`` up to which the producer holds exactly what the
+        colony read, and the last envelope both hold (the new epoch's anchor); 0 — read everything
+        the producer still holds again — when the one page compared does not reach back that far."""
+        low = max(0, through - self.page_limit)
+        try:
+            page = self.client.feed(mark.knowledge_base, generation=mark.generation, after=low, limit=self.page_limit)
+        except FeedCursorRefused:
+            return 0, None
+        theirs = {s: e for s, e in held_by(page).items() if isinstance(s, int) and low < s <= through}
+        ours = self._history(mark, low, through)
+        shared, anchor = low, None
+        for sequence in range(low + 1, through + 1):
+            held = ours.get(sequence)
+            if theirs.get(sequence) != held:
+                break
+            shared = sequence
+            if held is not None:
+                anchor = (sequence, held)
+        if anchor is None and low > 0:
+            return 0, None
+        return shared, anchor
+
+    def _history(self, mark: Watermark, low: int, through: int) -> dict[int, str]:
+        """The event id the colony read at each sequence in (low, through] of this generation's
+        stream: each epoch answers for the sequences above its base, the newest epoch first."""
+        read: dict[int, str] = {}
+        ceiling = through
+        lineage = self.stores.watermarks.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
+        for epoch in reversed([m for m in lineage if m.epoch <= mark.epoch]):
+            first, last = max(low, epoch.base) + 1, min(ceiling, epoch.sequence)
+            for row in self.stores.inbox.between(epoch.stream_key, first, last):
+                read[row.sequence] = row.event_id
+            ceiling = min(ceiling, epoch.base)
+            if ceiling <= low:
+                break
+        return read
+
+    def _reconcile_gap(
+        self, mark: Watermark, gap_at: int, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> Watermark:
+        self._degrade(mark, f"gap: sequence {gap_at} is missing", "gap", outcome, project, policy)
+        page = self.client.feed(
+            mark.knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
+        )
+        sequences = list(held_by(page))
+        later = sorted(s for s in sequences if isinstance(s, int) and s > gap_at)
+        to = (later[0] - 1) if later else gap_at
+        self._force(mark, to, f"gap at {gap_at}: reconciled against the source list", [gap_at, to])
+        return self._reread(mark)
+
+    def _degrade(
+        self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
+    ) -> None:
+        outcome.degraded.append(code)
+        self.stores.watermarks.mark(mark, "degraded", note, self._stamp())
+        self.checkpoint("degraded")
+        self._reconcile(mark.knowledge_base, project, policy, outcome)
+
+    def _force(self, mark: Watermark, to: int, note: str, reconciled: list[int] | None) -> None:
+        current = self._reread(mark)
+        if current.stream_key != mark.stream_key:  # a restore superseded this epoch meanwhile
+            return
+        if current.sequence > to:  # another pass went further meanwhile
+            self.stores.watermarks.mark(current, "ok", note, self._stamp())
+            return
+        self.stores.watermarks.advance(current, to, self._stamp(), status="ok", note=note, reconciled=reconciled)
+
+    def _reconcile(self, knowledge_base: str, project: str, policy: AutoStudy, outcome: PassOutcome) -> None:
+        """The polling pass: the source list, studied as the revision setting allows."""
+        if policy is AutoStudy.OFF:
+            self.client.sources(knowledge_base)
+        else:
+            result = study_pass(
+                self.client,
+                self.stores.findings,
+                self.stores.missions,
+                knowledge_base,
+                project,
+                queue=policy is AutoStudy.ON,
+            )
+            outcome.findings += len(result.findings)
+            outcome.mission_ids.extend(result.mission_ids)
+        outcome.reconciled += 1
+        self.checkpoint("reconciled")
