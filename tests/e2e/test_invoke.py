@@ -28,7 +28,13 @@ FUNCTION_OF_PREFIX = {
     "feed": "FeedFunction",
     "changes": "ChangesFunction",
     "authorizer": "AuthorizerFunction",
+    "ingestion": "IngestionFunction",
+    "curation": "CurationFunction",
+    "exports": "ExportsFunction",
+    "pages": "PagesFunction",
+    "verbs": "VerbsFunction",
 }
+ENVELOPED = ("/knowledge", "/modules", "/settings")  # the other surfaces keep their own wire shapes
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +65,10 @@ def test_given_a_sample_event_when_invoked_against_the_stack_then_its_function_a
         assert isinstance(answer["statusCode"], int)
         assert answer["statusCode"] < 500, answer
         body: dict[str, Any] = json.loads(answer["body"])
-        assert set(body) >= {"success", "data"}
+        if json.loads(event.read_text())["path"].startswith(ENVELOPED):
+            assert set(body) >= {"success", "data"}
+        else:
+            assert isinstance(body, dict | list), body
     else:
         assert ok, answer
 

@@ -20,8 +20,8 @@ from devstack.gateway import Gateway
 from devstack.lambdas import FakeLambdaContext, FunctionHost
 from devstack.template import Template
 from knowledge_service.domain.scope import resolve_scope
-from knowledge_service.edge.access import ProjectAccess, access, caller
-from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
+from knowledge_service.edge.access import REQUEST_BODY_KEY, ProjectAccess, access, caller
+from knowledge_service.edge.catalog import RouteInfo, full_knowledge_api, knowledge_routes
 from knowledge_service.edge.envelope import Envelope, ok
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
@@ -74,9 +74,38 @@ def pinned(route: RouteInfo) -> RouteInfo:
     return replace(route, permission=row.permission.value, project_access=row.project.value, capability=row.capability)
 
 
+def _form_routes() -> set[tuple[str, str]]:
+    """The routes that read a multipart form (their body is declared as ``x-request-body``)."""
+    app = full_knowledge_api()
+    return {
+        (r.method, r.openapi_path)
+        for r in app._static_routes + app._dynamic_routes
+        if REQUEST_BODY_KEY in (r.openapi_extensions or {})
+    }
+
+
+FORM_ROUTES = _form_routes()
+BOUNDARY = "matrix-boundary"
+
+
+def form_body(project: str | None) -> bytes:
+    """A well-formed form: one small file part, and the project field when one is named."""
+    parts = ['Content-Disposition: form-data; name="files"; filename="a.md"\r\n\r\n# a\n']
+    if project is not None:
+        parts.append(f'Content-Disposition: form-data; name="project"\r\n\r\n{project}')
+    body = "".join(f"--{BOUNDARY}\r\n{part}\r\n" for part in parts) + f"--{BOUNDARY}--\r\n"
+    return body.encode()
+
+
 def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller, project: str | None = PROJECT) -> int:
     target, body = request_for(route, project)
     headers = [("Content-Type", "application/json")]
+    if (route.method, route.path) in FORM_ROUTES:  # a form names its project in a field, not the query
+        target = target.split("?")[0] + "?q=launch"
+        headers = [("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")]
+        if row.name in tokens:
+            headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
+        return gateway.handle(route.method, target, headers, form_body(project)).status
     if row.name in tokens:
         headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
     return gateway.handle(route.method, target, headers, (body or "").encode()).status
