@@ -3,6 +3,7 @@ folder rules that need no hub: twins, the manifest, reading a bundle without lin
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from kb import folder
 from kb.folder import Refused
 from kb.plan import ABSENT, Kind, Step, next_manifest, plan, summary
+from kb.sync import Progress
 
 PATHS = [f"/fs/{name}" for name in ("index.md", "log.md", "a.md", "d/b.md", "d/e/c.md")]
 TABLE = re.compile(
@@ -192,3 +194,24 @@ def test_an_export_write_does_not_follow_a_link_put_in_place(tmp_path: Path) -> 
     assert list(outside.iterdir()) == []
     with pytest.raises(Refused, match="symbolic link"):
         folder.check_target(d, "/fs/sub/a.md")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise() -> None:
+    terminal = _Terminal()
+    bar = Progress("write", 4, terminal)
+    for _ in range(4):
+        bar.step()
+    assert terminal.getvalue().endswith("\rwrite [" + "#" * 30 + "] 4/4\n")
+    plain = io.StringIO()
+    lines = Progress("read", 1000, plain)
+    for _ in range(1000):
+        lines.step()
+    assert plain.getvalue() == "kb: read 500/1000\nkb: read 1000/1000\n"
+    small = io.StringIO()
+    Progress("read", 10, small).step()
+    assert small.getvalue() == ""
