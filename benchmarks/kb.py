@@ -1,10 +1,12 @@
 """The ``kb`` command against the local stack: export and import of a 2,000-page base.
 
 The stack is ``python -m devstack`` in its own process (as the e2e tier starts it); a
-fresh project and the human admin's token. Measured, each with its seconds and the HTTP
-requests the command made: the first import of a 2,000-page folder (every page a
-``create``), the export of that base, an import after 20 pages were edited in the folder,
-and an import that changes nothing.
+fresh project and the human admin's token. The 2,000-page base is seeded through the page
+store itself (each page kept, logged and given its head as a PUT would, but without the
+hub's per-write tree walk, which makes 2,000 PUTs quadratic: see docs/benchmarks.md).
+Measured, each with its seconds and the HTTP requests the command made: the export of the
+base, an import of the exported folder that changes nothing, an import after 20 pages were
+edited and 20 added in the folder, and an import with ``--prune`` after 20 were removed.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import boto3
+
 from kb import sync
 from kb.hub import Config, Hub
-from tests.e2e.conftest import launch_stack
+from knowledge_service.domain.pages.describe import describe
+from knowledge_service.storage.page_store import PageStore, Write
+from tests.e2e.conftest import LocalStack, launch_stack
 
 PAGES = 2000
 DIRECTORIES = 40
@@ -32,14 +38,38 @@ def _page(n: int) -> str:
     )
 
 
-def _seed(folder: Path) -> None:
+def _base() -> dict[str, str]:
     links = " ".join(f"[d{d:02d}](d{d:02d}/index.md)" for d in range(DIRECTORIES))
-    (folder / "index.md").write_text(f"---\nokf_version: 1\ntitle: Home\n---\n# Home\n{links} [log](log.md)\n")
-    (folder / "log.md").write_text("---\ntype: Reference\n---\n# Log\n")
-    for d in range(DIRECTORIES):
-        (folder / f"d{d:02d}").mkdir()
+    pages = {
+        "/fs/index.md": f"---\nokf_version: 1\ntitle: Home\n---\n# Home\n{links} [log](log.md)\n",
+        "/fs/log.md": "---\ntype: Reference\n---\n# Log\n",
+    }
     for n in range(PAGES - 2):
-        (folder / f"d{n % DIRECTORIES:02d}" / f"p{n:05d}.md").write_text(_page(n))
+        pages[f"/fs/d{n % DIRECTORIES:02d}/p{n:05d}.md"] = _page(n)
+    return pages
+
+
+def _seed(stack: LocalStack, project: str) -> None:
+    env = stack.env
+    options: dict[str, Any] = {
+        "endpoint_url": env["AWS_ENDPOINT_URL"],
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
+    store = PageStore(
+        boto3.resource("dynamodb", **options),
+        env["PAGES_TABLE"],
+        boto3.client("s3", **options),
+        env["ARCHIVE_BUCKET"],
+        boto3.client("events", **options),
+        env["EVENT_BUS_NAME"],
+    )
+    for path, text in _base().items():
+        data = text.encode("utf-8")
+        version, _ = store.keep(project, data)
+        meta = describe(path, text)
+        store.write(Write(project, path, "kb.put", "human", "kb_put", None, version, len(data), None, meta))
 
 
 def _timed(name: str, config: Config, run: Callable[[Hub], int]) -> dict[str, Any]:
@@ -67,16 +97,18 @@ def measure() -> list[dict[str, Any]]:
             stack.admin("project", "create", "kbbench", "--organization", "colony")
             stack.admin("principal", "grant", "local-admin", "--role=kbbench=admin")
             config = Config(stack.url, stack.admin_token, "kbbench")
-            seed, out = root / "seed", root / "out"
-            seed.mkdir()
-            _seed(seed)
-            rows = [_timed("import: 2,000 creates", config, lambda hub: sync.import_(hub, seed, False, False))]
-            rows.append(_timed("export: 2,000 pages", config, lambda hub: sync.export(hub, out, False)))
+            _seed(stack, "kbbench")
+            out = root / "out"
+            rows = [_timed("export: 2,000 pages", config, lambda hub: sync.export(hub, out, False))]
+            rows.append(_timed("import: nothing changed", config, lambda hub: sync.import_(hub, out, False, False)))
             for n in range(20):
                 page = out / f"d{n % DIRECTORIES:02d}" / f"p{n:05d}.md"
                 page.write_text(page.read_text() + "edited\n")
-            rows.append(_timed("import: 20 updates", config, lambda hub: sync.import_(hub, out, False, False)))
-            rows.append(_timed("import: nothing changed", config, lambda hub: sync.import_(hub, out, False, False)))
+                (out / f"d{n % DIRECTORIES:02d}" / f"new{n:02d}.md").write_text(_page(PAGES + n))
+            rows.append(_timed("import: 20 upd., 20 new", config, lambda hub: sync.import_(hub, out, False, False)))
+            for n in range(20, 40):
+                (out / f"d{n % DIRECTORIES:02d}" / f"p{n:05d}.md").unlink()
+            rows.append(_timed("import --prune: 20 deletes", config, lambda hub: sync.import_(hub, out, True, False)))
     return rows
 
 

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from kb.__main__ import main
+from kb.hub import Hub as KbHub
 from tests.e2e.conftest import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
@@ -309,3 +310,31 @@ def test_the_listing_is_paged_through_with_after_and_carries_each_version(hub: H
     rows = hub.http.get(f"{hub.base}/pages", params={"meta": "1", "after": "/fs/index.md"}).json()["entries"]
     assert [r["path"] for r in rows] == ["/fs/log.md", "/fs/runbooks", "/fs/runbooks/deploy.md"]
     assert rows[0]["version"] == pages["/fs/log.md"]
+
+
+def test_a_page_that_changes_on_the_hub_while_the_import_runs_is_a_conflict(hub: Hub, tmp_path: Path) -> None:
+    # Given a plan made from a listing, after which another writer edits one page and deletes another
+    d = exported(hub, tmp_path)
+    (d / "a.md").write_text(A + "folder edit\n")
+    (d / "log.md").unlink()
+    (d / "runbooks" / "deploy.md").write_text(DEPLOY + "folder edit\n")
+    listed = KbHub.pages
+
+    def racing(self: KbHub) -> dict[str, dict[str, Any]]:
+        rows = listed(self)
+        hub.put("a.md", A + "racing writer\n")
+        hub.delete("log.md")
+        return rows
+
+    hub.monkeypatch.setattr(KbHub, "pages", racing)
+    # When the import writes
+    run = hub.kb("import", "--dir", str(d), "--prune")
+    # Then the guard refuses the raced page, the raced delete is already gone, and the rest is made
+    assert run.code == 1, run.err
+    assert run.lines[:-1] == [
+        "conflict /fs/a.md: changed on the hub while the import ran",
+        "delete /fs/log.md: already gone",
+        "update /fs/runbooks/deploy.md",
+    ]
+    assert hub.content("a.md") == A + "racing writer\n"
+    assert hub.content("runbooks/deploy.md") == DEPLOY + "folder edit\n"
