@@ -154,7 +154,7 @@ def read_bundle(directory: Path) -> Bundle:
         except BadRequest as error:
             bundle.refusals.append(f"{shown}: the hub would refuse the path ({error})")
             continue
-        if canonical != page or relative[0] in ("kv", "fs"):
+        if canonical != page:
             bundle.refusals.append(f"{shown}: the hub would read the path as {canonical}")
             continue
         if page in source:

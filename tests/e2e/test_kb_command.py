@@ -188,7 +188,7 @@ def refused_with_nothing_written(hub: Hub, d: Path, *expected: str, prune: bool 
         (lambda d: (d / "big.md").write_bytes(b"x" * (1024 * 1024 + 1)), "big.md: over the 1 MiB"),
         (lambda d: (d / "A.md").write_text("twin\n"), "differs only in case"),
         (lambda d: (d / "Runbooks").mkdir() or (d / "Runbooks" / "x.md").write_text("x\n"), "differs only in case"),
-        (lambda d: (d / "kv").mkdir() or (d / "kv" / "x.md").write_text("x\n"), "kv/x.md"),
+        (lambda d: (d / "a\tb.md").write_text("x\n"), "control character"),
         (lambda d: (d / "x\\y.md").write_text("x\n"), "backslash"),
         (lambda d: (d / "bad.md").write_text("---\nokf_version: 1\ntype: Concept\n---\n"), "okf_version_misplaced"),
         (lambda d: (d / "up.md").write_text("---\ntype: Concept\n---\n[x](../../etc.md)\n"), "link_escapes_bundle"),

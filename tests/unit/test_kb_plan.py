@@ -164,13 +164,14 @@ def test_a_bundle_reads_nfc_names_and_refuses_links_bytes_and_sizes(tmp_path: Pa
     os.symlink(tmp_path / "ok.md", tmp_path / "link.md")
     (tmp_path / "Ok.md").write_text("# twin\n")
     (tmp_path / "kv").mkdir()
-    (tmp_path / "kv" / "k.md").write_text("k\n")
+    (tmp_path / "kv" / "k.md").write_text("k\n")  # /fs/kv/k.md: a page like any other
+    (tmp_path / "tab\t.md").write_text("t\n")
     bundle = folder.read_bundle(tmp_path)
-    assert set(bundle.pages) == {"/fs/ok.md", "/fs/Ok.md", "/fs/caf\u00e9.md"}
+    assert set(bundle.pages) == {"/fs/ok.md", "/fs/Ok.md", "/fs/caf\u00e9.md", "/fs/kv/k.md"}
     joined = "\n".join(bundle.refusals)
     for why in ("link.md: a symbolic link", "bin.md: not UTF-8", "big.md: over the 1 MiB", "differs only in case"):
         assert why in joined
-    assert "kv/k.md" in joined
+    assert "tab\t.md: the hub would refuse the path" in joined
 
 
 def test_a_manifest_is_written_whole_and_read_back(tmp_path: Path) -> None:
