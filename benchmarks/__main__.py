@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import exports, feed, imports, load, pages, reads, requests, uploads
+from benchmarks import kb as kb_command
 
 RESULTS = Path("bench-results.json")
 
@@ -27,6 +28,7 @@ def main() -> int:
         "load": load.measure(),
         "pages": pages.measure(),
         "exports": exports.measure(),
+        "kb": kb_command.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
@@ -79,6 +81,10 @@ def main() -> int:
             f"{row['route']:<48}{row['iterations']:>5}{row['p50_ms']:>10}{row['p99_ms']:>10}"
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
+    print("\nThe kb command against the local stack (python -m devstack; a 2,000-page base)")
+    print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}")
+    for row in results["kb"]:
+        print(f"{row['step']:<28}{row['pages']:>7}{row['seconds']:>9}{row['http_requests']:>15}")
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])
     return 0

@@ -107,9 +107,11 @@ class Pages:
             raise NotFound(f"The bytes of {version} of {path} were forgotten.")
         return rows[0]
 
-    def listing(self, raw_prefix: str | None, limit: int, meta: bool) -> dict[str, Any]:
+    def listing(self, raw_prefix: str | None, limit: int, meta: bool, after: str | None = None) -> dict[str, Any]:
         prefix = paths.canonical(raw_prefix or "")
         rows = walk(self.store, self.project).listing(prefix, meta, _today())
+        if after is not None:  # the client's cursor: rows in path order strictly after it
+            rows = [r for r in rows if str(r["path"]) > after]
         return {"entries": rows[:limit], "truncated": len(rows) > limit}
 
     def backlinks(self, raw_path: str) -> list[dict[str, Any]]:

@@ -97,6 +97,7 @@ class Tree:
             "stale_after": fm.get("stale_after"),
             "last_write_by": head.last_write_by,
             "last_write_at": head.last_write_at,
+            "version": head.version,
         }
 
     def dir_row(self, directory: str, dirs: set[str]) -> dict[str, Any]:

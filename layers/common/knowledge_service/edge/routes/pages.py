@@ -158,8 +158,9 @@ def list_pages(
     prefix: Bounded = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LISTING)] = MAX_LISTING,
     meta: Annotated[Literal["0", "1", "true", "false"] | None, Query()] = None,
+    after: Bounded = None,
 ) -> dict[str, Any]:
-    return _pages(id).listing(prefix, limit, meta in ("1", "true"))
+    return _pages(id).listing(prefix, limit, meta in ("1", "true"), after)
 
 
 @router.get(

@@ -1,0 +1,127 @@
+"""The ``kb`` command against the local stack: export and import of a 2,000-page base.
+
+The stack is ``python -m devstack`` in its own process (as the e2e tier starts it); a
+fresh project and the human admin's token. The 2,000-page base is seeded straight into the
+page store (each page's bytes in the archive bucket and its head, as ``benchmarks/pages.py``
+seeds heads), because 2,000 PUTs through the hub are quadratic: each write walks every head
+of the base (see docs/benchmarks.md).
+Measured, each with its seconds and the HTTP requests the command made: the export of the
+base, an import of the exported folder that changes nothing, an import after 20 pages were
+edited and 20 added in the folder, and an import with ``--prune`` after 20 were removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from kb import sync
+from kb.hub import Config, Hub
+from knowledge_service.domain.pages.describe import describe
+from knowledge_service.storage.page_store import version_of
+from tests.e2e.conftest import LocalStack, launch_stack
+
+PAGES = 2000
+DIRECTORIES = 40
+
+
+def _page(n: int) -> str:
+    return (
+        f"---\ntype: Concept\ntitle: Page {n}\n---\n# Page {n}\n\n"
+        f"[next](p{(n + DIRECTORIES) % PAGES:05d}.md) [home](/fs/index.md)\n" + "x" * 1000 + "\n"
+    )
+
+
+def _base() -> dict[str, str]:
+    links = " ".join(f"[d{d:02d}](d{d:02d}/index.md)" for d in range(DIRECTORIES))
+    pages = {
+        "/fs/index.md": f"---\nokf_version: 1\ntitle: Home\n---\n# Home\n{links} [log](log.md)\n",
+        "/fs/log.md": "---\ntype: Reference\n---\n# Log\n",
+    }
+    for n in range(PAGES - 2):
+        pages[f"/fs/d{n % DIRECTORIES:02d}/p{n:05d}.md"] = _page(n)
+    return pages
+
+
+def _seed(stack: LocalStack, project: str) -> None:
+    env = stack.env
+    options: dict[str, Any] = {
+        "endpoint_url": env["AWS_ENDPOINT_URL"],
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
+    dynamodb = boto3.resource("dynamodb", **options)
+    s3 = boto3.client("s3", **options)
+    with dynamodb.Table(env["PAGES_TABLE"]).batch_writer() as batch:
+        for path, text in _base().items():
+            data = text.encode("utf-8")
+            version = version_of(data)
+            s3.put_object(
+                Bucket=env["ARCHIVE_BUCKET"], Key=f"pages/{project}/{version.removeprefix('sha256:')}", Body=data
+            )
+            batch.put_item(Item={"pk": f"VER#{project}", "sk": version, "size_bytes": len(data)})
+            batch.put_item(
+                Item={
+                    "pk": f"PAGE#{project}",
+                    "sk": path,
+                    "version": version,
+                    "size_bytes": len(data),
+                    "last_write_by": "human",
+                    "last_write_at": "2026-11-30T00:00:00Z",
+                    "meta": json.dumps(describe(path, text), separators=(",", ":")),
+                }
+            )
+
+
+def _timed(name: str, config: Config, run: Callable[[Hub], int]) -> dict[str, Any]:
+    with Hub(config) as hub:
+        sink = io.StringIO()
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(io.StringIO()):
+            code = run(hub)
+        seconds = time.perf_counter() - started
+        assert code == 0, sink.getvalue()[-2000:]
+        return {
+            "step": name,
+            "pages": PAGES,
+            "seconds": round(seconds, 2),
+            "http_requests": hub.requests,
+            "summary": sink.getvalue().splitlines()[-1] if name.startswith("import") else "",
+        }
+
+
+def measure() -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "stack").mkdir()
+        with launch_stack(root / "stack") as stack:
+            stack.admin("project", "create", "kbbench", "--organization", "colony")
+            stack.admin("principal", "grant", "local-admin", "--role=kbbench=admin")
+            config = Config(stack.url, stack.admin_token, "kbbench")
+            _seed(stack, "kbbench")
+            out = root / "out"
+            rows = [_timed("export: 2,000 pages", config, lambda hub: sync.export(hub, out, False))]
+            rows.append(_timed("import: nothing changed", config, lambda hub: sync.import_(hub, out, False, False)))
+            for n in range(20):
+                page = out / f"d{n % DIRECTORIES:02d}" / f"p{n:05d}.md"
+                page.write_text(page.read_text() + "edited\n")
+                (out / f"d{n % DIRECTORIES:02d}" / f"new{n:02d}.md").write_text(_page(PAGES + n))
+            rows.append(_timed("import: 20 upd., 20 new", config, lambda hub: sync.import_(hub, out, False, False)))
+            for n in range(20, 40):
+                (out / f"d{n % DIRECTORIES:02d}" / f"p{n:05d}.md").unlink()
+            rows.append(_timed("import --prune: 20 deletes", config, lambda hub: sync.import_(hub, out, True, False)))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in measure():
+        print(row)

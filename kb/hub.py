@@ -1,0 +1,152 @@
+"""The pages API over HTTP: one httpx connection, the hub's refusals as ``HubError``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+LISTING_PAGE = 500  # the hub's cap on one listing
+
+EX_USAGE = 2
+EX_DATAERR = 65
+EX_NOINPUT = 66
+EX_UNAVAILABLE = 69
+EX_SOFTWARE = 70
+EX_TEMPFAIL = 75
+EX_NOPERM = 77
+EX_CONFIG = 78
+
+# The hub's own code when it stops a command: its error ``code`` read as a sysexits code.
+HUB_EXIT = {
+    "invalid_argument": EX_DATAERR,
+    "payload_too_large": EX_DATAERR,
+    "not_found": EX_NOINPUT,
+    "conflict": 1,
+    "unauthenticated": EX_NOPERM,
+    "permission_denied": EX_NOPERM,
+    "rate_limited": EX_TEMPFAIL,
+    "throttled": EX_TEMPFAIL,
+    "unavailable": EX_TEMPFAIL,
+}
+
+
+class Stop(Exception):
+    """Ends the command with ``code``; ``message`` goes to stderr."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class HubError(Stop):
+    """The hub refused a request: its status, its error ``code`` and its detail."""
+
+    def __init__(self, status: int, hub_code: str, detail: str) -> None:
+        exit_code = HUB_EXIT.get(hub_code, EX_TEMPFAIL if status in (429, 503) else EX_SOFTWARE)
+        super().__init__(exit_code, f"the hub refused ({status} {hub_code}): {detail}")
+        self.status = status
+        self.hub_code = hub_code
+
+
+@dataclass(frozen=True)
+class Config:
+    url: str
+    token: str
+    project: str
+
+    @classmethod
+    def load(cls, project: str | None) -> Config:
+        url = os.environ.get("HUB_URL", "").strip()
+        token = os.environ.get("HUB_TOKEN", "").strip()
+        project = project or os.environ.get("HUB_PROJECT", "").strip()
+        if not url or not token:
+            raise Stop(EX_CONFIG, "no hub configured: set HUB_URL and HUB_TOKEN")
+        if not project:
+            raise Stop(EX_CONFIG, "no project: set HUB_PROJECT or pass --project")
+        return cls(url.rstrip("/"), token, project)
+
+
+def url_path(page: str) -> str:
+    """A canonical page path as the URL's ``{path+}`` (``/fs/a b.md`` -> ``fs/a%20b.md``)."""
+    return quote(page.lstrip("/"), safe="/")
+
+
+class Hub:
+    def __init__(self, config: Config, transport: httpx.BaseTransport | None = None) -> None:
+        self.config = config
+        self.requests = 0
+        self._http = httpx.Client(
+            base_url=f"{config.url}/api/v1/projects/{quote(config.project, safe='')}/kb",
+            headers={"Authorization": f"Bearer {config.token}", "User-Agent": "kb/1"},
+            timeout=60.0,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Hub:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def call(self, method: str, url: str, **kwargs: Any) -> Any:
+        self.requests += 1
+        try:
+            answer = self._http.request(method, url, **kwargs)
+        except httpx.TransportError as error:
+            raise Stop(EX_UNAVAILABLE, f"the hub at {self.config.url} cannot be reached: {error}") from error
+        if answer.status_code in {401, 403}:
+            raise Stop(EX_NOPERM, f"the hub refused the token ({answer.status_code})")
+        if answer.status_code >= 400:
+            try:
+                body = answer.json()
+                code, detail = str(body.get("code", "error")), str(body.get("detail", answer.text))
+            except ValueError:
+                code, detail = "error", answer.text[:500]
+            raise HubError(answer.status_code, code, detail)
+        return answer.json()
+
+    def pages(self) -> dict[str, dict[str, Any]]:
+        """Every page's ``meta=1`` row by path: the listing paged through with ``after``."""
+        rows: dict[str, dict[str, Any]] = {}
+        after: str | None = None
+        while True:
+            params: dict[str, Any] = {"meta": "1", "limit": LISTING_PAGE}
+            if after is not None:
+                params["after"] = after
+            answer = self.call("GET", "/pages", params=params)
+            entries = answer["entries"]
+            for row in entries:
+                if row["type"] == "file":
+                    rows[row["path"]] = row
+            if not answer["truncated"] or not entries:
+                return rows
+            after = entries[-1]["path"]
+
+    def get(self, page: str, version: str | None = None) -> dict[str, Any]:
+        params = {"version": version} if version else None
+        return self.call("GET", f"/pages/{url_path(page)}", params=params)  # type: ignore[no-any-return]
+
+    def put(self, page: str, content: str, if_version: str | None) -> dict[str, Any]:
+        body: dict[str, Any] = {"content": content}
+        if if_version is not None:
+            body["if_version"] = if_version
+        return self.call("PUT", f"/pages/{url_path(page)}", json=body)  # type: ignore[no-any-return]
+
+    def delete(self, page: str, if_version: str | None) -> dict[str, Any]:
+        params = {"if_version": if_version} if if_version else None
+        return self.call("DELETE", f"/pages/{url_path(page)}", params=params)  # type: ignore[no-any-return]
+
+    def listing(self, prefix: str | None) -> dict[str, Any]:
+        params = {"prefix": prefix} if prefix else None
+        return self.call("GET", "/pages", params=params)  # type: ignore[no-any-return]
+
+    def history(self, page: str, limit: int) -> dict[str, Any]:
+        return self.call("GET", "/versions", params={"path": page, "limit": limit})  # type: ignore[no-any-return]

@@ -1,0 +1,340 @@
+"""The ``kb`` command against the local stack: export, edit in the folder, import, and
+every refusal and exit code the specification's "Sync with a folder" names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kb.__main__ import main
+from kb.hub import Hub as KbHub
+from tests.e2e.conftest import LocalStack, bearer
+
+pytestmark = pytest.mark.e2e
+
+INDEX = "---\nokf_version: 1\ntitle: Home\n---\n# Home\n\n[a](a.md) [runbooks](runbooks/deploy.md) [log](log.md)\n"
+LOG = "---\ntype: Reference\ntitle: Log\n---\n# Log\n"
+A = "---\ntype: Concept\ntitle: A\n---\n# A\n\n[home](index.md)\n"
+DEPLOY = "---\ntype: Runbook\ntitle: Deploy\n---\n# Deploy\n\n[home](../index.md)\n"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+@dataclass
+class Hub:
+    """A fresh project on the shared stack, with the human admin's token, and a way to run ``kb``."""
+
+    stack: LocalStack
+    project: str
+    http: httpx.Client
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def kb(self, *args: str, token: str | None = None, url: str | None = None) -> Run:
+        self.monkeypatch.setenv("HUB_URL", url or self.stack.url)
+        self.monkeypatch.setenv("HUB_TOKEN", token or self.stack.admin_token)
+        self.monkeypatch.setenv("HUB_PROJECT", self.project)
+        self.capsys.readouterr()
+        code = main(list(args))
+        captured = self.capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    @property
+    def base(self) -> str:
+        return f"/api/v1/projects/{self.project}/kb"
+
+    def put(self, path: str, content: str) -> str:
+        answer = self.http.put(f"{self.base}/pages/{path.lstrip('/')}", json={"content": content})
+        assert answer.status_code == 200, answer.text
+        return str(answer.json()["version"])
+
+    def delete(self, path: str) -> None:
+        assert self.http.delete(f"{self.base}/pages/{path.lstrip('/')}").status_code == 200
+
+    def content(self, path: str) -> str | None:
+        answer = self.http.get(f"{self.base}/pages/{path.lstrip('/')}")
+        return str(answer.json()["content"]) if answer.status_code == 200 else None
+
+    def writes(self) -> int:
+        return int(self.http.get(f"{self.base}/history", params={"limit": "0"}).json()["total"])
+
+
+@pytest.fixture
+def hub(
+    stack: LocalStack, http: httpx.Client, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Hub:
+    project = f"kb-{uuid.uuid4().hex[:8]}"
+    stack.admin("project", "create", project, "--organization", "colony")
+    stack.admin("principal", "grant", "local-admin", f"--role={project}=admin")
+    http.headers.update(bearer(stack.admin_token))
+    made = Hub(stack, project, http, capsys, monkeypatch)
+    for path, text in (("index.md", INDEX), ("log.md", LOG), ("a.md", A), ("runbooks/deploy.md", DEPLOY)):
+        made.put(path, text)
+    return made
+
+
+def exported(hub: Hub, tmp_path: Path) -> Path:
+    d = tmp_path / "kb"
+    run = hub.kb("export", "--dir", str(d))
+    assert run.code == 0, run.err
+    return d
+
+
+def test_export_edit_in_the_folder_import_and_the_same_import_again_changes_nothing(hub: Hub, tmp_path: Path) -> None:
+    # Given an exported base
+    d = exported(hub, tmp_path)
+    assert (d / "runbooks" / "deploy.md").read_text() == DEPLOY
+    manifest = json.loads((d / ".agent-hub-kb.json").read_text())
+    assert manifest["format"] == 1 and manifest["project"] == hub.project
+    assert sorted(manifest["pages"]) == ["/fs/a.md", "/fs/index.md", "/fs/log.md", "/fs/runbooks/deploy.md"]
+    # When the folder edits one page and adds one, and is imported
+    (d / "a.md").write_text(A + "\nmore\n")
+    (d / "runbooks" / "new.md").write_text("---\ntype: Runbook\n---\n# New\n[home](../index.md)\n")
+    run = hub.kb("import", "--dir", str(d))
+    # Then exactly those two are written, with a last counting line, and lint warnings on stderr
+    assert run.code == 0, run.err
+    assert run.lines[:-1] == ["update /fs/a.md", "create /fs/runbooks/new.md"]
+    assert run.lines[-1].startswith("1 create, 1 update, 0 hub newer")
+    assert "agent-hub: lint missing_index_entry /fs/runbooks/new.md: " in run.err
+    assert hub.content("a.md") == A + "\nmore\n"
+    # And a second import changes nothing
+    before = hub.writes()
+    again = hub.kb("import", "--dir", str(d))
+    assert again.code == 0 and again.lines == [again.lines[-1]] and again.lines[-1].startswith("0 create, 0 update")
+    assert hub.writes() == before
+
+
+def test_a_page_changed_on_both_sides_is_a_conflict_and_everything_else_is_written(hub: Hub, tmp_path: Path) -> None:
+    d = exported(hub, tmp_path)
+    hub.put("a.md", A + "hub edit\n")
+    hub.put("log.md", LOG + "hub only\n")
+    (d / "a.md").write_text(A + "folder edit\n")
+    (d / "runbooks" / "deploy.md").write_text(DEPLOY + "folder edit\n")
+    dry = hub.kb("import", "--dir", str(d), "--dry-run")
+    assert dry.code == 1
+    assert dry.lines[:-1] == [
+        "conflict /fs/a.md: changed in the folder and on the hub",
+        "hub newer /fs/log.md: left as is",
+        "would update /fs/runbooks/deploy.md",
+    ]
+    assert hub.content("runbooks/deploy.md") == DEPLOY
+    run = hub.kb("import", "--dir", str(d))
+    assert run.code == 1
+    assert run.lines[:-1] == [l.replace("would ", "") for l in dry.lines[:-1]]  # noqa: E741
+    assert hub.content("a.md") == A + "hub edit\n" and hub.content("runbooks/deploy.md") == DEPLOY + "folder edit\n"
+    assert hub.content("log.md") == LOG + "hub only\n"
+
+
+def test_prune_deletes_only_what_the_manifest_names(hub: Hub, tmp_path: Path) -> None:
+    d = exported(hub, tmp_path)
+    hub.put("later.md", A)  # created on the hub after the export
+    (d / "a.md").unlink()
+    kept = hub.kb("import", "--dir", str(d))
+    assert kept.code == 0 and kept.lines[0].startswith("keep /fs/a.md: ")
+    assert hub.content("a.md") == A
+    pruned = hub.kb("import", "--dir", str(d), "--prune")
+    assert pruned.code == 0 and pruned.lines[:-1] == ["delete /fs/a.md"]
+    assert hub.content("a.md") is None and hub.content("later.md") == A
+    assert "/fs/a.md" not in json.loads((d / ".agent-hub-kb.json").read_text())["pages"]
+    assert hub.kb("import", "--dir", str(d), "--prune").lines[:-1] == []
+
+
+def test_a_folder_with_no_manifest_is_a_new_bundle(hub: Hub, tmp_path: Path) -> None:
+    d = tmp_path / "new"
+    d.mkdir()
+    (d / "a.md").write_text("other bytes\n")
+    (d / "b.md").write_text("---\ntype: Concept\n---\nb\n")
+    run = hub.kb("import", "--dir", str(d))
+    assert run.code == 1
+    assert run.lines[:-1] == [
+        "conflict /fs/a.md: the hub has this page with other bytes and the export did not",
+        "create /fs/b.md",
+    ]
+
+
+def refused_with_nothing_written(hub: Hub, d: Path, *expected: str, prune: bool = False) -> None:
+    before = hub.writes()
+    run = hub.kb("import", "--dir", str(d), *(["--prune"] if prune else []))
+    assert run.code == 1, run.err
+    assert run.out == ""
+    for text in expected:
+        assert text in run.err
+    assert hub.writes() == before
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda d: os.symlink(d / "a.md", d / "link.md"), "link.md: a symbolic link"),
+        (lambda d: (d / "bin.md").write_bytes(b"\xff\xfe"), "bin.md: not UTF-8"),
+        (lambda d: (d / "big.md").write_bytes(b"x" * (1024 * 1024 + 1)), "big.md: over the 1 MiB"),
+        (lambda d: (d / "A.md").write_text("twin\n"), "differs only in case"),
+        (lambda d: (d / "Runbooks").mkdir() or (d / "Runbooks" / "x.md").write_text("x\n"), "differs only in case"),
+        (lambda d: (d / "a\tb.md").write_text("x\n"), "control character"),
+        (lambda d: (d / "x\\y.md").write_text("x\n"), "backslash"),
+        (lambda d: (d / "bad.md").write_text("---\nokf_version: 1\ntype: Concept\n---\n"), "okf_version_misplaced"),
+        (lambda d: (d / "up.md").write_text("---\ntype: Concept\n---\n[x](../../etc.md)\n"), "link_escapes_bundle"),
+        (lambda d: (d / "un.md").write_text("---\ntype: [Concept\n---\n"), "unparsed_frontmatter"),
+    ],
+)
+def test_every_file_refusal_writes_nothing(hub: Hub, tmp_path: Path, make: Any, why: str) -> None:
+    d = exported(hub, tmp_path)
+    (d / "a.md").write_text(A + "edit that would be written\n")
+    make(d)
+    refused_with_nothing_written(hub, d, why, "nothing was written")
+
+
+@pytest.mark.parametrize(
+    ("pages", "why"),
+    [
+        ({"/fs/a.md": "sha256:" + "0" * 64}, "exported from project"),
+        ("twice", "twice"),
+        ({"/fs/x/../a.md": "sha256:" + "0" * 64}, "not a canonical page path"),
+    ],
+)
+def test_a_manifest_from_elsewhere_or_malformed_refuses(hub: Hub, tmp_path: Path, pages: Any, why: str) -> None:
+    d = exported(hub, tmp_path)
+    (d / "a.md").write_text(A + "edit\n")
+    manifest = d / ".agent-hub-kb.json"
+    if pages == "twice":
+        v = "sha256:" + "0" * 64
+        manifest.write_text(
+            f'{{"format": 1, "project": "{hub.project}", "pages": {{"/fs/a.md": "{v}", "/fs/a.md": "{v}"}}}}'
+        )
+    else:
+        project = "elsewhere" if why.startswith("exported") else hub.project
+        manifest.write_text(json.dumps({"format": 1, "project": project, "pages": pages}))
+    refused_with_nothing_written(hub, d, why)
+
+
+def test_a_case_twin_of_a_page_the_hub_keeps_refuses_unless_pruned(hub: Hub, tmp_path: Path) -> None:
+    d = exported(hub, tmp_path)
+    (d / "a.md").rename(d / "A.md")
+    refused_with_nothing_written(hub, d, "/fs/A.md: differs only in case or normalisation from /fs/a.md on the hub")
+    run = hub.kb("import", "--dir", str(d), "--prune")
+    assert run.code == 0, run.err
+    assert run.lines[:-1] == ["create /fs/A.md", "delete /fs/a.md"]
+
+
+def test_a_refusal_from_the_hub_stops_the_import_with_its_code(hub: Hub, tmp_path: Path) -> None:
+    d = exported(hub, tmp_path)
+    (d / "a.md").write_text("---\ntype: Concept\ntitle: bad\x01title\n---\n")
+    (d / "b.md").write_text("---\ntype: Concept\n---\n")
+    (d / "runbooks" / "deploy.md").write_text(DEPLOY + "edit\n")
+    run = hub.kb("import", "--dir", str(d))
+    assert run.code == 65, run.err
+    assert run.lines[:-1] == [
+        "not attempted /fs/a.md",
+        "not attempted /fs/b.md",
+        "not attempted /fs/runbooks/deploy.md",
+    ]
+    assert "invalid_argument" in run.err
+    assert hub.content("b.md") is None
+
+
+def test_export_refusals_force_and_dot_named_pages(hub: Hub, tmp_path: Path) -> None:
+    hub.put(".hidden/x.md", A)
+    d = exported(hub, tmp_path)
+    assert not (d / ".hidden").exists()
+    # a folder holding anything is refused without --force
+    again = hub.kb("export", "--dir", str(d))
+    assert again.code == 1 and "not empty" in again.err
+    # --force removes only the regular files of pages the old manifest names and the hub no longer has
+    hub.delete("a.md")
+    (d / "mine.txt").write_text("not a page of the export\n")
+    forced = hub.kb("export", "--dir", str(d), "--force")
+    assert forced.code == 0, forced.err
+    assert forced.lines == ["removed /fs/a.md"] and "/fs/.hidden/x.md left out" in forced.err
+    assert not (d / "a.md").exists() and (d / "mine.txt").exists()
+    # a link on the way to a page refuses the export before anything is written
+    (d / "runbooks" / "deploy.md").unlink()
+    (d / "runbooks").rmdir()
+    os.symlink(tmp_path, d / "runbooks")
+    linked = hub.kb("export", "--dir", str(d), "--force")
+    assert linked.code == 1 and "symbolic link" in linked.err
+    # two hub pages that differ only in case refuse the export
+    hub.put("Index.md", A)
+    twins = hub.kb("export", "--dir", str(tmp_path / "fresh"))
+    assert twins.code == 1 and "differ only in case" in twins.err and not (tmp_path / "fresh").exists()
+
+
+def test_exit_codes_for_the_client_itself(hub: Hub, tmp_path: Path) -> None:
+    assert hub.kb("export", "--dir", str(tmp_path / "x"), token="not-a-token").code == 77
+    assert hub.kb("export", "--dir", str(tmp_path / "x"), url="http://127.0.0.1:9").code == 69
+    hub.monkeypatch.delenv("HUB_URL")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
+    none = subprocess.run(
+        [sys.executable, "-m", "kb", "export", "--dir", str(tmp_path / "x")], capture_output=True, env=env, check=False
+    )
+    assert none.returncode == 78, none.stderr
+    usage = subprocess.run([sys.executable, "-m", "kb", "import"], capture_output=True, env=env, check=False)
+    assert usage.returncode == 2
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_shorthands(hub: Hub, tmp_path: Path) -> None:
+    assert hub.kb("get", "a.md").out == A
+    page = tmp_path / "p.md"
+    page.write_text("---\ntype: Concept\n---\n# P\n")
+    put = hub.kb("put", "svc/p.md", str(page), "--if-version", "absent")
+    assert put.code == 0 and put.out.startswith("/fs/svc/p.md sha256:")
+    assert hub.kb("put", "svc/p.md", str(page), "--if-version", "absent").code == 1  # the hub's conflict
+    assert "/fs/svc/\t1 entries" in hub.kb("ls").out
+    assert hub.kb("history", "svc/p.md").out.split("\t")[2] == "created"
+
+
+def test_the_listing_is_paged_through_with_after_and_carries_each_version(hub: Hub, tmp_path: Path) -> None:
+    # Given a listing page far smaller than the base, the export still reads every page
+    hub.monkeypatch.setattr("kb.hub.LISTING_PAGE", 2)
+    d = exported(hub, tmp_path)
+    pages = json.loads((d / ".agent-hub-kb.json").read_text())["pages"]
+    assert sorted(pages) == ["/fs/a.md", "/fs/index.md", "/fs/log.md", "/fs/runbooks/deploy.md"]
+    rows = hub.http.get(f"{hub.base}/pages", params={"meta": "1", "after": "/fs/index.md"}).json()["entries"]
+    assert [r["path"] for r in rows] == ["/fs/log.md", "/fs/runbooks", "/fs/runbooks/deploy.md"]
+    assert rows[0]["version"] == pages["/fs/log.md"]
+
+
+def test_a_page_that_changes_on_the_hub_while_the_import_runs_is_a_conflict(hub: Hub, tmp_path: Path) -> None:
+    # Given a plan made from a listing, after which another writer edits one page and deletes another
+    d = exported(hub, tmp_path)
+    (d / "a.md").write_text(A + "folder edit\n")
+    (d / "log.md").unlink()
+    (d / "runbooks" / "deploy.md").write_text(DEPLOY + "folder edit\n")
+    listed = KbHub.pages
+
+    def racing(self: KbHub) -> dict[str, dict[str, Any]]:
+        rows = listed(self)
+        hub.put("a.md", A + "racing writer\n")
+        hub.delete("log.md")
+        return rows
+
+    hub.monkeypatch.setattr(KbHub, "pages", racing)
+    # When the import writes
+    run = hub.kb("import", "--dir", str(d), "--prune")
+    # Then the guard refuses the raced page, the raced delete is already gone, and the rest is made
+    assert run.code == 1, run.err
+    assert run.lines[:-1] == [
+        "conflict /fs/a.md: changed on the hub while the import ran",
+        "delete /fs/log.md: already gone",
+        "update /fs/runbooks/deploy.md",
+    ]
+    assert hub.content("a.md") == A + "racing writer\n"
+    assert hub.content("runbooks/deploy.md") == DEPLOY + "folder edit\n"
