@@ -3,14 +3,16 @@ every route, and every row of the Refusals table."""
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack, bearer
+from tests.e2e.conftest import LocalStack, bearer, launch_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -224,7 +226,26 @@ def test_413_and_415(kb: httpx.Client, base: str) -> None:
     )
 
 
-def test_two_writers_racing_with_the_same_if_version(kb: httpx.Client, base: str) -> None:
+@pytest.fixture(scope="module")
+def serial_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """A stack that runs one invocation at a time (``DEVSTACK_CONCURRENCY=1``): moto's
+    transactions are not isolated between threads, so a race is judged as the issue sets it,
+    against an emulator in one thread, where requests interleave atomically."""
+    previous = os.environ.get("DEVSTACK_CONCURRENCY")
+    os.environ["DEVSTACK_CONCURRENCY"] = "1"
+    try:
+        with launch_stack(tmp_path_factory.mktemp("serial")) as running:
+            yield running
+    finally:
+        if previous is None:
+            os.environ.pop("DEVSTACK_CONCURRENCY", None)
+        else:
+            os.environ["DEVSTACK_CONCURRENCY"] = previous
+
+
+def test_two_writers_racing_with_the_same_if_version(serial_stack: LocalStack) -> None:
+    kb = httpx.Client(base_url=serial_stack.url, headers=bearer(serial_stack.admin_token), timeout=30.0)
+    base = f"t-{uuid.uuid4().hex[:10]}"
     version = put(kb, f"{base}/race.md", "base")["version"]
     trials = 20  # the 200-trial run is tests/pages/test_pages_routes.py, against the emulator in one thread
     with ThreadPoolExecutor(max_workers=2) as pool:
