@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
@@ -73,11 +73,18 @@ class JobsAnswer(BaseModel):
     jobs: list[Job]
 
 
+def _json_number(value: Any) -> Any:
+    """A JSON number, as the document's ``integer`` means: ``false`` or ``"12"`` is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be an integer")  # noqa: TRY004 - pydantic turns only ValueError into a 400
+    return value
+
+
 class SessionFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Annotated[str, Field(min_length=1, max_length=1024)]
-    size_bytes: Annotated[int, Field(ge=0, le=UPLOAD_MAX_BYTES)]
+    size_bytes: Annotated[int, BeforeValidator(_json_number), Field(ge=0, le=UPLOAD_MAX_BYTES)]
 
 
 class UploadSessionRequest(BaseModel):

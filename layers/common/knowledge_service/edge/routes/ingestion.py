@@ -51,7 +51,7 @@ JobId = Annotated[str, Path(pattern=ingestion.JOB_ID)]
 
 def _form_schema(with_upload_fields: bool) -> dict[str, Any]:
     properties: dict[str, Any] = {
-        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "maxItems": 400},
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "minItems": 1, "maxItems": 400},
         "project": {"type": "string", "maxLength": 63, "pattern": identifiers.PROJECT_OR_DEFAULT_PATTERN},
     }
     if with_upload_fields:
