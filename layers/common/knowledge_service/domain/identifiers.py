@@ -96,6 +96,8 @@ JOB_ID_PROBLEM = "is not a job id (job_ and 16 lower-case hex digits)."
 SESSION_ID_PATTERN = r"^ups_[0-9a-f]{32}$"
 SESSION_ID_PROBLEM = "is not an upload session id (ups_ and 32 lower-case hex digits)."
 ADMISSION_ID_PATTERN = r"^adm_[0-9a-f]{16}$"
+ADMISSION_ID_OR_NONE_PATTERN = r"^(adm_[0-9a-f]{16})?$"
+"""An admission id, or ``""``: none (a form field left empty)."""
 ADMISSION_ID_PROBLEM = "is not an admission id (adm_ and 16 lower-case hex digits)."
 DEAD_LETTER_ID_PATTERN = r"^dl_[0-9a-f]{20}$"
 DEAD_LETTER_ID_PROBLEM = "is not a dead letter id (dl_ and 20 lower-case hex digits)."
@@ -110,6 +112,7 @@ PATTERN_PROBLEMS: dict[str, str] = {
     JOB_ID_PATTERN: JOB_ID_PROBLEM,
     SESSION_ID_PATTERN: SESSION_ID_PROBLEM,
     ADMISSION_ID_PATTERN: ADMISSION_ID_PROBLEM,
+    ADMISSION_ID_OR_NONE_PATTERN: ADMISSION_ID_PROBLEM,
     DEAD_LETTER_ID_PATTERN: DEAD_LETTER_ID_PROBLEM,
     **{record_pattern(prefix): record_problem(prefix) for prefix in RECORD_KINDS},
 }

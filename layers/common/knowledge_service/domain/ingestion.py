@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
@@ -84,7 +84,9 @@ class SessionFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Annotated[str, Field(min_length=1, max_length=1024)]
-    size_bytes: Annotated[int, BeforeValidator(_json_number), Field(ge=0, le=UPLOAD_MAX_BYTES)]
+    size_bytes: Annotated[int, Field(ge=0, le=UPLOAD_MAX_BYTES)]
+
+    _size_is_a_number = field_validator("size_bytes", mode="before")(_json_number)
 
 
 class UploadSessionRequest(BaseModel):

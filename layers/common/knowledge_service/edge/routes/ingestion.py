@@ -56,8 +56,8 @@ def _form_schema(with_upload_fields: bool) -> dict[str, Any]:
     }
     if with_upload_fields:
         properties["force"] = {"type": "string", "enum": ["true", "false"]}
-        properties["admission_job_id"] = {"type": "string", "pattern": ingestion.ADMISSION_ID}
-    return {"type": "object", "properties": properties, "required": ["files"]}
+        properties["admission_job_id"] = {"type": "string", "pattern": identifiers.ADMISSION_ID_OR_NONE_PATTERN}
+    return {"type": "object", "properties": properties, "required": ["files"], "additionalProperties": False}
 
 
 def _request_body(form: dict[str, Any], session_model: type[BaseModel]) -> dict[str, Any]:
