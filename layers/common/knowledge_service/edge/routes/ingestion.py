@@ -259,7 +259,8 @@ def post_preflight(project: Project = None) -> Envelope[Admission]:
 def _one_project(query: str | None, body: str | None) -> str | None:
     """The one project a call names: an empty one (``""``, like one left out) names none."""
     if query and body and query != body:
-        scope_of(router, query)  # the query's project is held first: a caller without standing learns nothing more
+        scope_of(router, query)  # each is held first: a caller without standing learns nothing more,
+        scope_of(router, body)  # and one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
     return body or query
 
@@ -290,6 +291,7 @@ def _scope_and_body(
     if scope is None:
         scope = scope_of(router, named or None)
     elif named and named != scope.project:
+        scope_of(router, named)  # one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
     return scope, body
 
