@@ -102,6 +102,9 @@ ADMISSION_ID_PROBLEM = "is not an admission id (adm_ and 16 lower-case hex digit
 DEAD_LETTER_ID_PATTERN = r"^dl_[0-9a-f]{20}$"
 DEAD_LETTER_ID_PROBLEM = "is not a dead letter id (dl_ and 20 lower-case hex digits)."
 
+EVENT_ACT_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+EVENT_ACT_PROBLEM = "is an event type or a curation act (lower-case letters, digits and '_')."
+
 PATTERN_PROBLEMS: dict[str, str] = {
     PROJECT_ID_PATTERN: PROJECT_PROBLEM,
     PROJECT_OR_DEFAULT_PATTERN: PROJECT_PROBLEM,
@@ -110,6 +113,7 @@ PATTERN_PROBLEMS: dict[str, str] = {
     FORAGER_WORDS_PATTERN: FORAGER_WORDS_PROBLEM,
     NOT_BLANK_PATTERN: "is required.",
     JOB_ID_PATTERN: JOB_ID_PROBLEM,
+    EVENT_ACT_PATTERN: EVENT_ACT_PROBLEM,
     SESSION_ID_PATTERN: SESSION_ID_PROBLEM,
     ADMISSION_ID_PATTERN: ADMISSION_ID_PROBLEM,
     ADMISSION_ID_OR_NONE_PATTERN: ADMISSION_ID_PROBLEM,

@@ -119,7 +119,10 @@ def post_review(
     responses=error_responses(400, 401, 403, 404, 500, 503),
 )
 def get_events(
-    act: Annotated[str | None, Query(max_length=64, description="An event type or a curation act")] = None,
+    act: Annotated[
+        str | None,
+        Query(max_length=64, pattern=identifiers.EVENT_ACT_PATTERN, description="An event type or a curation act"),
+    ] = None,
     cursor: Annotated[str | None, Query(max_length=event_log.CURSOR_MAX)] = None,
     limit: Annotated[int, Query(ge=1, le=event_log.PAGE_MAX)] = event_log.PAGE_DEFAULT,
     project: Project = None,
