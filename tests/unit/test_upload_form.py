@@ -57,3 +57,5 @@ def test_force_is_true_or_false_and_nothing_else() -> None:
     assert flag({}, "force") is False
     with pytest.raises(BadRequest):
         flag({"force": "yes"}, "force")
+    with pytest.raises(BadRequest):
+        flag({"force": " TRUE "}, "force")

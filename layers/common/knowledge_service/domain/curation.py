@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.reads import Reader, missing
 from knowledge_service.errors import BadRequest, Conflict, UpstreamError, UpstreamRefused
 from knowledge_service.identity.principal import Principal
@@ -65,7 +66,7 @@ class ResolveRequest(_Curation):
     """``POST /knowledge/conflicts/{id}/resolve``."""
 
     action: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9_]+$")
-    winner_id: str | None = Field(default=None, max_length=64)
+    winner_id: str | None = Field(default=None, max_length=64, pattern=identifiers.record_pattern("ki"))
 
 
 class DecideRequest(_Curation):

@@ -15,13 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from knowledge_service.domain import identifiers
 from knowledge_service.errors import BadRequest
 from knowledge_service.storage.event_log import EventLog, LoggedEvent
 
 CURSOR_MAX = 400
 PAGE_DEFAULT = 50
 PAGE_MAX = 200
-EVENT_TYPE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+EVENT_TYPE = re.compile(identifiers.EVENT_ACT_PATTERN)
 RECORDED = re.compile(r"^[0-9T:.+\-]{10,40}#[0-9a-f]{32}$")
 
 
@@ -31,8 +32,8 @@ class EventPage(BaseModel):
 
 
 def page(log: EventLog, *, act: str | None, project: str | None, limit: int, cursor: str | None) -> EventPage:
-    if act is not None and not EVENT_TYPE.match(act):
-        raise BadRequest("act", "is an event type or a curation act (lower-case letters, digits and '_').")
+    if act is not None and not EVENT_TYPE.fullmatch(act):
+        raise BadRequest("act", identifiers.EVENT_ACT_PROBLEM)
     rows, last = log.page(act=act, project=project, limit=limit, after=decode_cursor(cursor))
     return EventPage(events=[_plain(row) for row in rows], next_cursor=encode_cursor(last) if last else None)
 

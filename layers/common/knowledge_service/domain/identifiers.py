@@ -91,6 +91,20 @@ def forager_words(value: str | None, field: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+JOB_ID_PATTERN = r"^job_[0-9a-f]{16}$"
+JOB_ID_PROBLEM = "is not a job id (job_ and 16 lower-case hex digits)."
+SESSION_ID_PATTERN = r"^ups_[0-9a-f]{32}$"
+SESSION_ID_PROBLEM = "is not an upload session id (ups_ and 32 lower-case hex digits)."
+ADMISSION_ID_PATTERN = r"^adm_[0-9a-f]{16}$"
+ADMISSION_ID_OR_NONE_PATTERN = r"^(adm_[0-9a-f]{16})?$"
+"""An admission id, or ``""``: none (a form field left empty)."""
+ADMISSION_ID_PROBLEM = "is not an admission id (adm_ and 16 lower-case hex digits)."
+DEAD_LETTER_ID_PATTERN = r"^dl_[0-9a-f]{20}$"
+DEAD_LETTER_ID_PROBLEM = "is not a dead letter id (dl_ and 20 lower-case hex digits)."
+
+EVENT_ACT_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+EVENT_ACT_PROBLEM = "is an event type or a curation act (lower-case letters, digits and '_')."
+
 PATTERN_PROBLEMS: dict[str, str] = {
     PROJECT_ID_PATTERN: PROJECT_PROBLEM,
     PROJECT_OR_DEFAULT_PATTERN: PROJECT_PROBLEM,
@@ -98,6 +112,12 @@ PATTERN_PROBLEMS: dict[str, str] = {
     KNOWLEDGE_BASE_OR_UNBIND_PATTERN: KNOWLEDGE_BASE_PROBLEM,
     FORAGER_WORDS_PATTERN: FORAGER_WORDS_PROBLEM,
     NOT_BLANK_PATTERN: "is required.",
+    JOB_ID_PATTERN: JOB_ID_PROBLEM,
+    EVENT_ACT_PATTERN: EVENT_ACT_PROBLEM,
+    SESSION_ID_PATTERN: SESSION_ID_PROBLEM,
+    ADMISSION_ID_PATTERN: ADMISSION_ID_PROBLEM,
+    ADMISSION_ID_OR_NONE_PATTERN: ADMISSION_ID_PROBLEM,
+    DEAD_LETTER_ID_PATTERN: DEAD_LETTER_ID_PROBLEM,
     **{record_pattern(prefix): record_problem(prefix) for prefix in RECORD_KINDS},
 }
 """What a value that misses each declared pattern is told: the same words the checks above use,

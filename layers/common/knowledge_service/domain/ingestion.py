@@ -25,8 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
 from knowledge_service.errors import Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
 from knowledge_service.storage.staging import StagingStore, part_key
@@ -45,14 +46,15 @@ INLINE_MAX_BYTES = 4 * MB
 SESSION_SECONDS = 3600
 PATHS_MAX = 100
 JOBS_LIMIT_MAX = 100
-JOB_ID = r"^job_[0-9a-f]{16}$"
-SESSION_ID = r"^ups_[0-9a-f]{32}$"
-ADMISSION_ID = r"^adm_[0-9a-f]{16}$"
+JOB_ID = identifiers.JOB_ID_PATTERN
+SESSION_ID = identifiers.SESSION_ID_PATTERN
+ADMISSION_ID = identifiers.ADMISSION_ID_PATTERN
 NO_SUCH_JOB = "There is no such job in this knowledge base."
 NO_SUCH_BASE = "FORAGER holds no such knowledge base (GET /knowledge/projects lists the ones it holds)."
 NO_SUCH_SESSION = "There is no such upload session for this project."
 
-ProjectField = Annotated[str | None, Field(max_length=63)]
+ProjectField = Annotated[str | None, Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)]
+"""The project a body names; ``""`` (like leaving it out) names none: the query's, or the console default."""
 
 
 class JobRequest(BaseModel):
@@ -71,11 +73,20 @@ class JobsAnswer(BaseModel):
     jobs: list[Job]
 
 
+def _json_number(value: Any) -> Any:
+    """A JSON number, as the document's ``integer`` means: ``false`` or ``"12"`` is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be an integer")  # noqa: TRY004 - pydantic turns only ValueError into a 400
+    return value
+
+
 class SessionFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: Annotated[str, Field(min_length=1, max_length=1024)]
     size_bytes: Annotated[int, Field(ge=0, le=UPLOAD_MAX_BYTES)]
+
+    _size_is_a_number = field_validator("size_bytes", mode="before")(_json_number)
 
 
 class UploadSessionRequest(BaseModel):

@@ -121,7 +121,7 @@ def _filename(name: str) -> str:
 
 
 def flag(fields: dict[str, str], name: str) -> bool:
-    value = fields.get(name, "false").strip().lower()
+    value = fields.get(name, "false")  # exactly as the document's enum says: not " TRUE "
     if value not in ("true", "false"):
         raise BadRequest(name, "must be true or false.")
     return value == "true"

@@ -26,3 +26,6 @@ ForagerWords = Annotated[
 StatementId = Annotated[str, Path(pattern=identifiers.record_pattern("ki"), description="ki_ and 16 hex digits")]
 EntityId = Annotated[str, Path(pattern=identifiers.record_pattern("ent"), description="ent_ and 16 hex digits")]
 SourceId = Annotated[str, Path(pattern=identifiers.record_pattern("src"), description="src_ and 16 hex digits")]
+ConflictId = Annotated[str, Path(pattern=identifiers.record_pattern("cf"), description="cf_ and 16 hex digits")]
+DuplicateId = Annotated[str, Path(pattern=identifiers.record_pattern("mc"), description="mc_ and 16 hex digits")]
+ExportId = Annotated[str, Path(pattern=identifiers.record_pattern("exp"), description="exp_ and 16 hex digits")]

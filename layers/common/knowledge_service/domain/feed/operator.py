@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.consumer import inbox_row, new_action
 from knowledge_service.domain.feed.door import Admitted
@@ -37,7 +38,7 @@ COMMERCIAL_PREFIXES = ("commerce.", "billing.")
 class ReplayRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    project: str = Field(max_length=64)
+    project: str = Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)
     reason: Literal["transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry"]
     after_fix: bool = False
     change: str | None = Field(default=None, max_length=200)
@@ -46,8 +47,8 @@ class ReplayRequest(BaseModel):
 class DiscardRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    project: str | None = Field(default=None, max_length=64)
-    knowledge_base: str | None = Field(default=None, max_length=64)
+    project: str | None = Field(default=None, max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)
+    knowledge_base: str | None = Field(default=None, max_length=64, pattern=identifiers.KNOWLEDGE_BASE_PATTERN)
     reason: Literal["sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable"]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import curation as domain
@@ -18,6 +18,7 @@ from knowledge_service.domain import event_log, identifiers
 from knowledge_service.domain.reads import Reader
 from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import ConflictId, DuplicateId, EntityId, Project, StatementId
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
 from knowledge_service.upstream import models as m
@@ -27,9 +28,6 @@ router = APIGatewayRouter()
 CURATE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR, capability="forager.knowledge.curate")
 REFUSALS = error_responses(400, 401, 402, 403, 404, 409, 500, 502, 503, 504)
 TAGS = ["curation"]
-
-Project = Annotated[str | None, Query(description="ANTHILL project id; the console default when omitted")]
-RecordId = Annotated[str, Path(description="The id FORAGER minted")]
 
 
 def _reader(project: str | None) -> Reader:
@@ -45,7 +43,7 @@ def _reader(project: str | None) -> Reader:
     responses=REFUSALS,
 )
 def post_resolve(
-    id: RecordId, request: Annotated[domain.ResolveRequest, Body()], project: Project = None
+    id: ConflictId, request: Annotated[domain.ResolveRequest, Body()], project: Project = None
 ) -> Envelope[m.ConflictRecord]:
     conflict_id = identifiers.record_id(id, "cf")
     if request.winner_id is not None:
@@ -61,7 +59,7 @@ def post_resolve(
     openapi_extensions=CURATE,
     responses=REFUSALS,
 )
-def post_reopen(id: RecordId, project: Project = None) -> Envelope[m.ConflictRecord]:
+def post_reopen(id: ConflictId, project: Project = None) -> Envelope[m.ConflictRecord]:
     conflict_id = identifiers.record_id(id, "cf")
     reader = _reader(project)
     return ok(domain.reopen(reader, caller(router.current_event), runtime().events, conflict_id))
@@ -75,7 +73,7 @@ def post_reopen(id: RecordId, project: Project = None) -> Envelope[m.ConflictRec
     responses=REFUSALS,
 )
 def post_decide(
-    id: RecordId, request: Annotated[domain.DecideRequest, Body()], project: Project = None
+    id: DuplicateId, request: Annotated[domain.DecideRequest, Body()], project: Project = None
 ) -> Envelope[domain.DuplicateDecided]:
     candidate_id = identifiers.record_id(id, "mc")
     reader = _reader(project)
@@ -90,7 +88,7 @@ def post_decide(
     responses=REFUSALS,
 )
 def post_unmerge(
-    id: RecordId, request: Annotated[domain.UnmergeRequest | None, Body()] = None, project: Project = None
+    id: EntityId, request: Annotated[domain.UnmergeRequest | None, Body()] = None, project: Project = None
 ) -> Envelope[domain.Unmerged]:
     entity_id = identifiers.record_id(id, "ent")
     reader = _reader(project)
@@ -106,7 +104,7 @@ def post_unmerge(
     responses=REFUSALS,
 )
 def post_review(
-    id: RecordId, request: Annotated[domain.ReviewRequest, Body()], project: Project = None
+    id: StatementId, request: Annotated[domain.ReviewRequest, Body()], project: Project = None
 ) -> Envelope[domain.Reviewed]:
     knowledge_id = identifiers.record_id(id, "ki")
     reader = _reader(project)
@@ -121,7 +119,10 @@ def post_review(
     responses=error_responses(400, 401, 403, 404, 500, 503),
 )
 def get_events(
-    act: Annotated[str | None, Query(max_length=64, description="An event type or a curation act")] = None,
+    act: Annotated[
+        str | None,
+        Query(max_length=64, pattern=identifiers.EVENT_ACT_PATTERN, description="An event type or a curation act"),
+    ] = None,
     cursor: Annotated[str | None, Query(max_length=event_log.CURSOR_MAX)] = None,
     limit: Annotated[int, Query(ge=1, le=event_log.PAGE_MAX)] = event_log.PAGE_DEFAULT,
     project: Project = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel
 
@@ -20,6 +20,7 @@ from knowledge_service.domain import identifiers
 from knowledge_service.domain.reads import Reader
 from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import ExportId, Project
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
 from knowledge_service.upstream import models as m
@@ -29,9 +30,6 @@ router = APIGatewayRouter()
 READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ, capability="knowledge.export")
 TAKE = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.OPERATOR, capability="knowledge.export")
 TAGS = ["exports"]
-
-Project = Annotated[str | None, Query(description="ANTHILL project id; the console default when omitted")]
-ExportId = Annotated[str, Path(description="The export id FORAGER minted (exp_ and 16 hex digits)")]
 
 
 class ArchiveHandedOver(BaseModel):

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, operator
 from knowledge_service.domain.feed.view import FeedView, feed_view
 from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
@@ -55,7 +56,7 @@ def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
 
 
 # ---------------------------------------------------------------- dead letters (E-19 build 2)
-DeadLetterId = Annotated[str, Path(pattern=r"^dl_[0-9a-f]{20}$")]
+DeadLetterId = Annotated[str, Path(pattern=identifiers.DEAD_LETTER_ID_PATTERN)]
 
 
 @router.get(
@@ -66,7 +67,7 @@ DeadLetterId = Annotated[str, Path(pattern=r"^dl_[0-9a-f]{20}$")]
     responses=error_responses(400, 401, 403, 404, 500),
 )
 def get_dead_letters(
-    project: Annotated[str | None, Query(max_length=64)] = None,
+    project: Project = None,
     state: Annotated[Literal["unresolved", "resolved", "all"], Query()] = "unresolved",
     installation: Annotated[bool, Query()] = False,
 ) -> Envelope[operator.DeadLetterList]:
@@ -87,9 +88,7 @@ def get_dead_letters(
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 409, 500),
 )
-def get_dead_letter(
-    id: DeadLetterId, project: Annotated[str | None, Query(max_length=64)] = None
-) -> Envelope[operator.DeadLetterDetail]:
+def get_dead_letter(id: DeadLetterId, project: Project = None) -> Envelope[operator.DeadLetterDetail]:
     rt = runtime()
     scope = scope_of(router, project)
     entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)

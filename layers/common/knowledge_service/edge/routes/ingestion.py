@@ -21,11 +21,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ValidationError
 
-from knowledge_service.domain import ingestion
+from knowledge_service.domain import identifiers, ingestion
 from knowledge_service.domain.scope import Scope
 from knowledge_service.domain.upload_form import Form, flag, parse_form
 from knowledge_service.edge.access import REQUEST_BODY_KEY, ProjectAccess, access, caller, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
+from knowledge_service.edge.params import Project
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import BadRequest, PayloadTooLarge
 from knowledge_service.identity.principal import Permission
@@ -46,18 +47,17 @@ UPLOAD_FIELDS = frozenset({"project", "force", "admission_job_id"})
 PREFLIGHT_FIELDS = frozenset({"project"})
 
 JobId = Annotated[str, Path(pattern=ingestion.JOB_ID)]
-Project = Annotated[str | None, Query(max_length=63)]
 
 
 def _form_schema(with_upload_fields: bool) -> dict[str, Any]:
     properties: dict[str, Any] = {
-        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "maxItems": 400},
-        "project": {"type": "string", "maxLength": 63},
+        "files": {"type": "array", "items": {"type": "string", "format": "binary"}, "minItems": 1, "maxItems": 400},
+        "project": {"type": "string", "maxLength": 63, "pattern": identifiers.PROJECT_OR_DEFAULT_PATTERN},
     }
     if with_upload_fields:
         properties["force"] = {"type": "string", "enum": ["true", "false"]}
-        properties["admission_job_id"] = {"type": "string", "pattern": ingestion.ADMISSION_ID}
-    return {"type": "object", "properties": properties, "required": ["files"]}
+        properties["admission_job_id"] = {"type": "string", "pattern": identifiers.ADMISSION_ID_OR_NONE_PATTERN}
+    return {"type": "object", "properties": properties, "required": ["files"], "additionalProperties": False}
 
 
 def _request_body(form: dict[str, Any], session_model: type[BaseModel]) -> dict[str, Any]:
@@ -220,7 +220,7 @@ def post_upload(project: Project = None) -> Envelope[Job]:
     force = flag(body.fields, "force")
     admission = body.fields.get("admission_job_id") or None
     if admission is not None and not re.fullmatch(ingestion.ADMISSION_ID, admission):
-        raise BadRequest("admission_job_id", "is not an admission id (adm_ and 16 lower-case hex digits).")
+        raise BadRequest("admission_job_id", identifiers.ADMISSION_ID_PROBLEM)
     return ok(
         _once(
             scope,
@@ -257,9 +257,12 @@ def post_preflight(project: Project = None) -> Envelope[Admission]:
 
 # ---------------------------------------------------------------------- plumbing
 def _one_project(query: str | None, body: str | None) -> str | None:
-    if query is not None and body is not None and query != body:
+    """The one project a call names: an empty one (``""``, like one left out) names none."""
+    if query and body and query != body:
+        scope_of(router, query)  # each is held first: a caller without standing learns nothing more,
+        scope_of(router, body)  # and one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
-    return body if body is not None else query
+    return body or query
 
 
 def _scope_and_body(
@@ -272,7 +275,7 @@ def _scope_and_body(
     held as soon as the body is read.
     """
     event = router.current_event
-    scope = scope_of(router, project) if project is not None else None
+    scope = scope_of(router, project) if project else None
     content_type = event.headers.get("content-type") or event.headers.get("Content-Type") or ""
     raw = _bounded_body(event.body or "", bool(event.is_base64_encoded))
     body: ModelT | Form
@@ -286,8 +289,9 @@ def _scope_and_body(
         body = parse_form(raw, content_type, fields)
         named = body.fields.get("project")
     if scope is None:
-        scope = scope_of(router, named)
-    elif named is not None and named != project:
+        scope = scope_of(router, named or None)
+    elif named and named != scope.project:
+        scope_of(router, named)  # one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
     return scope, body
 
