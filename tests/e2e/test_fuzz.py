@@ -35,9 +35,20 @@ CHECKS = (
     "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
     "negative_data_rejection,positive_data_acceptance"
 )
-"""No exclusions: the document declares every shape the code enforces (patterns, lengths, bounds,
-enums), so schema-valid data is never refused (``positive_data_acceptance``, ST202) and
-schema-invalid data is never taken (``negative_data_rejection``)."""
+"""The document declares every shape the code enforces (patterns, lengths, bounds, enums), so
+schema-valid data is never refused (``positive_data_acceptance``, ST202) and schema-invalid data
+is never taken (``negative_data_rejection``)."""
+
+BEYOND_THE_SCHEMA = (
+    r"^/(settings|knowledge/(conflicts/\{id\}/resolve|duplicates/\{id\}/decide|"
+    r"entities/\{id\}/unmerge|items/\{id\}/review))$"
+)
+"""The one exception, named: operations whose check refuses more than JSON Schema can state,
+so they are fuzzed with every check but ``positive_data_acceptance`` (a second, short run).
+``POST /settings``: a ``knowledge_forager_input_roots`` folder must lie inside the workspace
+once percent-decoding, Unicode look-alikes, ``..`` and blocked folders are resolved (400
+``setting_refused``). The curation acts: a note is at most 2,000 characters *after trimming*,
+refused rather than cut. Declaring either exactly is the next step (issue 9's note)."""
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +70,17 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
         "PYTHONPATH": str(ROOT),
         "NO_COLOR": "1",
     }
+    runs = [
+        (CHECKS, "240", ["--exclude-path-regex", BEYOND_THE_SCHEMA]),
+        (CHECKS.replace(",positive_data_acceptance", ""), "90", ["--include-path-regex", BEYOND_THE_SCHEMA]),
+    ]
+    for checks, max_time, selection in runs:
+        run_schemathesis(env, fuzz_stack, tmp_path, checks, max_time, selection)
+
+
+def run_schemathesis(
+    env: dict[str, str], fuzz_stack: LocalStack, tmp_path: Path, checks: str, max_time: str, selection: list[str]
+) -> None:
     command = [
         str(Path(sys.executable).parent / "schemathesis"),
         "run",
@@ -66,7 +88,7 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
         "--header",
         f"Authorization: Bearer {fuzz_stack.admin_token}",
         "--checks",
-        CHECKS,
+        checks,
         "--max-examples",
         EXAMPLES,
         "--seed",
@@ -80,11 +102,12 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
         "--request-timeout",
         "30",
         "--max-time",
-        "240",
+        max_time,
         "--report",
         "junit",
         "--report-dir",
-        str(tmp_path),
+        str(tmp_path / selection[0].strip("-")),
+        *selection,
     ]
     result = subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=int(MAX_SECONDS) + 240
