@@ -41,14 +41,16 @@ is never taken (``negative_data_rejection``)."""
 
 BEYOND_THE_SCHEMA = (
     r"^/(settings|knowledge/(conflicts/\{id\}/resolve|duplicates/\{id\}/decide|"
-    r"entities/\{id\}/unmerge|items/\{id\}/review))$"
+    r"entities/\{id\}/unmerge|items/\{id\}/review|events|feed))$"
 )
 """The one exception, named: operations whose check refuses more than JSON Schema can state,
 so they are fuzzed with every check but ``positive_data_acceptance`` (a second, short run).
 ``POST /settings``: a ``knowledge_forager_input_roots`` folder must lie inside the workspace
 once percent-decoding, Unicode look-alikes, ``..`` and blocked folders are resolved (400
 ``setting_refused``). The curation acts: a note is at most 2,000 characters *after trimming*,
-refused rather than cut. Declaring either exactly is the next step (issue 9's note)."""
+refused rather than cut. ``GET /knowledge/events`` (``cursor``) and ``GET /knowledge/feed``
+(``actions_after``): an opaque cursor the colony minted, which no pattern can tell from a made-up
+one. Declaring the first two exactly is the next step (issue 9's note)."""
 
 
 @pytest.fixture(scope="module")
