@@ -6,7 +6,7 @@ colony release. They still refuse an answer that lacks what the edge relies on.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -402,21 +402,6 @@ class Retrieval(UpstreamModel):
 
 
 # ---------------------------------------------------------------------- ingestion
-STAGES = (
-    "source_registration",
-    "parsing_extraction",
-    "normalization",
-    "chunking",
-    "semantic_extraction",
-    "entity_resolution",
-    "dedup_conflict",
-    "provenance",
-    "validation",
-    "indexing",
-    "export_availability",
-)
-"""The eleven stages of an ingestion job, in the order FORAGER runs them."""
-
 JobStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 StageStatus = Literal["pending", "running", "completed", "failed"]
 StageName = Literal[
@@ -432,6 +417,8 @@ StageName = Literal[
     "indexing",
     "export_availability",
 ]
+STAGES: tuple[str, ...] = get_args(StageName)
+"""The eleven stages of an ingestion job, in the order FORAGER runs them."""
 
 
 class JobStage(UpstreamModel):
