@@ -3,8 +3,8 @@
 The stack is ``python -m devstack`` in its own process (as the e2e tier starts it); a
 fresh project and the human admin's token. The 2,000-page base is seeded straight into the
 page store (each page's bytes in the archive bucket and its head, as ``benchmarks/pages.py``
-seeds heads), because 2,000 PUTs through the hub are quadratic: each write walks every head
-of the base (see docs/benchmarks.md).
+seeds heads): 2,000 PUTs through the hub were quadratic when each write walked every head
+of the base, and seeding stays the quicker way to a 2,000-page base (see docs/benchmarks.md).
 Measured, each with its seconds and the HTTP requests the command made: the export of the
 base, an import of the exported folder that changes nothing, an import after 20 pages were
 edited and 20 added in the folder, and an import with ``--prune`` after 20 were removed.

@@ -1,5 +1,6 @@
-"""Pages: PUT and GET through the handler against the emulator, and lint + stats over a
-10,000-page base (a cold walk and a cached one).
+"""Pages: PUT and GET through the handler against the emulator, a PUT into a 2,000-page
+base (what a write costs does not grow with the base: it reads its own link targets), and
+lint + stats over a 10,000-page base (a cold walk and a cached one).
 
 In-process: moto for AWS (tables and buckets from template.yaml), the pages function's own
 handler with an admin principal in the request context. The 10,000-page base is seeded
@@ -26,6 +27,8 @@ from knowledge_service.runtime import Runtime
 
 ITERATIONS = 100
 BASE_PAGES = 10_000
+WRITE_BASE_PAGES = 2_000
+WRITE_ITERATIONS = 20
 KB = "/api/v1/projects/falcon/kb"
 PAGE = "---\ntype: Runbook\ntitle: Deploy the hub\ntags: [ops]\n---\n# Deploy\n\nSee [caddy](caddy.md).\n" + "x" * 2000
 
@@ -108,6 +111,18 @@ def measure() -> list[dict[str, Any]]:
                     invoke()
                     samples.append((time.perf_counter() - start) * 1000)
             rows.append(_row(name, samples, dict(calls), ITERATIONS))
+
+        _seed(rt, WRITE_BASE_PAGES)  # a PUT reads its own link targets, not the base
+        name = f"PUT kb/pages/{{path}} (2 KiB, JSON, into a {WRITE_BASE_PAGES:,}-page base)"
+        put = cases[0][1]
+        samples = []
+        with aws_calls() as calls:
+            for i in range(WRITE_ITERATIONS):
+                invoke = put(ITERATIONS + i)
+                start = time.perf_counter()
+                invoke()
+                samples.append((time.perf_counter() - start) * 1000)
+        rows.append(_row(name, samples, dict(calls), WRITE_ITERATIONS))
 
         _seed(rt, BASE_PAGES)
         for name, path in (("GET kb/lint", "/lint"), ("GET kb/stats", "/stats")):

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 ABSENT = "absent"
 BRAIN_VALUE_LIMIT = 4 * 1024 * 1024
 _TRANSACT_LIMIT = 100
+_BATCH_READ = 100  # BatchGetItem's most keys a request
 
 
 def version_of(content: bytes) -> str:
@@ -136,6 +137,46 @@ class PageStore:
     def heads(self, project: str) -> list[Head]:
         """Every head of the project, tombstones included, in path order."""
         return [_head(item) for item in self._query(Key("pk").eq(f"PAGE#{project}"))]
+
+    def existing(self, project: str, paths: set[str]) -> set[str]:
+        """Which of ``paths`` are pages there now (tombstones are not): one consistent batch
+        read per hundred paths, whatever the size of the base."""
+        found: set[str] = set()
+        name = self.table.name
+        wanted = sorted(paths)
+        for start in range(0, len(wanted), _BATCH_READ):
+            request: dict[str, Any] = {
+                name: {
+                    "Keys": [{"pk": f"PAGE#{project}", "sk": p} for p in wanted[start : start + _BATCH_READ]],
+                    "ConsistentRead": True,
+                    "ProjectionExpression": "sk, version",
+                }
+            }
+            while request:
+                answer = self._client.batch_get_item(RequestItems=request)
+                found.update(
+                    str(item["sk"]) for item in answer.get("Responses", {}).get(name, []) if item.get("version")
+                )
+                request = answer.get("UnprocessedKeys") or {}
+        return found
+
+    def holds_pages_under(self, project: str, directory: str) -> bool:
+        """Whether some page there now lies under ``directory``: a key-range read that stops at
+        the first one (tombstones skipped)."""
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(f"PAGE#{project}") & Key("sk").begins_with(f"{directory}/"),
+            "FilterExpression": Attr("version").exists(),
+            "ProjectionExpression": "sk",
+            "ConsistentRead": True,
+            "Limit": _BATCH_READ,
+        }
+        while True:
+            page = self.table.query(**kwargs)
+            if page.get("Items"):
+                return True
+            if "LastEvaluatedKey" not in page:
+                return False
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def generation(self, project: str) -> tuple[int, int]:
         """(write generation, bytes the kept versions use)."""

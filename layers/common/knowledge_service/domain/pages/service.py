@@ -13,7 +13,7 @@ from typing import Any
 
 from knowledge_service.domain.pages import frontmatter, paths
 from knowledge_service.domain.pages.describe import describe
-from knowledge_service.domain.pages.tree import VERIFICATION_WINDOW_SECONDS, walk
+from knowledge_service.domain.pages.tree import VERIFICATION_WINDOW_SECONDS, broken_link, walk
 from knowledge_service.errors import BadRequest, Conflict, InternalError, NotFound, PayloadTooLarge
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.page_store import ABSENT, Head, LogRow, PageStore, Write, iso
@@ -28,6 +28,7 @@ MAX_HISTORY_ROWS = 200
 MAX_LISTING = 500
 HUMAN = "human"
 _UNGUARDED_ATTEMPTS = 5
+_LOOKED_UP_DIRECTORIES = 25
 
 
 def invalid(field: str, problem: str) -> BadRequest:
@@ -395,9 +396,22 @@ class Pages:
             if if_version is not None or attempt == _UNGUARDED_ATTEMPTS - 1:
                 fresh = self.store.head(self.project, path)
                 raise _conflict(fresh.version if fresh else None)
-        tree = walk(self.store, self.project)
-        lint = list(meta["lint"]) + tree.broken_links(path, meta["links"])
+        lint = list(meta["lint"]) + self._broken_links(path, meta["links"])
         return Written(path, version, len(data), lint, warnings)
+
+    def _broken_links(self, path: str, links: list[list[Any]]) -> list[dict[str, Any]]:
+        """The write's ``broken_link`` findings, read from its own link targets only: which
+        of them are pages (batched reads), then, for each that is not, whether it is a
+        directory that holds a page. A write costs its links, never the base's size; a page
+        naming more than ``_LOOKED_UP_DIRECTORIES`` non-pages reads the (kept) walk instead,
+        so no write costs more than one walk."""
+        targets = {str(target) for target, _href, _line in links if target != path}
+        pages = self.store.existing(self.project, targets)
+        others = targets - pages - {paths.ROOT}
+        if len(others) > _LOOKED_UP_DIRECTORIES:
+            return walk(self.store, self.project).broken_links(path, links)
+        missing = {t for t in others if not self.store.holds_pages_under(self.project, t)}
+        return [broken_link(path, target, href, line) for target, href, line in links if target in missing]
 
 
 def _version(data: bytes) -> str:

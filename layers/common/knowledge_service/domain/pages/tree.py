@@ -22,6 +22,10 @@ CACHE_SECONDS = 10.0
 VERIFICATION_WINDOW_SECONDS = 300
 
 
+def broken_link(path: str, target: str, href: str, line: int) -> dict[str, Any]:
+    return finding("broken_link", path, f"The link '{href}' names {target}, which is not a page in the tree.", line)
+
+
 def trust_of(head: Head) -> str:
     """Derived, never stored: the write log's note (``verified_version``) decides, not a clock."""
     verified = ((head.meta.get("fm") or {}).get("verified")) or []
@@ -141,7 +145,7 @@ class Tree:
     # -------------------------------------------------------------- lint and stats
     def broken_links(self, path: str, links: list[list[Any]]) -> list[dict[str, Any]]:
         return [
-            finding("broken_link", path, f"The link '{href}' names {target}, which is not a page in the tree.", line)
+            broken_link(path, target, href, line)
             for target, href, line in links
             if not self.is_target(target) and target != path
         ]
