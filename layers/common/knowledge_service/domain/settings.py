@@ -137,6 +137,9 @@ def apply_settings(
     If the settings write fails after the credential was replaced, the previous credential
     is put back, so a failed request leaves nothing half-written.
     """
+    for field in sorted(update.model_fields_set):  # the document says never null, of every setting
+        if getattr(update, field) is None:
+            raise BadRequest(field, "may be left out, but not null.")
     changes = update.model_dump(exclude_unset=True, exclude={"knowledge_forager_token", *FILE_ONLY})
     if not changes and update.knowledge_forager_token is None:
         raise BadRequest("body", "names no setting to change.")
@@ -149,9 +152,6 @@ def apply_settings(
         changes["knowledge_forager_endpoint"] = _endpoint(env, update.knowledge_forager_endpoint)
     if update.knowledge_forager_input_roots is not None:
         changes["knowledge_forager_input_roots"] = _input_roots(env, update.knowledge_forager_input_roots)
-    for field in ("knowledge_enabled", "knowledge_auto_study", "knowledge_revision_study", INPUT_ROOTS_FIELD):
-        if field in changes and changes[field] is None:
-            raise BadRequest(field, "may be left out, but not null.")
 
     current = config.settings()
     updated = current.model_copy(update={**changes, "updated_at": datetime.now(UTC), "updated_by": actor})
