@@ -3,9 +3,12 @@ event log rows each act leaves (never the person's note)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forager_simulator import Simulator
 from forager_simulator.corpus import record_id
@@ -310,3 +313,36 @@ def test_binding_and_unbinding_a_project_leave_their_rows(api: Api, knowledge_on
     )
     (row,) = knowledge_on.events.recent("knowledge_project_unbound")
     assert (row.actor, row.payload) == ("ada", {"project": "colony-docs"})
+
+
+# ---------------------------------------------------------------- a note's rule, declared exactly
+_EDGE = st.text(alphabet=" \t\n\r\f\v\u00a0\u2003\u3000x", max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    note=st.builds(
+        lambda head, size, fill, tail: head + fill * size + tail,
+        _EDGE,
+        st.integers(min_value=1995, max_value=2005),
+        st.sampled_from(["n", " ", "\u00a0", "é"]),
+        _EDGE,
+    )
+)
+def test_a_note_is_taken_exactly_when_the_declared_pattern_matches(note: str) -> None:
+    from pydantic import ValidationError
+
+    from knowledge_service.domain.curation import NOTES_PATTERN, ResolveRequest
+
+    declared = re.search(NOTES_PATTERN, note) is not None
+    try:
+        ResolveRequest.model_validate({"action": "dismiss", "notes": note})
+        taken = True
+    except ValidationError:
+        taken = False
+    assert taken == declared, repr(note[:8] + "…" + note[-8:])
+
+
+def test_a_note_padded_with_a_no_break_space_is_not_trimmed_of_it(api: Api, knowledge_on: Runtime) -> None:
+    answer = act(api, ROUTES["resolve"][0], LAUNCH, {"action": "dismiss", "notes": "\u00a0" + "n" * 2000})
+    assert (answer.status, answer.body["message"].startswith("notes:")) == (400, True)

@@ -4,8 +4,14 @@ lays it out (workspace, setting, next, refused, running, waiting)."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from knowledge_service.domain.settings import INPUT_ROOT_PATTERN, input_root_refusal
+from knowledge_service.domain.workspace_paths import BLOCKED_SEGMENTS, PATH_MAX, resolve
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from tests.conftest import Api
 
@@ -13,10 +19,10 @@ ROOTS = "knowledge_forager_input_roots"
 
 
 def test_folders_inside_the_workspace_are_written_as_given(api: Api, aws: Runtime) -> None:
-    answer = api.call("POST", "/settings", body={ROOTS: ["handbook", "/srv/colony/workspace/docs/procedures"]})
+    answer = api.call("POST", "/settings", body={ROOTS: ["handbook", "docs/procedures (2026)"]})
     assert answer.status == 200, answer.raw
-    assert answer.body["data"][ROOTS] == ["handbook", "/srv/colony/workspace/docs/procedures"]
-    assert aws.config.settings().knowledge_forager_input_roots == ("handbook", "/srv/colony/workspace/docs/procedures")
+    assert answer.body["data"][ROOTS] == ["handbook", "docs/procedures (2026)"]
+    assert aws.config.settings().knowledge_forager_input_roots == ("handbook", "docs/procedures (2026)")
 
 
 @pytest.mark.parametrize(
@@ -26,6 +32,13 @@ def test_folders_inside_the_workspace_are_written_as_given(api: Api, aws: Runtim
         ("../other", "climbs out of the workspace"),
         ("docs/.git", "blocked folder"),
         ("/srv/colony/workspace/../secrets", "outside the colony's workspace"),
+        ("/srv/colony/workspace/docs", "it is absolute; name it relative to the workspace"),
+        ("docs/../handbook", "without empty, '.' or '..' names"),
+        ("docs//handbook", "without empty, '.' or '..' names"),
+        ("docs/./handbook", "without empty, '.' or '..' names"),
+        ("docs%2Fhandbook", "a name holds a character other than"),
+        ("docs\\handbook", "a name holds a character other than"),
+        ("caf\u00e9", "a name holds a character other than"),
     ],
 )
 def test_a_folder_outside_is_refused_naming_the_folder_and_the_reason(
@@ -41,7 +54,9 @@ def test_a_folder_outside_is_refused_naming_the_folder_and_the_reason(
 def test_an_unmanaged_engine_is_handed_nothing_and_the_validation_still_reports(
     api: Api, aws: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    api.call("POST", "/settings", body={ROOTS: ["handbook", "/srv/colony/workspace/archive"]})
+    # Written before POST /settings took relative folders only: an absolute one still reports.
+    stored = aws.config.settings().model_copy(update={ROOTS: ("handbook", "/srv/colony/workspace/archive")})
+    aws.config.save_settings(stored)
     monkeypatch.setenv("KNOWLEDGE_WORKSPACE_ROOT", "/srv/colony/workspace/archive")  # the workspace moved
     reset_runtime()
     roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
@@ -77,3 +92,21 @@ def test_a_managed_engine_is_handed_the_setting_then_the_environment(
     assert roots["managed"] is True
     assert roots["next"] == {"roots": ["/srv/colony/workspace/handbook"], "from": "colony"}
     assert roots["waiting"] is True
+
+
+# ---------------------------------------------------------------- the declared form, exactly
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(folder=st.from_regex(INPUT_ROOT_PATTERN, fullmatch=True).filter(lambda f: len(f) <= PATH_MAX))
+def test_every_folder_of_the_declared_form_lies_inside_the_workspace(folder: str) -> None:
+    assert input_root_refusal(folder, "/srv/colony/workspace") is None
+    assert resolve(folder, "/srv/colony/workspace").relative == folder  # its own canonical spelling
+
+
+@pytest.mark.parametrize(
+    "name",
+    [*BLOCKED_SEGMENTS, *(n.upper() for n in BLOCKED_SEGMENTS), ".Git", ".pytest_cache", ".x-CACHE", ".", ".."],
+)
+def test_the_declared_form_leaves_out_every_blocked_folder_in_any_case(name: str) -> None:
+    for folder in (name, f"docs/{name}", f"{name}/docs", f"a/{name}/b"):
+        assert not re.fullmatch(INPUT_ROOT_PATTERN, folder), folder
+        assert re.fullmatch(INPUT_ROOT_PATTERN, folder.replace(name, f"{name}x" if name not in (".", "..") else "..."))

@@ -34,6 +34,10 @@ T = TypeVar("T")
 NOTES_MAX = 2000
 NOTES_RAW_MAX = 20_000
 """The most a note may be before it is trimmed: bounded before it is read."""
+NOTES_PATTERN = rf"^[{identifiers.BLANK_CLASS}]*[\s\S]{{0,{NOTES_MAX}}}[{identifiers.BLANK_CLASS}]*$"
+"""The rule, declared: at most 2,000 characters once ``identifiers.BLANK`` is trimmed from both
+ends (the same ASCII whitespace in Python's and JSON Schema's regex; a note is refused past
+it, never cut). The code checks the rule by trimming and counting, never by this pattern."""
 RESOLVE_ACTIONS = {
     "contradiction": ("accept_winner", "keep_both", "dismiss"),
     "duplicate": ("archive_duplicates", "keep_both", "dismiss"),
@@ -45,7 +49,7 @@ CURATED = "knowledge_curated"
 def _trimmed_notes(value: str | None) -> str | None:
     if value is None:
         return None
-    text = value.strip()
+    text = value.strip(identifiers.BLANK)
     if len(text) > NOTES_MAX:
         raise ValueError(f"must be at most {NOTES_MAX} characters (it is refused, not cut)")
     return text or None
@@ -54,7 +58,12 @@ def _trimmed_notes(value: str | None) -> str | None:
 class _Curation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    notes: str | None = Field(default=None, max_length=NOTES_RAW_MAX)
+    notes: str | None = Field(
+        default=None,
+        max_length=NOTES_RAW_MAX,
+        json_schema_extra={"pattern": NOTES_PATTERN},
+        description="Optional; trimmed, and at most 2,000 characters after trimming (refused, never cut)",
+    )
 
     @field_validator("notes")
     @classmethod

@@ -26,6 +26,8 @@ KNOWLEDGE_BASE_OR_UNBIND_PATTERN = r"^([a-z0-9_]{1,64})?$"
 
 BLANK = " \t\n\r\f\v"
 """What a text field is trimmed of (ASCII whitespace, the same in every regex dialect)."""
+BLANK_CLASS = r" \t\n\r\f\v"
+"""``BLANK`` as the inside of a regex character class."""
 
 NOT_BLANK_PATTERN = r"[^ \t\n\r\f\v]"
 """Text with something in it besides ``BLANK`` (unanchored: a search, as JSON Schema's pattern is)."""
@@ -105,7 +107,23 @@ DEAD_LETTER_ID_PROBLEM = "is not a dead letter id (dl_ and 20 lower-case hex dig
 EVENT_ACT_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
 EVENT_ACT_PROBLEM = "is an event type or a curation act (lower-case letters, digits and '_')."
 
+EVENTS_CURSOR_PATTERN = r"^([0-9T:.+\-]{10,40}#[0-9a-f]{32})?$"
+"""``GET /knowledge/events``' cursor: a position in the log, newest first — a row's ``recorded``
+key (its time, ``#``, its event id), as ``next_cursor`` gives it; ``""`` is the start. Every
+value of this shape is a position: the page is the rows recorded before it (none, if it is
+older than the log), never a refusal."""
+EVENTS_CURSOR_PROBLEM = "is not a position in the log (a next_cursor this route gave)."
+
+ACTIONS_CURSOR_PATTERN = r"^[^#]{1,64}#[\s\S]*$"
+"""``GET /knowledge/feed``'s ``actions_after``: a position in the actions' order,
+``<claimed_at>#<effect_key>`` (split at the first ``#``; a claim time never holds one). Every
+value of this shape is a position: one that names no action answers the actions older than it
+(none, or all), never a refusal."""
+ACTIONS_CURSOR_PROBLEM = "is not a position in the actions (<claimed_at>#<effect_key>, as actions_cursor gives)."
+
 PATTERN_PROBLEMS: dict[str, str] = {
+    EVENTS_CURSOR_PATTERN: EVENTS_CURSOR_PROBLEM,
+    ACTIONS_CURSOR_PATTERN: ACTIONS_CURSOR_PROBLEM,
     PROJECT_ID_PATTERN: PROJECT_PROBLEM,
     PROJECT_OR_DEFAULT_PATTERN: PROJECT_PROBLEM,
     KNOWLEDGE_BASE_PATTERN: KNOWLEDGE_BASE_PROBLEM,

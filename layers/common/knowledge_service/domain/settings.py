@@ -17,7 +17,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import knowledge_enabled
-from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
+from knowledge_service.domain.workspace_paths import PATH_MAX, SEGMENT_MAX_BYTES, PathRefused, contain, shown
 from knowledge_service.environment import GATE_ENV_VAR, Environment
 from knowledge_service.errors import BadRequest, Conflict
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
@@ -50,6 +50,25 @@ FILE_ONLY = (
 
 INPUT_ROOTS_FIELD = "knowledge_forager_input_roots"
 INPUT_ROOTS_MAX = 50
+
+_NAME_CHARACTERS = r"A-Za-z0-9 _.,+=@~()-"
+_BLOCKED_NAME = (
+    r"\.[Gg][Ii][Tt]|[Dd][Aa][Tt][Aa]|\.?[Cc][Aa][Cc][Hh][Ee]|[Cc][Aa][Cc][Hh][Ee][Ss]"
+    r"|__[Pp][Yy][Cc][Aa][Cc][Hh][Ee]__|[Nn][Oo][Dd][Ee]_[Mm][Oo][Dd][Uu][Ll][Ee][Ss]"
+    r"|\.[Vv][Ee][Nn][Vv]|\.[Hh][Gg]|\.[Ss][Vv][Nn]|\.[^/]*[_-][Cc][Aa][Cc][Hh][Ee]|\.\.?"
+)
+_FOLDER_NAME = rf"(?!({_BLOCKED_NAME})(/|$))[{_NAME_CHARACTERS}]{{1,{SEGMENT_MAX_BYTES}}}"
+INPUT_ROOT_PATTERN = rf"^{_FOLDER_NAME}(/{_FOLDER_NAME})*$"
+"""An input root as ``POST /settings`` takes it, declared exactly: a folder named relative to
+the workspace, '/'-separated names of ASCII letters, digits, spaces and ``._-+=@,~()``, none
+empty, ``.`` or ``..``, none a blocked folder in any letter case (``workspace_paths``'
+``BLOCKED_SEGMENTS`` and ``.*-cache`` folders), each at most 255 characters. Every such folder
+lies inside the workspace by construction (``contain`` takes it: ``tests/unit/test_input_roots.py``
+holds that as a property); what the pattern leaves out (absolute paths, percent-escapes, ``\\``,
+other characters) is refused ``400 setting_refused`` with the reason. The one refusal no
+document can state is the host's own: a folder that is a symbolic link out of the workspace
+where the workspace is mounted."""
+INPUT_ROOT = re.compile(INPUT_ROOT_PATTERN)
 
 
 FileOnly = Annotated[SkipJsonSchema[None], Field(default=None, exclude=True)]
@@ -91,7 +110,11 @@ class SettingsUpdate(BaseModel):
         Field(min_length=1, max_length=4096, json_schema_extra={"pattern": BEARER_SAFE.pattern}),
     ] = None
     knowledge_forager_input_roots: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=PATH_MAX)]] | None, Field(max_length=INPUT_ROOTS_MAX)
+        list[
+            Annotated[str, Field(min_length=1, max_length=PATH_MAX, json_schema_extra={"pattern": INPUT_ROOT_PATTERN})]
+        ]
+        | None,
+        Field(max_length=INPUT_ROOTS_MAX),
     ] = None
 
     # Named so a write gets a refusal that says why, not "unknown field".
@@ -192,7 +215,7 @@ def _input_roots(env: Environment, folders: list[str]) -> tuple[str, ...]:
     """The second fence, written: every folder must lie inside the colony's workspace (the
     first fence's own rule), or the whole write is refused naming the folder and why."""
     for folder in folders:
-        reason = input_root_refusal(folder, env.knowledge_workspace_root)
+        reason = input_root_refusal(folder, env.knowledge_workspace_root) or _undeclared(folder)
         if reason is not None:
             raise BadRequest(INPUT_ROOTS_FIELD, f"'{shown(folder)}' is refused: {reason}.", code="setting_refused")
     return tuple(dict.fromkeys(folders))
@@ -205,6 +228,17 @@ def input_root_refusal(folder: str, workspace_root: str) -> str | None:
     except PathRefused as refused:
         return refused.reason
     return None
+
+
+def _undeclared(folder: str) -> str | None:
+    """Why a folder inside the workspace is still not one the document declares, or None."""
+    if INPUT_ROOT.fullmatch(folder):
+        return None
+    if folder.startswith("/"):
+        return "it is absolute; name it relative to the workspace"
+    if any(name in ("", ".", "..") for name in folder.split("/")):
+        return "write it without empty, '.' or '..' names"
+    return "a name holds a character other than ASCII letters, digits, spaces and ._-+=@,~()"
 
 
 def _endpoint(env: Environment, value: str) -> str:

@@ -49,10 +49,11 @@ class EventLog:
         return [LoggedEvent.model_validate(i) for i in items]
 
     def page(
-        self, *, act: str | None, project: str | None, limit: int, after: dict[str, str] | None
-    ) -> tuple[list[LoggedEvent], dict[str, str] | None]:
-        """Up to ``limit`` rows, newest first, after the row ``after`` names; and the key of
-        the last row returned when more may follow.
+        self, *, act: str | None, project: str | None, limit: int, before: str | None
+    ) -> tuple[list[LoggedEvent], str | None]:
+        """Up to ``limit`` rows, newest first, recorded before the position ``before`` (any
+        ``recorded`` value, a row's or not); and the ``recorded`` of the last row returned
+        when more may follow.
 
         ``act`` matches a row's ``event_type`` or its payload's ``act``; ``project`` its
         payload's ``project``.
@@ -64,7 +65,9 @@ class EventLog:
             conditions.append(Attr("payload.project").eq(project))
         kwargs: dict[str, Any] = {
             "IndexName": BY_TIME_INDEX,
-            "KeyConditionExpression": Key("log").eq(LOG_PARTITION),
+            "KeyConditionExpression": Key("log").eq(LOG_PARTITION)
+            if before is None
+            else Key("log").eq(LOG_PARTITION) & Key("recorded").lt(before),
             "ScanIndexForward": False,
             "Limit": max(limit, 25),
         }
@@ -73,16 +76,13 @@ class EventLog:
             for condition in conditions[1:]:
                 combined = combined & condition
             kwargs["FilterExpression"] = combined
-        if after is not None:
-            kwargs["ExclusiveStartKey"] = {**after, "log": LOG_PARTITION}
         found: list[dict[str, Any]] = []
         while True:
             answer = self._table.query(**kwargs)
             for item in answer.get("Items", []):
                 found.append(item)
                 if len(found) == limit:
-                    last = found[-1]
-                    return [_event(i) for i in found], {"event_type": last["event_type"], "recorded": last["recorded"]}
+                    return [_event(i) for i in found], str(found[-1]["recorded"])
             if "LastEvaluatedKey" not in answer:
                 return [_event(i) for i in found], None
             kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]

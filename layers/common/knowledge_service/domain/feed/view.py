@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import base64
+import re
 
 from pydantic import BaseModel
 
+from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
 from knowledge_service.domain.feed.history import reading_from
 from knowledge_service.domain.feed.retention import Retention
@@ -76,6 +77,11 @@ class FeedView(BaseModel):
 
 
 ACTIONS_PAGE = 20
+ACTIONS_CURSOR_MAX = 400
+ACTIONS_CURSOR_PATTERN = identifiers.ACTIONS_CURSOR_PATTERN
+"""Whatever the cursor says, the actions are read from the caller's scope's knowledge base."""
+ACTIONS_CURSOR = re.compile(ACTIONS_CURSOR_PATTERN)
+ACTIONS_CURSOR_PROBLEM = identifiers.ACTIONS_CURSOR_PROBLEM
 
 
 def recent_actions(
@@ -84,16 +90,13 @@ def recent_actions(
     """Newest claim first, ``limit`` at a time; the cursor names the last one shown."""
     ordered = sorted(all_actions, key=lambda a: (a.claimed_at, a.effect_key), reverse=True)
     if after is not None:
-        try:
-            claimed_at, effect_key = base64.urlsafe_b64decode(after.encode()).decode().split("\n", 1)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise BadRequest("actions_after", "is not a cursor this answer gave.") from error
+        if not ACTIONS_CURSOR.fullmatch(after) or len(after) > ACTIONS_CURSOR_MAX:
+            raise BadRequest("actions_after", ACTIONS_CURSOR_PROBLEM)
+        claimed_at, effect_key = after.split("#", 1)
         ordered = [a for a in ordered if (a.claimed_at, a.effect_key) < (claimed_at, effect_key)]
     page = ordered[:limit]
     more = len(ordered) > limit
-    cursor = (
-        base64.urlsafe_b64encode(f"{page[-1].claimed_at}\n{page[-1].effect_key}".encode()).decode() if more else None
-    )
+    cursor = f"{page[-1].claimed_at}#{page[-1].effect_key}" if more else None
     return page, cursor
 
 

@@ -123,7 +123,14 @@ def get_events(
         str | None,
         Query(max_length=64, pattern=identifiers.EVENT_ACT_PATTERN, description="An event type or a curation act"),
     ] = None,
-    cursor: Annotated[str | None, Query(max_length=event_log.CURSOR_MAX)] = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=event_log.CURSOR_MAX,
+            pattern=event_log.CURSOR_PATTERN,
+            description="A position in the log (the next_cursor an answer gave): the rows recorded before it",
+        ),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=event_log.PAGE_MAX)] = event_log.PAGE_DEFAULT,
     project: Project = None,
 ) -> Envelope[event_log.EventPage]:

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, operator
-from knowledge_service.domain.feed.view import FeedView, feed_view
+from knowledge_service.domain.feed.view import ACTIONS_CURSOR_MAX, ACTIONS_CURSOR_PATTERN, FeedView, feed_view
 from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
@@ -30,7 +30,14 @@ router = APIGatewayRouter()
 )
 def get_feed(
     project: Project = None,
-    actions_after: Annotated[str | None, Query(max_length=400)] = None,
+    actions_after: Annotated[
+        str | None,
+        Query(
+            max_length=ACTIONS_CURSOR_MAX,
+            pattern=ACTIONS_CURSOR_PATTERN,
+            description="A position in the actions (the actions_cursor an answer gave): the older ones",
+        ),
+    ] = None,
 ) -> Envelope[FeedView]:
     rt = runtime()
     scope = scope_of(router, project)
