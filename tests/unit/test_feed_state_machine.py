@@ -2,7 +2,9 @@
 generation, a producer restored from a backup without a new generation, a crash between any
 two steps of a pass, two passes interleaved, a policy change.
 
-It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and moto tables
+It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and the consumer's storage
+ports (``domain/feed/ports.py``) held in memory (``tests/feed_memory.py``) — and, in a second run,
+the DynamoDB stores on moto tables
 built from template.yaml, and holds after every step:
 
 - no envelope lost: every sequence an epoch's watermark covers is in that epoch's inbox,
@@ -48,6 +50,7 @@ from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import FeedCursorRefused
 from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
 from tests.conftest import TEMPLATE
+from tests.feed_memory import MemoryActions, MemoryDeadLetters, MemoryEvents, MemoryInbox, MemoryWatermarks
 
 KB = "falcon"
 _EXAMPLES = itertools.count()
@@ -184,10 +187,7 @@ class FeedMachine(RuleBasedStateMachine):
         # knowledge base, so examples never see each other's rows.
         global KB  # noqa: PLW0603 - the fake producer and the invariants read it
         KB = f"kb{next(_EXAMPLES)}"
-        rt = runtime()
-        self.stores = FeedStores(
-            rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions, rt.dead_letters, rt.events
-        )
+        self.stores = self.make_stores()
         self.clock = NOW
         self.touched: set[str] = set()  # dead letters an operator acted on (upkeep never may)
         self.seen: dict[str, dict[str, Any]] = {}
@@ -196,6 +196,21 @@ class FeedMachine(RuleBasedStateMachine):
         # What the producer held when a whole pass last ran over an honest feed (one that was not
         # answering every read from sequence 1, which no pass can read past).
         self.read_through: object = None
+
+    def make_stores(self) -> FeedStores:
+        """The consumer's ports in memory (``tests/feed_memory.py``); the study's own findings and
+        missions stay on moto. ``TableFeedMachine`` runs the same rules over the tables."""
+        rt = runtime()
+        events = MemoryEvents()
+        return FeedStores(
+            MemoryInbox(),
+            MemoryWatermarks(),
+            MemoryActions(),
+            rt.findings,
+            rt.missions,
+            MemoryDeadLetters(events),
+            events,
+        )
 
     @initialize(policy=st.sampled_from(list(AutoStudy)))
     def choose_policy(self, policy: AutoStudy) -> None:
@@ -391,16 +406,32 @@ def covered(mark: Watermark) -> set[int]:
     return {s for first, last in mark.reconciled_over for s in range(first, last + 1)}
 
 
-FeedMachine.TestCase.settings = settings(
-    max_examples=50,
-    stateful_step_count=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+class TableFeedMachine(FeedMachine):
+    """The same rules and laws over the DynamoDB stores (moto): the real store is proven too."""
+
+    def make_stores(self) -> FeedStores:
+        rt = runtime()
+        return FeedStores(rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions, rt.dead_letters, rt.events)
+
+
+_SETTINGS = {
+    "stateful_step_count": 20,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+}
+FeedMachine.TestCase.settings = settings(max_examples=60, **_SETTINGS)  # type: ignore[arg-type]
+TableFeedMachine.TestCase.settings = settings(max_examples=15, **_SETTINGS)  # type: ignore[arg-type]
 
 
 @pytest.mark.usefixtures("aws_env")
-def test_the_feed_consumer_keeps_its_laws() -> None:
+def test_the_feed_consumer_keeps_its_laws_over_the_storage_ports_in_memory() -> None:
     with mock_aws():
         create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
         FeedMachine.TestCase("runTest").runTest()
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_the_feed_consumer_keeps_its_laws_over_the_dynamodb_stores() -> None:
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        TableFeedMachine.TestCase("runTest").runTest()

@@ -62,21 +62,23 @@ from knowledge_service.domain.feed.history import (
     same_stream,
 )
 from knowledge_service.domain.feed.policy import ACTION_TYPE, POLICY_VERSION
+from knowledge_service.domain.feed.ports import (
+    ActionStorage,
+    DeadLetterStorage,
+    EventStorage,
+    InboxStorage,
+    WatermarkStorage,
+)
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterStore
-from knowledge_service.storage.event_log import EventLog
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter
 from knowledge_service.storage.feed_store import (
     Action,
-    ActionStore,
     InboxRow,
-    InboxStore,
     Watermark,
-    WatermarkStore,
     envelope_text,
-    stream_key,
 )
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.missions import MissionBus
@@ -114,13 +116,13 @@ class FeedClient(Protocol):
 
 @dataclass(frozen=True)
 class FeedStores:
-    inbox: InboxStore
-    watermarks: WatermarkStore
-    actions: ActionStore
+    inbox: InboxStorage
+    watermarks: WatermarkStorage
+    actions: ActionStorage
     findings: FindingsStore
     missions: MissionBus | None
-    dead_letters: DeadLetterStore | None = None
-    events: EventLog | None = None
+    dead_letters: DeadLetterStorage | None = None
+    events: EventStorage | None = None
 
 
 @dataclass
@@ -375,29 +377,10 @@ class FeedConsumer(Recovery):
         return entry is not None and entry.state != "unresolved"
 
     # ------------------------------------------------------------------ reading
-    def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        """The newest epoch of a producer generation's stream; epoch 0 at 0 when it has none yet."""
-        lineage = self.stores.watermarks.lineage(knowledge_base, instance, generation, stream)
-        if lineage:
-            return lineage[-1]
-        return self.stores.watermarks.start(
-            Watermark(
-                knowledge_base=knowledge_base,
-                stream_key=stream_key(knowledge_base, instance, generation, stream),
-                instance_id=instance,
-                generation=generation,
-                stream=stream,
-                updated_at=self._stamp(),
-            )
-        )
-
     def _current(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
         """Where this pass starts (``reading_from``), or a new generation's watermark at 0."""
         found = reading_from(self.stores.watermarks.all(knowledge_base), instance, generation, stream)
         return found or self._live(knowledge_base, instance, generation, stream)
-
-    def _reread(self, mark: Watermark) -> Watermark:
-        return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
     def _record(self, mark: Watermark, kept: list[tuple[FeedEnvelope, dict[str, Any]]]) -> None:
         received = self._stamp()

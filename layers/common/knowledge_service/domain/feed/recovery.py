@@ -18,7 +18,7 @@ from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.history import as_int
 from knowledge_service.domain.feed.history import held as held_by
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.feed_store import Watermark
+from knowledge_service.storage.feed_store import Watermark, stream_key
 from knowledge_service.upstream.client import FeedCursorRefused
 
 if TYPE_CHECKING:
@@ -35,10 +35,23 @@ class Recovery:
     page_limit: int
 
     def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        raise NotImplementedError
+        """The newest epoch of a producer generation's stream; epoch 0 at 0 when it has none yet."""
+        lineage = self.stores.watermarks.lineage(knowledge_base, instance, generation, stream)
+        if lineage:
+            return lineage[-1]
+        return self.stores.watermarks.start(
+            Watermark(
+                knowledge_base=knowledge_base,
+                stream_key=stream_key(knowledge_base, instance, generation, stream),
+                instance_id=instance,
+                generation=generation,
+                stream=stream,
+                updated_at=self._stamp(),
+            )
+        )
 
     def _reread(self, mark: Watermark) -> Watermark:
-        raise NotImplementedError
+        return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
     def _stamp(self) -> str:
         return self.now().isoformat()
