@@ -48,7 +48,14 @@ from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import FeedCursorRefused
-from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
+from knowledge_service.upstream.models import (
+    Capabilities,
+    ExportList,
+    ExportRow,
+    FeedPage,
+    ForagerSource,
+    ReceiptAnswer,
+)
 from tests.conftest import TEMPLATE
 from tests.feed_memory import MemoryActions, MemoryDeadLetters, MemoryEvents, MemoryInbox, MemoryWatermarks
 
@@ -56,7 +63,18 @@ KB = "falcon"
 _EXAMPLES = itertools.count()
 INSTANCE = "fgi_state"
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-STEPS = ("read", "anchored", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
+STEPS = (
+    "read",
+    "anchored",
+    "recorded",
+    "claimed",
+    "acted",
+    "receipted",
+    "advanced",
+    "degraded",
+    "reconciled",
+    "passed_over",
+)
 
 
 class Crash(Exception):
@@ -77,10 +95,15 @@ class FakeFeed:
         self.receipts: list[tuple[str, str]] = []
         self.counter = 0
         self.failing = False  # the engine's study calls fail (a retryable failure)
+        # The export history: (generation, sequence, export id) of every export completed, and of
+        # those whose envelope the producer lost (a hole it can no longer serve).
+        self.history: list[tuple[str, int, str]] = []
+        self.lost: set[str] = set()
 
-    def publish(self, export: bool = False) -> None:
+    def publish(self, export: bool = False, lost: bool = False) -> None:
         self.counter += 1
         if export and self.revisions:
+            self.history.append((self.generation, self.next_sequence, f"exp_{self.counter}"))
             payload: dict[str, Any] = {
                 "revision_id": self.revisions[-1],
                 "export_id": f"exp_{self.counter}",
@@ -100,6 +123,10 @@ class FakeFeed:
                 "failed_source_count": 0,
             }
             event_type = "knowledge.revision.published"
+        if lost:
+            self.lost.add(f"exp_{self.counter}")
+            self.next_sequence += 1
+            return
         self.streams[self.generation].append(
             {
                 "protocol_version": 1,
@@ -143,6 +170,7 @@ class FakeFeed:
         stream = self.streams[self.generation]
         del stream[max(0, len(stream) - older_by) :]
         self.next_sequence = (stream[-1]["sequence"] if stream else 0) + 1
+        self.history = [h for h in self.history if h[0] != self.generation or h[1] < self.next_sequence]
 
     def new_generation(self) -> None:
         self.generation = f"gen_{len(self.streams) + 1}"
@@ -172,6 +200,16 @@ class FakeFeed:
         if self.failing:
             raise UpstreamError("the engine answered 503")
         return [ForagerSource(source_id="src_1", project_ref=KB, name="a.md", logical_content_hash="sha256:a")]
+
+    def exports(self, project_ref: str) -> ExportList:
+        if self.failing:
+            raise UpstreamError("the engine answered 503")
+        return ExportList(
+            exports=[
+                ExportRow(export_id=e, project_ref=KB, format="anthill", status="completed", revision_id="krev")
+                for _, _, e in reversed(self.history)
+            ]
+        )
 
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
@@ -236,6 +274,15 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def export(self) -> None:
         self.feed.publish(export=True)
+
+    @rule()
+    def export_lost(self) -> None:
+        """An export completed and its envelope was lost — a hole the producer cannot serve again —
+        and a revision after it, so a read sees the hole."""
+        if not self.feed.revisions:
+            self.feed.publish()
+        self.feed.publish(export=True, lost=True)
+        self.feed.publish()
 
     @rule()
     def refused_at_the_door(self) -> None:
@@ -363,6 +410,23 @@ class FeedMachine(RuleBasedStateMachine):
             if sequence in self.refused(owner.stream_key) and sequence not in rows[owner.epoch]:
                 continue  # refused at the door: dead-lettered, never recorded
             assert rows[owner.epoch].get(sequence) == envelope["event_id"], (owner.epoch, sequence)
+
+    @precondition(lambda self: self.read_through == self.feed.held())
+    @invariant()
+    def no_export_hidden_by_a_hole(self) -> None:
+        """An export whose envelope was lost in a hole the watermark has passed is recorded from the
+        export history (a reconciled export row)."""
+        lineage = self.stores.watermarks.lineage(KB, INSTANCE, self.feed.generation, "knowledge")
+        if not lineage:
+            return
+        through = lineage[-1].sequence
+        recorded = self.stores.inbox.export_ids(KB)
+        hidden = [
+            e
+            for generation, sequence, e in self.feed.history
+            if generation == self.feed.generation and sequence <= through and e not in recorded
+        ]
+        assert not hidden, hidden
 
     def refused(self, key: str) -> set[int]:
         return {

@@ -47,6 +47,8 @@ class SyncAnswer(BaseModel):
     retrying: int
     dead_letters_scrubbed: int
     dead_letters_escalated: int
+    passed_over: list[list[int]]
+    exports_reconciled: int
     message: str
 
 
@@ -106,6 +108,8 @@ def feed_pass(
         retrying=outcome.retrying,
         dead_letters_scrubbed=outcome.upkeep.scrubbed,
         dead_letters_escalated=outcome.upkeep.escalated,
+        passed_over=outcome.passed_over,
+        exports_reconciled=outcome.exports_reconciled,
         message=_sentence(settings, outcome, caps.change_feed),
     )
 
@@ -173,7 +177,10 @@ def _sentence(settings: KnowledgeSettings, outcome: PassOutcome, change_feed: bo
         )
     if outcome.passed_over:
         holes = ", ".join(f"{first}-{last}" if first != last else str(first) for first, last in outcome.passed_over)
-        parts.append(f"Passed over sequence(s) {holes}: the producer could no longer serve them.")
+        parts.append(
+            f"Passed over sequence(s) {holes}: the producer could no longer serve them; "
+            f"{outcome.exports_reconciled} export(s) were recorded from FORAGER's export history."
+        )
     if outcome.refused_at_the_door:
         parts.append(f"{outcome.refused_at_the_door} envelope(s) were refused at the door and dead-lettered.")
     if outcome.retried:

@@ -87,6 +87,7 @@ from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
     REVISION_PUBLISHED,
     Capabilities,
+    ExportList,
     FeedEnvelope,
     FeedPage,
     ForagerSource,
@@ -108,6 +109,8 @@ class FeedClient(Protocol):
     def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = PAGE_LIMIT) -> FeedPage: ...
 
     def sources(self, project_ref: str) -> list[ForagerSource]: ...
+
+    def exports(self, project_ref: str) -> ExportList: ...
 
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
@@ -146,6 +149,7 @@ class PassOutcome:
     owed_receipts: int = 0  # failed receipts owed for exhausted retries, sent this pass
     upkeep: UpkeepOutcome = field(default_factory=UpkeepOutcome)
     passed_over: list[list[int]] = field(default_factory=list)  # [first, last] holes the producer could not serve
+    exports_reconciled: int = 0  # exports recorded from the export history when a hole was passed over
 
 
 Checkpoint = Callable[[str], None]
@@ -223,6 +227,7 @@ class FeedConsumer(Recovery):
         knowledge_base, project, revision_study, outcome = run.knowledge_base, run.project, run.policy, run.outcome
         mark = self._current(knowledge_base, instance, generation, STREAM)
         unchecked = False
+        rereads = 0
         # Every recovery degrades the stream once; a producer that keeps failing them ends the pass.
         while len(outcome.degraded) <= MAX_RECOVERIES:
             run.mark = mark
@@ -259,6 +264,11 @@ class FeedConsumer(Recovery):
                 self._refuse(run, mark, [stopped])
                 break
             if decision.step is Step.GAP and decision.gap_at is not None:
+                # Read the hole again before passing it; a producer that keeps serving it only on a
+                # second read is read on at most MAX_RECOVERIES times a pass.
+                if rereads < MAX_RECOVERIES and self._hole_served(mark, decision.gap_at):
+                    rereads += 1
+                    continue
                 mark = self._reconcile_gap(mark, decision.gap_at, outcome, project, revision_study)
                 continue
             # A short page that held only what was checked: read on from the watermark.
