@@ -351,7 +351,7 @@ class MemoryDeadLetters:
         found.escalated_at = at
         return True
 
-    def event_item(self, event: LoggedEvent) -> TransactItem:
+    def event_item(self, event: LoggedEvent, project: str) -> TransactItem:
         return _item(lambda: True, lambda: self.events.logged.append(event))
 
     def resolve_with(self, entry: DeadLetter, resolution: Resolution, others: list[TransactItem]) -> bool:

@@ -259,9 +259,10 @@ class DeadLetterStore:
             }
         }
 
-    def event_item(self, event: LoggedEvent) -> dict[str, Any]:
-        """The transaction item writing ``event`` to the event log with the act that causes it."""
-        return {"Put": {"TableName": self.event_log_table, "Item": event_item(event)}}
+    def event_item(self, event: LoggedEvent, project: str) -> dict[str, Any]:
+        """The transaction item writing ``event`` to the event log with the act that causes it,
+        scoped to the project the entry was filed under."""
+        return {"Put": {"TableName": self.event_log_table, "Item": event_item(event, project=project)}}
 
     def resolve_with(self, entry: DeadLetter, resolution: Resolution, others: list[dict[str, Any]]) -> bool:
         """Resolve the entry and make ``others`` in one transaction; False when it was resolved first."""

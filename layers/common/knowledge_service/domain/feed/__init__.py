@@ -10,6 +10,7 @@ import logging
 
 from pydantic import BaseModel
 
+from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
 from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
@@ -60,13 +61,14 @@ def feed_pass(
     project: str,
     *,
     consumer: FeedConsumer | None = None,
+    now: Clock | None = None,
 ) -> SyncAnswer:
     """One pass for one knowledge base, as ``project`` (``""``: the console default).
 
     The dead-letter upkeep runs first, before anything is asked of the engine and whatever the
     study settings say; a pass that stops after it (both lanes off, the engine down) still says
     what it did."""
-    consumer = consumer or FeedConsumer(stores, client)
+    consumer = consumer or FeedConsumer(stores, client, now=now or system_clock)
     upkept = consumer.upkeep(knowledge_base)
     try:
         refuse_when_no_lane_acts(settings)

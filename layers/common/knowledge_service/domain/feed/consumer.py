@@ -42,9 +42,10 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
@@ -176,7 +177,7 @@ class FeedConsumer(Recovery):
         stores: FeedStores,
         client: FeedClient,
         *,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        now: Clock = system_clock,
         checkpoint: Checkpoint = _no_checkpoint,
         page_limit: int = PAGE_LIMIT,
         rng: random.Random | None = None,

@@ -276,7 +276,7 @@ def discard(
             "reconciliation_forced": forced,
         },
     )
-    if not store.resolve_with(entry, resolution, [_put_event(store, event)]):
+    if not store.resolve_with(entry, resolution, [_put_event(store, event, entry)]):
         raise Conflict("Another operator resolved this dead letter first.", code="already_resolved")
     return ActionAnswer(
         dead_letter_id=entry.dead_letter_id,
@@ -360,7 +360,7 @@ def replay(
             "effect": effect,
         },
     )
-    others.append(_put_event(store, event))
+    others.append(_put_event(store, event, entry))
     if not store.resolve_with(entry, resolution, others):
         latest = store.get(entry.knowledge_base, entry.dead_letter_id)
         who = latest.resolution.actor if latest and latest.resolution else "another operator"
@@ -383,8 +383,9 @@ def _stream_of(watermarks: WatermarkStorage, entry: DeadLetter) -> Watermark | N
     return watermarks.get(entry.knowledge_base, entry.stream_key)
 
 
-def _put_event(store: DeadLetterStorage, event: LoggedEvent) -> TransactItem:
-    return store.event_item(event)
+def _put_event(store: DeadLetterStorage, event: LoggedEvent, entry: DeadLetter) -> TransactItem:
+    """The event, scoped to the project the entry was filed under (its payload is the contract's)."""
+    return store.event_item(event, entry.project)
 
 
 def colony_counts(store: DeadLetterStorage, bindings: list[Binding], now: datetime) -> dict[str, int]:
