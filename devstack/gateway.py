@@ -23,12 +23,14 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from devstack.events import authorizer_event, rest_event
 from devstack.lambdas import FunctionError
 from devstack.template import Route, Template
+from knowledge_service.clock import MAX_OFFSET_SECONDS, OffsetClock
 
 log = logging.getLogger("devstack.api")
 
@@ -521,12 +523,17 @@ _SCHEDULE_RUN = re.compile(r"^/_local/schedules/([^/]+)/run/?$")
 OPENAPI_PATH = "/openapi.json"
 
 
-def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
+CLOCK_PATH = "/_local/clock"
+
+
+def local_routes(run_schedule: Callable[[str], Any], clock_file: Path | None = None) -> LocalRoute:
     """The local stack's own control routes (no authentication: loopback callers only).
 
     ``POST /_local/schedules/<FunctionLogicalId>/run`` runs that function's schedule now
     and answers its handler's return value as JSON. ``GET /openapi.json`` answers the API's
-    OpenAPI document, generated from the code that is running.
+    OpenAPI document, generated from the code that is running. ``GET /_local/clock`` answers
+    how far the functions' clock runs ahead of the wall clock, and ``PUT /_local/clock``
+    ``{"offset_seconds": n}`` moves it (``clock_file``, the file ``DEVSTACK_CLOCK_FILE`` names).
     """
 
     def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
@@ -534,6 +541,8 @@ def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
             from knowledge_service.edge.openapi import openapi_document
 
             return json_answer(200, openapi_document(), request_id)
+        if path.rstrip("/") == CLOCK_PATH and clock_file is not None:
+            return _clock(method, body, request_id, source_ip, clock_file)
         matched = _SCHEDULE_RUN.match(path)
         if matched is None:
             return None
@@ -556,6 +565,31 @@ def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
         return json_answer(200, result, request_id)
 
     return route
+
+
+def _clock(method: str, body: bytes, request_id: str, source_ip: str, clock_file: Path) -> HttpAnswer:
+    """Read or move the functions' clock (the offset file their ``OffsetClock`` reads each call)."""
+    if not _is_loopback(source_ip):
+        return envelope_answer(
+            403, "Local control routes answer loopback callers only.", "permission_denied", request_id
+        )
+    if method == "PUT":
+        try:
+            offset = json.loads(body or b"{}").get("offset_seconds")
+        except (ValueError, AttributeError):
+            offset = None
+        if isinstance(offset, bool) or not isinstance(offset, int) or abs(offset) > MAX_OFFSET_SECONDS:
+            return envelope_answer(
+                400, "offset_seconds must be a whole number of seconds (at most ten years).", "bad_request", request_id
+            )
+        clock_file.write_text(f"{offset}\n", encoding="utf-8")
+    elif method != "GET":
+        answer = envelope_answer(405, "This local route takes GET or PUT.", "method_not_allowed", request_id)
+        answer.headers.append(("Allow", "GET, PUT"))
+        return answer
+    clock = OffsetClock(clock_file)
+    payload = {"offset_seconds": int(clock.offset().total_seconds()), "now": clock().isoformat()}
+    return json_answer(200, payload, request_id)
 
 
 def _is_loopback(address: str) -> bool:

@@ -54,6 +54,7 @@ SNAPSHOT_SECONDS = 0.25
 
 STATE_FILE = "aws-state.json"
 ENV_FILE = "env"
+CLOCK_FILE = "clock"  # the functions' clock offset in seconds (DEVSTACK_CLOCK_FILE; PUT /_local/clock)
 SIMULATOR_TOKEN_FILE = "simulator.token"  # noqa: S105 - a file name
 UPSTREAM_FILE = "upstream.json"
 SIMULATOR_STATE_FILE = "forager-simulator.json"
@@ -330,7 +331,9 @@ class Stack:
     def _apply_environment(self, template: Template, aws_env: Mapping[str, str], unset: list[str]) -> None:
         """The functions' shared environment into ``os.environ``; the runtime's caches forgotten."""
         shared, undeclared = _shared_environment(template)
-        self.env = {**aws_env, **shared}
+        # The one switch only the local stack sets: the functions read their clock through it, so
+        # a test moves time (PUT /_local/clock) instead of waiting. template.yaml never declares it.
+        self.env = {**aws_env, **shared, "DEVSTACK_CLOCK_FILE": str(self.state_dir / CLOCK_FILE)}
         self._environment.unset([*unset, *undeclared])
         self._environment.set(self.env)
         self._environment.set(_no_proxy_for_loopback())
@@ -340,7 +343,9 @@ class Stack:
         self._functions = FunctionHost(template, concurrency=self.concurrency, freeze_loaded=True)
         self._scheduler = Scheduler(template, self._functions.invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
-            template, self._functions.invoke, local_route=local_routes(self._scheduler.run_now)
+            template,
+            self._functions.invoke,
+            local_route=local_routes(self._scheduler.run_now, self.state_dir / CLOCK_FILE),
         )
         self._api = _listening(
             "the API", [(api_port, "DEVSTACK_PORT")], self.host, lambda: ApiServer(gateway, self.host, api_port).start()

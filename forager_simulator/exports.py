@@ -75,6 +75,7 @@ class Export:
     archive_expired_at: str | None = None
     written_to_folder: bool = False
     faults: list[str] = field(default_factory=list)
+    revision_id: str | None = None  # the revision it was cut from, when the feed published it
 
     @property
     def completed(self) -> bool:
@@ -98,7 +99,7 @@ class Export:
             "stats": {"statements": 8, "entities": 5, "sources": 4} if completed else {},
             "error": None,
             "sha256": self.sha256 if completed else None,
-            "revision_id": f"rev_{self.project_ref}_head",
+            "revision_id": self.revision_id or f"rev_{self.project_ref}_head",
             "retry_of": None,
             "archive_expired_at": self.archive_expired_at,
             "created_at": _iso(self.created),
@@ -154,6 +155,24 @@ class ExportBook:
             )
             self.exports[export.export_id] = export
             return export
+
+
+def record_published(state: SimulatorState, ref: str, export_id: str, revision_id: str) -> None:
+    """An export the feed published (``Simulator.publish_export``) is in the export history too,
+    completed, so the history and the feed tell one story (a gap's reconciliation reads both)."""
+    exports = book(state)
+    now = time.time()
+    with state.lock:
+        exports.exports[export_id] = Export(
+            export_id=export_id,
+            project_ref=ref,
+            format="anthill",
+            options={},
+            created=now,
+            ready_at=now,
+            size=exports.archive_bytes,
+            revision_id=revision_id,
+        )
 
 
 def book(state: SimulatorState) -> ExportBook:

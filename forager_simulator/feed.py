@@ -16,7 +16,11 @@ The feed can be told to misbehave the ways the contract's recovery rules exist f
   next publications reuse sequence numbers already read;
 - ``generation``: a new producer generation, sequences restarting at 1; a read naming the
   old one answers 409 ``generation_changed``;
-- ``redeliver``: the next read answers the whole feed from sequence 1, whatever ``after`` said.
+- ``redeliver``: the next read answers the whole feed from sequence 1, whatever ``after`` said;
+- ``hide``: the next envelope published is left out of the next ``count`` reads that would
+  answer it (default 1) — a short answer with a hole in it that a read again serves;
+- ``lose``: the next envelope published is never served (its sequence is used, and an export's
+  row is still in the export history) — a hole the producer can no longer serve.
 
 And it can publish an envelope the consumer's door must refuse
 (``Simulator.publish_malformed(ref, kind)`` or ``POST /projects/{ref}/feed/malformed``), at the
@@ -36,6 +40,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from .corpus import make_source
+from .exports import record_published
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import GENERATION, IdempotencyConflict, SimulatorState
 
@@ -43,7 +48,7 @@ PROTOCOL_VERSION = 1
 STREAM = "knowledge"
 REVISION_PUBLISHED = "knowledge.revision.published"
 EXPORT_COMPLETED = "knowledge.export.completed"
-FEED_FAULTS = ("skip", "expire", "ahead", "generation", "redeliver")
+FEED_FAULTS = ("skip", "expire", "ahead", "generation", "redeliver", "hide", "lose")
 MALFORMED = ("oversized", "not_json", "not_an_object", "protocol", "header")
 LIMIT_MAX = 1000
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
@@ -62,6 +67,9 @@ class ProjectFeed:
     expired_through: int = 0
     redeliver: bool = False
     receipts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hide_next: int = 0  # the next envelope published is left out of this many reads
+    hidden: dict[int, int] = field(default_factory=dict)  # sequence -> reads it is still left out of
+    lose_next: bool = False  # the next envelope published is never served
 
     @property
     def head_sequence(self) -> int:
@@ -121,18 +129,20 @@ class FeedLedger:
                 raise ApiError(409, "not_ready", f"Project '{ref}' has published no revision to export.")
             payload = {
                 "revision_id": feed.revisions[-1]["revision_id"],
-                "export_id": "exp_" + secrets.token_hex(6),
+                "export_id": "exp_" + secrets.token_hex(8),
                 "export_format": "anthill_package",
                 "package_digest": "sha256:" + secrets.token_hex(32),
             }
+            record_published(self.state, ref, payload["export_id"], payload["revision_id"])
             return self._publish(ref, feed, EXPORT_COMPLETED, payload)
 
     def _publish(self, ref: str, feed: ProjectFeed, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        sequence = feed.next_sequence
         envelope = {
             "protocol_version": PROTOCOL_VERSION,
             "event_id": "evt_" + secrets.token_hex(8),
             "event_type": event_type,
-            "sequence": feed.next_sequence,
+            "sequence": sequence,
             "stream": STREAM,
             "producer_instance_id": self.state.instance_id,
             "producer_generation": feed.generation,
@@ -140,6 +150,11 @@ class FeedLedger:
             "payload": payload,
         }
         feed.next_sequence += 1
+        if feed.lose_next:
+            feed.lose_next = False
+            return copy.deepcopy(envelope)
+        if feed.hide_next:
+            feed.hidden[sequence], feed.hide_next = feed.hide_next, 0
         feed.envelopes.append(envelope)
         return copy.deepcopy(envelope)
 
@@ -203,6 +218,10 @@ class FeedLedger:
                 for other in self.feeds.values():
                     other.generation, other.envelopes, other.next_sequence = generation, [], 1
                     other.expired_through = 0
+            elif kind == "hide":
+                feed.hide_next = count
+            elif kind == "lose":
+                feed.lose_next = True
             else:
                 feed.redeliver = True
             return {"kind": kind, "generation": feed.generation, "head_sequence": feed.head_sequence}
@@ -225,6 +244,9 @@ class FeedLedger:
                 feed.redeliver = False
                 after = 0
             page = [e for e in feed.envelopes if e["sequence"] > after][:limit]
+            for envelope in [e for e in page if feed.hidden.get(e["sequence"], 0) > 0]:
+                feed.hidden[envelope["sequence"]] -= 1
+                page.remove(envelope)
             sent = [e.get("_sent", e) for e in page]
             return 200, {**base, "envelopes": copy.deepcopy(sent), "head_sequence": head}
 

@@ -1,7 +1,12 @@
 """Dead letters over the local stack: an envelope the door refuses is dead-lettered by a sync,
-listed, read whole, refused a replay (the build still refuses it), and discarded."""
+listed, read whole, refused a replay (the build still refuses it), and discarded; and, with the
+functions' clock moved 25 hours (``PUT /_local/clock``), a study that keeps failing becomes a dead
+letter beside a door refusal, is replayed after the fix and studied, the other discarded, and the
+event log read."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -46,3 +51,90 @@ def test_an_envelope_refused_at_the_door_is_listed_and_discarded(
     assert [r["state"] for r in after if r["dead_letter_id"] == row["dead_letter_id"]] == ["resolved"]
     receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts").json()["receipts"]
     assert any(r["event_id"] == bad["event_id"] and r["status"] == "failed" for r in receipts)
+
+
+@pytest.fixture
+def move_clock(stack: LocalStack) -> Iterator[Callable[[int], None]]:
+    """Moves the functions' clock (``PUT /_local/clock``); put back to the wall clock after the test,
+    with the engine's faults cleared."""
+
+    def move(seconds: int) -> None:
+        answer = httpx.put(f"{stack.url}/_local/clock", json={"offset_seconds": seconds})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["offset_seconds"] == seconds
+
+    yield move
+    move(0)
+    stack.fault(None)
+
+
+def test_a_door_refusal_and_an_exhausted_retry_are_listed_then_one_replayed_after_a_fix_and_the_other_discarded(
+    http: httpx.Client,
+    stack: LocalStack,
+    admin: dict[str, str],  # noqa: F811 - the fixture imported above
+    move_clock: Callable[[int], None],
+) -> None:
+    settle(http, admin, "suggest", "suggest")
+    assert sync(http, admin).status_code == 200  # read what earlier tests left on the feed
+    base = "/knowledge/feed/dead-letters"
+
+    # Given an envelope the door refuses, and a revision whose study fails: the engine's source
+    # list answers 5xx, a failure the retry lane retries
+    bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}).json()
+    stack.fault("5xx", path_prefix=f"/api/projects/{REF}/sources")
+    revision = put_source(stack)
+    first = sync(http, admin)
+    assert first.status_code == 200, first.text
+    assert first.json()["data"]["dead_lettered"] == 1 and first.json()["data"]["retrying"] >= 1
+    listed = http.get(base, headers=admin, params={"project": REF}).json()["data"]
+    assert revision["event_id"] not in {r["event_id"] for r in listed["entries"]}  # a retry is not a dead letter
+
+    # When the clock moves 25 hours (moved, not waited) and the colony syncs again
+    move_clock(25 * 3600)
+    second = sync(http, admin)
+    assert second.status_code == 200, second.text
+    assert second.json()["data"]["dead_lettered"] >= 1
+    assert "ran out after 24 hours and were dead-lettered" in second.json()["message"]
+
+    # Then both are in the list
+    listed = http.get(base, headers=admin, params={"project": REF}).json()["data"]
+    by_event = {r["event_id"]: r for r in listed["entries"]}
+    refused, exhausted = by_event[bad["event_id"]], by_event[revision["event_id"]]
+    assert (refused["error_class"], exhausted["error_class"]) == ("header_invalid", "retries_exhausted")
+    assert exhausted["attempts"] >= 1 and "envelope" not in exhausted
+    receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts").json()["receipts"]
+    assert {"event_id": revision["event_id"], "status": "failed"}.items() <= next(
+        r for r in receipts if r["event_id"] == revision["event_id"]
+    ).items()
+
+    # When the engine is fixed, the exhausted one is replayed after the fix and the next sync studies it
+    stack.fault(None)
+    replay = http.post(
+        f"{base}/{exhausted['dead_letter_id']}/replay",
+        headers=admin,
+        json={"project": REF, "reason": "fixed_engine", "after_fix": True, "change": "engine answers its sources"},
+    )
+    assert replay.status_code == 200, replay.text
+    assert replay.json()["data"]["effect"] == "rearmed"
+    third = sync(http, admin)
+    assert third.status_code == 200 and third.json()["data"]["retried"] >= 1, third.text
+    actions = http.get("/knowledge/feed", headers=admin, params={"project": REF}).json()["data"]["actions"]
+    studied = [a for a in actions if a["revision_id"] == revision["payload"]["revision_id"]]
+    assert [a["outcome"] for a in studied] == ["studied"]
+
+    # ... and the refused one is discarded
+    discard = http.post(
+        f"{base}/{refused['dead_letter_id']}/discard", headers=admin, json={"project": REF, "reason": "sender_error"}
+    )
+    assert discard.status_code == 200, discard.text
+    after = http.get(base, headers=admin, params={"project": REF, "state": "all"}).json()["data"]["entries"]
+    states = {r["dead_letter_id"]: r["state"] for r in after}
+    assert states[refused["dead_letter_id"]] == states[exhausted["dead_letter_id"]] == "resolved"
+
+    # Then the event log says who did what, with no error text
+    events = http.get("/knowledge/events", headers=admin, params={"project": REF, "limit": 50}).json()["data"]
+    replayed = [e for e in events["events"] if e["event_type"] == "knowledge_dead_letter_replayed"]
+    discarded = [e for e in events["events"] if e["event_type"] == "platform.deadletter.discarded"]
+    assert any(e["payload"]["dead_letter_id"] == exhausted["dead_letter_id"] for e in replayed)
+    assert any(e["payload"]["event_id"] == bad["event_id"] for e in discarded)
+    assert all("5" + "03" not in str(e["payload"]) and "answered" not in str(e["payload"]) for e in replayed)

@@ -283,3 +283,24 @@ def test_status_counts_the_colonys_unresolved_escalated_and_unreachable_dead_let
         "unreachable_escalated": 1,
         "escalation_days": 180,
     }
+
+
+def test_the_discard_event_is_read_on_get_knowledge_events_in_the_entrys_project(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    # Given a dead letter filed under falcon, discarded (the event's payload is the contract's six)
+    entry = _door_refused(knowledge_on, forager)
+    operator.discard(knowledge_on.dead_letters, entry, "ada", "sender_error", NOW, lambda: "unused")
+
+    # When the operator reads the event log for falcon
+    answer = api.call("GET", "/knowledge/events", query={"project": REF})
+
+    # Then the discard is there, its payload still exactly the contract's, and not in another project's log
+    assert answer.status == 200, answer.body
+    [event] = [e for e in answer.body["data"]["events"] if e["event_type"] == operator.DISCARDED_EVENT]
+    assert event["payload"]["event_id"] == entry.event_id
+    assert "scope_project" not in event and "project" not in event["payload"]
+    knowledge_on.config.bind("colony-docs", "harbour", "test")
+    elsewhere = api.call("GET", "/knowledge/events", query={"project": "colony-docs"})
+    assert elsewhere.status == 200
+    assert [e for e in elsewhere.body["data"]["events"] if e["event_type"] == operator.DISCARDED_EVENT] == []

@@ -148,6 +148,7 @@ def test_exports_claim_nothing_and_are_read_back_out_of_the_envelope(
         "export_id": exports[2]["payload"]["export_id"],
         "export_format": "anthill_package",
         "package_digest": exports[2]["payload"]["package_digest"],
+        "reconciled": False,
     }
     assert all(r["publication_sequence"] is None for r in view["inbox"] if r["sequence"] > 1)
 
@@ -179,6 +180,7 @@ def test_an_export_whose_envelope_cannot_be_mined_still_appears_with_nulls(
         "export_id": None,
         "export_format": None,
         "package_digest": None,
+        "reconciled": False,
     }
 
 

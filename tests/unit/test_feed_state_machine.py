@@ -2,7 +2,9 @@
 generation, a producer restored from a backup without a new generation, a crash between any
 two steps of a pass, two passes interleaved, a policy change.
 
-It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and moto tables
+It drives ``FeedConsumer`` against an in-memory producer (``FakeFeed``) and the consumer's storage
+ports (``domain/feed/ports.py``) held in memory (``tests/feed_memory.py``) — and, in a second run,
+the DynamoDB stores on moto tables
 built from template.yaml, and holds after every step:
 
 - no envelope lost: every sequence an epoch's watermark covers is in that epoch's inbox,
@@ -46,14 +48,33 @@ from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import FeedCursorRefused
-from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
+from knowledge_service.upstream.models import (
+    Capabilities,
+    ExportList,
+    ExportRow,
+    FeedPage,
+    ForagerSource,
+    ReceiptAnswer,
+)
 from tests.conftest import TEMPLATE
+from tests.feed_memory import MemoryActions, MemoryDeadLetters, MemoryEvents, MemoryInbox, MemoryWatermarks
 
 KB = "falcon"
 _EXAMPLES = itertools.count()
 INSTANCE = "fgi_state"
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-STEPS = ("read", "anchored", "recorded", "claimed", "acted", "receipted", "advanced", "degraded", "reconciled")
+STEPS = (
+    "read",
+    "anchored",
+    "recorded",
+    "claimed",
+    "acted",
+    "receipted",
+    "advanced",
+    "degraded",
+    "reconciled",
+    "passed_over",
+)
 
 
 class Crash(Exception):
@@ -74,10 +95,15 @@ class FakeFeed:
         self.receipts: list[tuple[str, str]] = []
         self.counter = 0
         self.failing = False  # the engine's study calls fail (a retryable failure)
+        # The export history: (generation, sequence, export id) of every export completed, and of
+        # those whose envelope the producer lost (a hole it can no longer serve).
+        self.history: list[tuple[str, int, str]] = []
+        self.lost: set[str] = set()
 
-    def publish(self, export: bool = False) -> None:
+    def publish(self, export: bool = False, lost: bool = False) -> None:
         self.counter += 1
         if export and self.revisions:
+            self.history.append((self.generation, self.next_sequence, f"exp_{self.counter}"))
             payload: dict[str, Any] = {
                 "revision_id": self.revisions[-1],
                 "export_id": f"exp_{self.counter}",
@@ -97,6 +123,10 @@ class FakeFeed:
                 "failed_source_count": 0,
             }
             event_type = "knowledge.revision.published"
+        if lost:
+            self.lost.add(f"exp_{self.counter}")
+            self.next_sequence += 1
+            return
         self.streams[self.generation].append(
             {
                 "protocol_version": 1,
@@ -140,6 +170,7 @@ class FakeFeed:
         stream = self.streams[self.generation]
         del stream[max(0, len(stream) - older_by) :]
         self.next_sequence = (stream[-1]["sequence"] if stream else 0) + 1
+        self.history = [h for h in self.history if h[0] != self.generation or h[1] < self.next_sequence]
 
     def new_generation(self) -> None:
         self.generation = f"gen_{len(self.streams) + 1}"
@@ -170,6 +201,16 @@ class FakeFeed:
             raise UpstreamError("the engine answered 503")
         return [ForagerSource(source_id="src_1", project_ref=KB, name="a.md", logical_content_hash="sha256:a")]
 
+    def exports(self, project_ref: str) -> ExportList:
+        if self.failing:
+            raise UpstreamError("the engine answered 503")
+        return ExportList(
+            exports=[
+                ExportRow(export_id=e, project_ref=KB, format="anthill", status="completed", revision_id="krev")
+                for _, _, e in reversed(self.history)
+            ]
+        )
+
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
     ) -> ReceiptAnswer:
@@ -184,10 +225,7 @@ class FeedMachine(RuleBasedStateMachine):
         # knowledge base, so examples never see each other's rows.
         global KB  # noqa: PLW0603 - the fake producer and the invariants read it
         KB = f"kb{next(_EXAMPLES)}"
-        rt = runtime()
-        self.stores = FeedStores(
-            rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions, rt.dead_letters, rt.events
-        )
+        self.stores = self.make_stores()
         self.clock = NOW
         self.touched: set[str] = set()  # dead letters an operator acted on (upkeep never may)
         self.seen: dict[str, dict[str, Any]] = {}
@@ -196,6 +234,21 @@ class FeedMachine(RuleBasedStateMachine):
         # What the producer held when a whole pass last ran over an honest feed (one that was not
         # answering every read from sequence 1, which no pass can read past).
         self.read_through: object = None
+
+    def make_stores(self) -> FeedStores:
+        """The consumer's ports in memory (``tests/feed_memory.py``); the study's own findings and
+        missions stay on moto. ``TableFeedMachine`` runs the same rules over the tables."""
+        rt = runtime()
+        events = MemoryEvents()
+        return FeedStores(
+            MemoryInbox(),
+            MemoryWatermarks(),
+            MemoryActions(),
+            rt.findings,
+            rt.missions,
+            MemoryDeadLetters(events),
+            events,
+        )
 
     @initialize(policy=st.sampled_from(list(AutoStudy)))
     def choose_policy(self, policy: AutoStudy) -> None:
@@ -221,6 +274,15 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def export(self) -> None:
         self.feed.publish(export=True)
+
+    @rule()
+    def export_lost(self) -> None:
+        """An export completed and its envelope was lost — a hole the producer cannot serve again —
+        and a revision after it, so a read sees the hole."""
+        if not self.feed.revisions:
+            self.feed.publish()
+        self.feed.publish(export=True, lost=True)
+        self.feed.publish()
 
     @rule()
     def refused_at_the_door(self) -> None:
@@ -349,6 +411,23 @@ class FeedMachine(RuleBasedStateMachine):
                 continue  # refused at the door: dead-lettered, never recorded
             assert rows[owner.epoch].get(sequence) == envelope["event_id"], (owner.epoch, sequence)
 
+    @precondition(lambda self: self.read_through == self.feed.held())
+    @invariant()
+    def no_export_hidden_by_a_hole(self) -> None:
+        """An export whose envelope was lost in a hole the watermark has passed is recorded from the
+        export history (a reconciled export row)."""
+        lineage = self.stores.watermarks.lineage(KB, INSTANCE, self.feed.generation, "knowledge")
+        if not lineage:
+            return
+        through = lineage[-1].sequence
+        recorded = self.stores.inbox.export_ids(KB)
+        hidden = [
+            e
+            for generation, sequence, e in self.feed.history
+            if generation == self.feed.generation and sequence <= through and e not in recorded
+        ]
+        assert not hidden, hidden
+
     def refused(self, key: str) -> set[int]:
         return {
             e.sequence
@@ -391,16 +470,32 @@ def covered(mark: Watermark) -> set[int]:
     return {s for first, last in mark.reconciled_over for s in range(first, last + 1)}
 
 
-FeedMachine.TestCase.settings = settings(
-    max_examples=50,
-    stateful_step_count=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+class TableFeedMachine(FeedMachine):
+    """The same rules and laws over the DynamoDB stores (moto): the real store is proven too."""
+
+    def make_stores(self) -> FeedStores:
+        rt = runtime()
+        return FeedStores(rt.inbox, rt.watermarks, rt.actions, rt.findings, rt.missions, rt.dead_letters, rt.events)
+
+
+_SETTINGS = {
+    "stateful_step_count": 20,
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+}
+FeedMachine.TestCase.settings = settings(max_examples=60, **_SETTINGS)  # type: ignore[arg-type]
+TableFeedMachine.TestCase.settings = settings(max_examples=15, **_SETTINGS)  # type: ignore[arg-type]
 
 
 @pytest.mark.usefixtures("aws_env")
-def test_the_feed_consumer_keeps_its_laws() -> None:
+def test_the_feed_consumer_keeps_its_laws_over_the_storage_ports_in_memory() -> None:
     with mock_aws():
         create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
         FeedMachine.TestCase("runTest").runTest()
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_the_feed_consumer_keeps_its_laws_over_the_dynamodb_stores() -> None:
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        TableFeedMachine.TestCase("runTest").runTest()

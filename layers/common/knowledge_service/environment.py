@@ -51,6 +51,9 @@ class Environment(BaseModel):
     installation_organization: str = "colony"
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
     gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR.lower())
+    devstack_clock_file: str = ""
+    """DEVSTACK_CLOCK_FILE: set only by the local stack (``devstack``), never by template.yaml — the
+    file whose whole number of seconds moves the functions' clock (``knowledge_service/clock.py``)."""
 
     @field_validator("knowledge_forager_allowed_hosts", mode="before")
     @classmethod

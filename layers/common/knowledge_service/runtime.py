@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from knowledge_service.clock import Clock, clock_for, system_clock
 from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
 from knowledge_service.domain.connection import Upstream
 from knowledge_service.domain.feed.consumer import FeedStores
@@ -59,6 +60,7 @@ class Runtime:
         return self.subscriptions.current()
 
     dead_letters: DeadLetterStore
+    clock: Clock = system_clock  # the product clock; movable only under the local stack
 
     @classmethod
     def build(cls, env: Environment) -> Runtime:
@@ -94,6 +96,7 @@ class Runtime:
             archives=ArchiveStore(aws.client("s3"), env.archive_bucket, dynamodb, env.config_table),
             subscriptions=CachedSubscription(config.subscription),
             dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table, env.event_log_table),
+            clock=clock_for(env),
         )
 
     def feed_stores(self) -> FeedStores:

@@ -1,6 +1,7 @@
 """Knowledge changes (A4): the per-source study pass, and what an operator does with a finding.
 
-One pass serves ``POST /knowledge/seed`` (study everything, write seed receipts),
+One pass serves ``POST /knowledge/seed`` (queueing on: a study mission per source not yet studied
+at its hash, its seed receipt written as it is queued),
 ``POST /knowledge/changes/scan`` and the timer (queueing off: findings only), and a revision
 on the change feed under ``knowledge_revision_study`` (suggest: findings; on: findings
 queued as missions). Everything is keyed by the knowledge base, so two projects on one
@@ -29,6 +30,7 @@ class StudyResult(BaseModel):
     findings: list[str] = []
     mission_ids: list[str] = []
     sources: int = 0
+    already_studied: int = 0  # sources whose seed receipt stands at their logical_content_hash
 
 
 class FindingView(BaseModel):
@@ -51,8 +53,14 @@ class FindingsAnswer(BaseModel):
 
 class SeedAnswer(BaseModel):
     knowledge_base: str
-    studied: int
-    receipts: int
+    project: str  # the project the missions were queued in ("" — the console default: no project)
+    sources: int  # sources the engine lists
+    already_studied: int  # their seed receipt stands at their logical_content_hash: nothing spent
+    findings: int  # findings filed by this seed (new or changed sources)
+    studied: int  # sources queued for study now: one mission each, the model calls seeding spends
+    mission_ids: list[str]
+    receipts: int  # seed receipts written, one as each mission was queued
+    message: str
 
 
 class ScanAnswer(BaseModel):
@@ -82,6 +90,7 @@ def study_pass(
     for source in sources:
         receipt = receipts.get(source.source_id)
         if receipt is not None and receipt.logical_content_hash == source.logical_content_hash:
+            result.already_studied += 1
             continue
         finding = Finding(
             id=finding_id(knowledge_base, source.source_id, source.logical_content_hash),
@@ -153,22 +162,35 @@ def dismiss_finding(findings: FindingsStore, knowledge_base: str, finding_id_: s
     return FindingView.model_validate(_found(findings, knowledge_base, finding_id_).model_dump())
 
 
-def seed(client: SourceLister, findings: FindingsStore, knowledge_base: str) -> SeedAnswer:
-    """Study every source: a seed receipt with each source's logical_content_hash."""
-    sources = client.sources(knowledge_base)
-    now = datetime.now(UTC).isoformat()
-    findings.write_receipts(
-        [
-            SeedReceipt(
-                knowledge_base=knowledge_base,
-                source_id=s.source_id,
-                logical_content_hash=s.logical_content_hash,
-                studied_at=now,
-            )
-            for s in sources
-        ]
+def seed(
+    client: SourceLister, findings: FindingsStore, missions: MissionBus, knowledge_base: str, project: str
+) -> SeedAnswer:
+    """Study every source: the per-source pass with queueing on (the text: "under on it runs with
+    queueing on"; seeding "spends model calls"). Each source not yet studied at its
+    logical_content_hash gets its finding (new or changed) and a study mission in ``project``, and
+    its seed receipt as the mission is queued; one already studied at its hash spends nothing, and
+    one whose finding an operator already decided at that hash is not queued again."""
+    result = study_pass(client, findings, missions, knowledge_base, project, queue=True)
+    queued = len(result.mission_ids)
+    not_queued = result.sources - result.already_studied - queued
+    sentence = (
+        f"Seeded {result.sources} source(s): {queued} study mission(s) queued"
+        f"{' in ' + repr(project) if project else ' with no project'} — each spends model calls; "
+        f"{result.already_studied} already studied at their content hash"
     )
-    return SeedAnswer(knowledge_base=knowledge_base, studied=len(sources), receipts=len(sources))
+    if not_queued:
+        sentence += f"; {not_queued} decided earlier at this content hash and not queued again"
+    return SeedAnswer(
+        knowledge_base=knowledge_base,
+        project=project,
+        sources=result.sources,
+        already_studied=result.already_studied,
+        findings=len(result.findings),
+        studied=queued,
+        mission_ids=result.mission_ids,
+        receipts=queued,
+        message=sentence + ".",
+    )
 
 
 def scan(client: SourceLister, findings: FindingsStore, knowledge_base: str) -> ScanAnswer:

@@ -23,6 +23,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel, ConfigDict
 
 from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.event_log import LoggedEvent, event_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -257,6 +258,11 @@ class DeadLetterStore:
                 },
             }
         }
+
+    def event_item(self, event: LoggedEvent, project: str) -> dict[str, Any]:
+        """The transaction item writing ``event`` to the event log with the act that causes it,
+        scoped to the project the entry was filed under."""
+        return {"Put": {"TableName": self.event_log_table, "Item": event_item(event, project=project)}}
 
     def resolve_with(self, entry: DeadLetter, resolution: Resolution, others: list[dict[str, Any]]) -> bool:
         """Resolve the entry and make ``others`` in one transaction; False when it was resolved first."""

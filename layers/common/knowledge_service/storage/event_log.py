@@ -62,7 +62,7 @@ class EventLog:
         if act is not None:
             conditions.append(Attr("event_type").eq(act) | Attr("payload.act").eq(act))
         if project is not None:
-            conditions.append(Attr("payload.project").eq(project))
+            conditions.append(Attr("payload.project").eq(project) | Attr("scope_project").eq(project))
         kwargs: dict[str, Any] = {
             "IndexName": BY_TIME_INDEX,
             "KeyConditionExpression": Key("log").eq(LOG_PARTITION)
@@ -93,7 +93,7 @@ LOG_PARTITION = "all"
 
 
 def _event(item: dict[str, Any]) -> LoggedEvent:
-    return LoggedEvent.model_validate({k: v for k, v in item.items() if k not in ("recorded", "log")})
+    return LoggedEvent.model_validate({k: v for k, v in item.items() if k not in ("recorded", "log", "scope_project")})
 
 
 def new_event(event_type: str, actor: str, payload: dict[str, Any]) -> LoggedEvent:
@@ -102,10 +102,17 @@ def new_event(event_type: str, actor: str, payload: dict[str, Any]) -> LoggedEve
     )
 
 
-def event_item(event: LoggedEvent) -> dict[str, Any]:
-    """The event log row for ``event`` (also written inside other stores' transactions)."""
-    return {
+def event_item(event: LoggedEvent, *, project: str | None = None) -> dict[str, Any]:
+    """The event log row for ``event`` (also written inside other stores' transactions).
+
+    ``project`` scopes a row whose payload is fixed by a contract and carries no ``project`` (a dead
+    letter's replay and discard): it is kept beside the payload, as ``scope_project``, and
+    ``GET /knowledge/events?project=`` finds the row by it as by ``payload.project``."""
+    item = {
         "recorded": f"{event.at.isoformat()}#{event.event_id}",
         "log": LOG_PARTITION,
         **event.model_dump(mode="json"),
     }
+    if project is not None:
+        item["scope_project"] = project
+    return item

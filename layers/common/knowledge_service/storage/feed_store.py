@@ -182,6 +182,24 @@ class InboxStore:
         ).get("Items", [])
         return [_inbox_row(i) for i in items]
 
+    def export_ids(self, knowledge_base: str) -> set[str]:
+        """The export id of every export envelope recorded for the knowledge base (the ``exports``
+        index, every page): what a gap's reconciliation compares FORAGER's export history with."""
+        rows = _query_all(
+            self._table,
+            {"IndexName": "exports", "KeyConditionExpression": Key("export_key").eq(knowledge_base)},
+            _inbox_row,
+        )
+        found: set[str] = set()
+        for row in rows:
+            try:
+                export_id = (json.loads(row.envelope).get("payload") or {}).get("export_id")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(export_id, str) and export_id:
+                found.add(export_id)
+        return found
+
     def prunable(self, key: str, through_sequence: int, older_than: str) -> list[InboxRow]:
         """Rows of one stream at or below its watermark, older than the window, not exports."""
         return _query_all(

@@ -10,6 +10,7 @@ import logging
 
 from pydantic import BaseModel
 
+from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
 from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
@@ -47,6 +48,8 @@ class SyncAnswer(BaseModel):
     retrying: int
     dead_letters_scrubbed: int
     dead_letters_escalated: int
+    passed_over: list[list[int]]
+    exports_reconciled: int
     message: str
 
 
@@ -58,13 +61,14 @@ def feed_pass(
     project: str,
     *,
     consumer: FeedConsumer | None = None,
+    now: Clock | None = None,
 ) -> SyncAnswer:
     """One pass for one knowledge base, as ``project`` (``""``: the console default).
 
     The dead-letter upkeep runs first, before anything is asked of the engine and whatever the
     study settings say; a pass that stops after it (both lanes off, the engine down) still says
     what it did."""
-    consumer = consumer or FeedConsumer(stores, client)
+    consumer = consumer or FeedConsumer(stores, client, now=now or system_clock)
     upkept = consumer.upkeep(knowledge_base)
     try:
         refuse_when_no_lane_acts(settings)
@@ -106,6 +110,8 @@ def feed_pass(
         retrying=outcome.retrying,
         dead_letters_scrubbed=outcome.upkeep.scrubbed,
         dead_letters_escalated=outcome.upkeep.escalated,
+        passed_over=outcome.passed_over,
+        exports_reconciled=outcome.exports_reconciled,
         message=_sentence(settings, outcome, caps.change_feed),
     )
 
@@ -173,7 +179,10 @@ def _sentence(settings: KnowledgeSettings, outcome: PassOutcome, change_feed: bo
         )
     if outcome.passed_over:
         holes = ", ".join(f"{first}-{last}" if first != last else str(first) for first, last in outcome.passed_over)
-        parts.append(f"Passed over sequence(s) {holes}: the producer could no longer serve them.")
+        parts.append(
+            f"Passed over sequence(s) {holes}: the producer could no longer serve them; "
+            f"{outcome.exports_reconciled} export(s) were recorded from FORAGER's export history."
+        )
     if outcome.refused_at_the_door:
         parts.append(f"{outcome.refused_at_the_door} envelope(s) were refused at the door and dead-lettered.")
     if outcome.retried:

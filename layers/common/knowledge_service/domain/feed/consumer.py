@@ -42,9 +42,10 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
@@ -62,21 +63,23 @@ from knowledge_service.domain.feed.history import (
     same_stream,
 )
 from knowledge_service.domain.feed.policy import ACTION_TYPE, POLICY_VERSION
+from knowledge_service.domain.feed.ports import (
+    ActionStorage,
+    DeadLetterStorage,
+    EventStorage,
+    InboxStorage,
+    WatermarkStorage,
+)
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterStore
-from knowledge_service.storage.event_log import EventLog
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter
 from knowledge_service.storage.feed_store import (
     Action,
-    ActionStore,
     InboxRow,
-    InboxStore,
     Watermark,
-    WatermarkStore,
     envelope_text,
-    stream_key,
 )
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.missions import MissionBus
@@ -85,6 +88,7 @@ from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
     REVISION_PUBLISHED,
     Capabilities,
+    ExportList,
     FeedEnvelope,
     FeedPage,
     ForagerSource,
@@ -107,6 +111,8 @@ class FeedClient(Protocol):
 
     def sources(self, project_ref: str) -> list[ForagerSource]: ...
 
+    def exports(self, project_ref: str) -> ExportList: ...
+
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
     ) -> ReceiptAnswer: ...
@@ -114,13 +120,13 @@ class FeedClient(Protocol):
 
 @dataclass(frozen=True)
 class FeedStores:
-    inbox: InboxStore
-    watermarks: WatermarkStore
-    actions: ActionStore
+    inbox: InboxStorage
+    watermarks: WatermarkStorage
+    actions: ActionStorage
     findings: FindingsStore
     missions: MissionBus | None
-    dead_letters: DeadLetterStore | None = None
-    events: EventLog | None = None
+    dead_letters: DeadLetterStorage | None = None
+    events: EventStorage | None = None
 
 
 @dataclass
@@ -144,6 +150,7 @@ class PassOutcome:
     owed_receipts: int = 0  # failed receipts owed for exhausted retries, sent this pass
     upkeep: UpkeepOutcome = field(default_factory=UpkeepOutcome)
     passed_over: list[list[int]] = field(default_factory=list)  # [first, last] holes the producer could not serve
+    exports_reconciled: int = 0  # exports recorded from the export history when a hole was passed over
 
 
 Checkpoint = Callable[[str], None]
@@ -170,7 +177,7 @@ class FeedConsumer(Recovery):
         stores: FeedStores,
         client: FeedClient,
         *,
-        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        now: Clock = system_clock,
         checkpoint: Checkpoint = _no_checkpoint,
         page_limit: int = PAGE_LIMIT,
         rng: random.Random | None = None,
@@ -221,6 +228,7 @@ class FeedConsumer(Recovery):
         knowledge_base, project, revision_study, outcome = run.knowledge_base, run.project, run.policy, run.outcome
         mark = self._current(knowledge_base, instance, generation, STREAM)
         unchecked = False
+        rereads = 0
         # Every recovery degrades the stream once; a producer that keeps failing them ends the pass.
         while len(outcome.degraded) <= MAX_RECOVERIES:
             run.mark = mark
@@ -257,6 +265,11 @@ class FeedConsumer(Recovery):
                 self._refuse(run, mark, [stopped])
                 break
             if decision.step is Step.GAP and decision.gap_at is not None:
+                # Read the hole again before passing it; a producer that keeps serving it only on a
+                # second read is read on at most MAX_RECOVERIES times a pass.
+                if rereads < MAX_RECOVERIES and self._hole_served(mark, decision.gap_at):
+                    rereads += 1
+                    continue
                 mark = self._reconcile_gap(mark, decision.gap_at, outcome, project, revision_study)
                 continue
             # A short page that held only what was checked: read on from the watermark.
@@ -375,29 +388,10 @@ class FeedConsumer(Recovery):
         return entry is not None and entry.state != "unresolved"
 
     # ------------------------------------------------------------------ reading
-    def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        """The newest epoch of a producer generation's stream; epoch 0 at 0 when it has none yet."""
-        lineage = self.stores.watermarks.lineage(knowledge_base, instance, generation, stream)
-        if lineage:
-            return lineage[-1]
-        return self.stores.watermarks.start(
-            Watermark(
-                knowledge_base=knowledge_base,
-                stream_key=stream_key(knowledge_base, instance, generation, stream),
-                instance_id=instance,
-                generation=generation,
-                stream=stream,
-                updated_at=self._stamp(),
-            )
-        )
-
     def _current(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
         """Where this pass starts (``reading_from``), or a new generation's watermark at 0."""
         found = reading_from(self.stores.watermarks.all(knowledge_base), instance, generation, stream)
         return found or self._live(knowledge_base, instance, generation, stream)
-
-    def _reread(self, mark: Watermark) -> Watermark:
-        return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
     def _record(self, mark: Watermark, kept: list[tuple[FeedEnvelope, dict[str, Any]]]) -> None:
         received = self._stamp()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,13 +20,20 @@ from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.consumer import inbox_row, new_action
 from knowledge_service.domain.feed.door import Admitted
+from knowledge_service.domain.feed.ports import (
+    ActionStorage,
+    DeadLetterStorage,
+    InboxStorage,
+    TransactItem,
+    WatermarkStorage,
+)
 from knowledge_service.domain.feed.retention import DEAD_LETTER_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import ESCALATION_DAYS, is_escalated
 from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionDenied
 from knowledge_service.models import AutoStudy, Binding
-from knowledge_service.storage.dead_letter_store import UNRESOLVED, DeadLetter, DeadLetterStore, Resolution
-from knowledge_service.storage.event_log import event_item, new_event
-from knowledge_service.storage.feed_store import ActionStore, InboxStore, Watermark, WatermarkStore
+from knowledge_service.storage.dead_letter_store import UNRESOLVED, DeadLetter, Resolution
+from knowledge_service.storage.event_log import LoggedEvent, new_event
+from knowledge_service.storage.feed_store import Watermark
 
 REPLAY_REASONS = ("transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry")
 DISCARD_REASONS = ("sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable")
@@ -151,8 +158,8 @@ def reaches(bindings: list[Binding], entry: DeadLetter) -> bool:
 
 
 def queue(
-    store: DeadLetterStore,
-    actions: ActionStore,
+    store: DeadLetterStorage,
+    actions: ActionStorage,
     knowledge_base: str,
     state: str,
     now: datetime,
@@ -166,7 +173,7 @@ def queue(
     )
 
 
-def installation_queue(store: DeadLetterStore, bindings: list[Binding], state: str, now: datetime) -> DeadLetterList:
+def installation_queue(store: DeadLetterStorage, bindings: list[Binding], state: str, now: datetime) -> DeadLetterList:
     entries = store.everything()
     shown = [e for e in entries if state in ("all", e.state)]
     return DeadLetterList(
@@ -188,7 +195,7 @@ def _counts(entries: list[DeadLetter], now: datetime, retrying: int) -> DeadLett
     )
 
 
-def entry_in_scope(store: DeadLetterStore, knowledge_base: str, dead_letter_id: str) -> DeadLetter:
+def entry_in_scope(store: DeadLetterStorage, knowledge_base: str, dead_letter_id: str) -> DeadLetter:
     """The entry, when it is in the caller's knowledge base; not_found otherwise (another base's id too)."""
     found = store.get(knowledge_base, dead_letter_id)
     if found is None:
@@ -226,7 +233,7 @@ def require_actor(actor: str | None) -> str:
 
 # ------------------------------------------------------------------ discard
 def discard(
-    store: DeadLetterStore,
+    store: DeadLetterStorage,
     entry: DeadLetter,
     actor: str,
     reason: str,
@@ -269,7 +276,7 @@ def discard(
             "reconciliation_forced": forced,
         },
     )
-    if not store.resolve_with(entry, resolution, [_put_event(store, event)]):
+    if not store.resolve_with(entry, resolution, [_put_event(store, event, entry)]):
         raise Conflict("Another operator resolved this dead letter first.", code="already_resolved")
     return ActionAnswer(
         dead_letter_id=entry.dead_letter_id,
@@ -283,10 +290,10 @@ def discard(
 
 # ------------------------------------------------------------------ replay
 def replay(
-    store: DeadLetterStore,
-    inbox: InboxStore,
-    actions: ActionStore,
-    watermarks: WatermarkStore,
+    store: DeadLetterStorage,
+    inbox: InboxStorage,
+    actions: ActionStorage,
+    watermarks: WatermarkStorage,
     entry: DeadLetter,
     request: ReplayRequest,
     actor: str,
@@ -318,7 +325,7 @@ def replay(
         change=request.change,
     )
     stamp = now.isoformat()
-    others: list[dict[str, Any]] = []
+    others: list[TransactItem] = []
     # 2. recorded in the inbox (a second copy is a no-op) ...
     mark = _stream_of(watermarks, entry)
     if mark is not None:
@@ -353,7 +360,7 @@ def replay(
             "effect": effect,
         },
     )
-    others.append(_put_event(store, event))
+    others.append(_put_event(store, event, entry))
     if not store.resolve_with(entry, resolution, others):
         latest = store.get(entry.knowledge_base, entry.dead_letter_id)
         who = latest.resolution.actor if latest and latest.resolution else "another operator"
@@ -370,17 +377,18 @@ def replay(
     )
 
 
-def _stream_of(watermarks: WatermarkStore, entry: DeadLetter) -> Watermark | None:
+def _stream_of(watermarks: WatermarkStorage, entry: DeadLetter) -> Watermark | None:
     if entry.stream_key is None:
         return None
     return watermarks.get(entry.knowledge_base, entry.stream_key)
 
 
-def _put_event(store: DeadLetterStore, event: Any) -> dict[str, Any]:
-    return {"Put": {"TableName": store.event_log_table, "Item": event_item(event)}}
+def _put_event(store: DeadLetterStorage, event: LoggedEvent, entry: DeadLetter) -> TransactItem:
+    """The event, scoped to the project the entry was filed under (its payload is the contract's)."""
+    return store.event_item(event, entry.project)
 
 
-def colony_counts(store: DeadLetterStore, bindings: list[Binding], now: datetime) -> dict[str, int]:
+def colony_counts(store: DeadLetterStorage, bindings: list[Binding], now: datetime) -> dict[str, int]:
     """``dead_letters`` on /knowledge/status: unresolved entries across the colony (the ``unresolved``
     index), those past the escalation line at the moment of reading, and the part no project reaches."""
     waiting = store.unresolved_everywhere()

@@ -15,11 +15,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from knowledge_service.domain.changes import study_pass
-from knowledge_service.domain.feed.history import as_int
+from knowledge_service.domain.feed.history import as_int, same_stream
 from knowledge_service.domain.feed.history import held as held_by
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.feed_store import Watermark
+from knowledge_service.storage.feed_store import InboxRow, Watermark, envelope_text, stream_key
 from knowledge_service.upstream.client import FeedCursorRefused
+from knowledge_service.upstream.models import EXPORT_COMPLETED, ExportRow
 
 if TYPE_CHECKING:
     from knowledge_service.domain.feed.consumer import FeedClient, FeedStores, PassOutcome
@@ -35,10 +36,23 @@ class Recovery:
     page_limit: int
 
     def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
-        raise NotImplementedError
+        """The newest epoch of a producer generation's stream; epoch 0 at 0 when it has none yet."""
+        lineage = self.stores.watermarks.lineage(knowledge_base, instance, generation, stream)
+        if lineage:
+            return lineage[-1]
+        return self.stores.watermarks.start(
+            Watermark(
+                knowledge_base=knowledge_base,
+                stream_key=stream_key(knowledge_base, instance, generation, stream),
+                instance_id=instance,
+                generation=generation,
+                stream=stream,
+                updated_at=self._stamp(),
+            )
+        )
 
     def _reread(self, mark: Watermark) -> Watermark:
-        raise NotImplementedError
+        return self._live(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
 
     def _stamp(self) -> str:
         return self.now().isoformat()
@@ -70,6 +84,8 @@ class Recovery:
         earliest = as_int(details.get("earliest_sequence"))
         to = mark.sequence if earliest is None else max(earliest - 1, mark.sequence)
         note = f"{refused.code}: reconciled against the source list"
+        if to > mark.sequence:
+            self._pass_over(mark, [mark.sequence + 1, to], outcome)
         self._force(mark, to, note, [mark.sequence + 1, to] if to > mark.sequence else None)
         return self._reread(mark)
 
@@ -131,9 +147,22 @@ class Recovery:
                 break
         return read
 
+    def _hole_served(self, mark: Watermark, gap_at: int) -> bool:
+        """Read the hole again from the watermark: does the producer serve ``gap_at`` now (it may
+        have answered a short page)? Then the pass reads on and nothing is passed over."""
+        try:
+            page = self.client.feed(
+                mark.knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
+            )
+        except FeedCursorRefused:
+            return False
+        return same_stream(page, mark) and gap_at in held_by(page)
+
     def _reconcile_gap(
         self, mark: Watermark, gap_at: int, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> Watermark:
+        """The producer still cannot serve the hole: degrade, reconcile against the source list and
+        the export history, and only then move the watermark past it."""
         self._degrade(mark, f"gap: sequence {gap_at} is missing", "gap", outcome, project, policy)
         page = self.client.feed(
             mark.knowledge_base, generation=mark.generation, after=mark.sequence, limit=self.page_limit
@@ -141,8 +170,28 @@ class Recovery:
         sequences = list(held_by(page))
         later = sorted(s for s in sequences if isinstance(s, int) and s > gap_at)
         to = (later[0] - 1) if later else gap_at
+        self._pass_over(mark, [gap_at, to], outcome)
         self._force(mark, to, f"gap at {gap_at}: reconciled against the source list", [gap_at, to])
         return self._reread(mark)
+
+    def _pass_over(self, mark: Watermark, hole: list[int], outcome: PassOutcome) -> None:
+        """Before the watermark passes a hole the producer cannot serve: every completed export in
+        FORAGER's export history that no inbox row records is recorded now, as a reconciled export
+        row, so an export whose envelope was in the hole is not hidden. A history that cannot be
+        read raises: the pass stops short of the hole and the next one tries again."""
+        history = self.client.exports(mark.knowledge_base)
+        known = self.stores.inbox.export_ids(mark.knowledge_base)
+        stamp = self._stamp()
+        rows = [
+            reconciled_export_row(mark, hole, row, stamp)
+            for row in history.exports
+            if row.status == "completed" and row.export_id not in known
+        ]
+        if rows:
+            self.stores.inbox.record(rows)
+        outcome.passed_over.append(list(hole))
+        outcome.exports_reconciled += len(rows)
+        self.checkpoint("passed_over")
 
     def _degrade(
         self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
@@ -178,3 +227,35 @@ class Recovery:
             outcome.mission_ids.extend(result.mission_ids)
         outcome.reconciled += 1
         self.checkpoint("reconciled")
+
+
+RECONCILED = "reconciled:"
+
+
+def reconciled_export_row(mark: Watermark, hole: list[int], export: ExportRow, received: str) -> InboxRow:
+    """An export the feed's hole hid, recorded from the export history: its own key
+    (``<stream>#reconciled#<export id>``, at the hole's last sequence), an event id naming it
+    reconciled, and an envelope written from the history's row (never one that arrived)."""
+    payload = {
+        "revision_id": export.revision_id,
+        "export_id": export.export_id,
+        "export_format": export.format,
+        "package_digest": f"sha256:{export.sha256}" if export.sha256 else None,
+    }
+    envelope = {
+        "reconciled_from": "export_history",
+        "passed_over": hole,
+        "event_type": EXPORT_COMPLETED,
+        "payload": payload,
+    }
+    return InboxRow(
+        stream_key=f"{mark.stream_key}#reconciled#{export.export_id}",
+        sequence=hole[-1],
+        knowledge_base=mark.knowledge_base,
+        event_id=f"{RECONCILED}{export.export_id}",
+        event_type=EXPORT_COMPLETED,
+        revision_id=export.revision_id,
+        envelope=envelope_text(envelope),
+        received_at=received,
+        export=True,
+    )

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from knowledge_service.domain.feed import door
+from knowledge_service.domain.feed.ports import ActionStorage, DeadLetterStorage, EventStorage, InboxStorage
 from knowledge_service.domain.feed.retention import DEAD_LETTER_RETENTION_DAYS
 from knowledge_service.domain.feed.retry import RETRIES_EXHAUSTED, exhausted
-from knowledge_service.storage.dead_letter_store import UNRESOLVED, Attempt, DeadLetter, DeadLetterStore
-from knowledge_service.storage.event_log import EventLog
-from knowledge_service.storage.feed_store import Action, ActionStore, InboxStore
+from knowledge_service.storage.dead_letter_store import UNRESOLVED, Attempt, DeadLetter
+from knowledge_service.storage.feed_store import Action
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +78,10 @@ def exhausted_entry_id(action: Action) -> str:
 class Upkeep:
     def __init__(
         self,
-        dead_letters: DeadLetterStore,
-        actions: ActionStore,
-        inbox: InboxStore,
-        events: EventLog | None,
+        dead_letters: DeadLetterStorage,
+        actions: ActionStorage,
+        inbox: InboxStorage,
+        events: EventStorage | None,
     ) -> None:
         self.dead_letters = dead_letters
         self.actions = actions

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
 from knowledge_service.domain.feed.history import reading_from
+from knowledge_service.domain.feed.recovery import RECONCILED
 from knowledge_service.domain.feed.retention import Retention
 from knowledge_service.domain.package import PackageAgreement, package_agreement
 from knowledge_service.errors import BadRequest
@@ -48,6 +49,9 @@ class ExportView(BaseModel):
     export_id: str | None
     export_format: str | None
     package_digest: str | None
+    # Recorded from FORAGER's export history when a hole in the feed was passed over (its
+    # envelope never arrived); sequence is then the hole's last sequence.
+    reconciled: bool = False
 
 
 class ActionView(BaseModel):
@@ -131,7 +135,12 @@ def feed_view(
         retention=Retention(),
         inbox=[InboxView.model_validate(r.model_dump()) for r in rows],
         exports=[
-            ExportView(sequence=r.sequence, revision_id=r.revision_id, **mine_export(r.envelope))
+            ExportView(
+                sequence=r.sequence,
+                revision_id=r.revision_id,
+                reconciled=r.event_id.startswith(RECONCILED),
+                **mine_export(r.envelope),
+            )
             for r in inbox.exports(knowledge_base)
         ],
         package_agreement=agreement,

@@ -78,7 +78,7 @@ def post_dismiss(id: FindingId, project: Project = None) -> Envelope[changes.Fin
 
 @router.post(
     "/knowledge/seed",
-    summary="Study every source: a seed receipt per source at its logical_content_hash",
+    summary="Study every source: a mission per source not yet studied at its hash, and its seed receipt",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
@@ -86,4 +86,6 @@ def post_dismiss(id: FindingId, project: Project = None) -> Envelope[changes.Fin
 def post_seed(project: Project = None) -> Envelope[changes.SeedAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
-    return ok(changes.seed(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
+    return ok(
+        changes.seed(rt.upstream.client(scope.settings), rt.findings, rt.missions, scope.knowledge_base, scope.project)
+    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
@@ -58,7 +57,7 @@ def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     client = rt.upstream.client(scope.settings)
-    answer = feed_pass(rt.feed_stores(), client, scope.settings, scope.knowledge_base, scope.project)
+    answer = feed_pass(rt.feed_stores(), client, scope.settings, scope.knowledge_base, scope.project, now=rt.clock)
     return ok(answer, answer.message)
 
 
@@ -79,7 +78,7 @@ def get_dead_letters(
     installation: Annotated[bool, Query()] = False,
 ) -> Envelope[operator.DeadLetterList]:
     rt = runtime()
-    now = datetime.now(UTC)
+    now = rt.clock()
     if installation:
         if not caller(router.current_event).holds(Permission.MANAGE_KNOWLEDGE):
             raise PermissionDenied("The installation's list takes the manage_knowledge permission.")
@@ -100,7 +99,7 @@ def get_dead_letter(id: DeadLetterId, project: Project = None) -> Envelope[opera
     scope = scope_of(router, project)
     entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)
     operator.own_project_reaches(rt.config.bindings(), entry)
-    return ok(operator.detail(entry, datetime.now(UTC)))
+    return ok(operator.detail(entry, rt.clock()))
 
 
 @router.post(
@@ -125,7 +124,7 @@ def post_replay(id: DeadLetterId, body: Annotated[operator.ReplayRequest, Body()
         body,
         actor,
         scope.settings.revision_study_resolved,
-        datetime.now(UTC),
+        rt.clock(),
     )
     return ok(answer, f"Replayed by {actor} ({body.reason}); effect: {answer.effect}.")
 
@@ -150,7 +149,7 @@ def post_discard(id: DeadLetterId, body: Annotated[operator.DiscardRequest, Body
         entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)
         operator.own_project_reaches(bindings, entry)
     answer = operator.discard(
-        rt.dead_letters, entry, actor, body.reason, datetime.now(UTC), lambda: _state(rt.config.subscription())
+        rt.dead_letters, entry, actor, body.reason, rt.clock(), lambda: _state(rt.config.subscription())
     )
     return ok(answer, f"Discarded by {actor} ({body.reason}).")
 
