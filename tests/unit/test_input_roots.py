@@ -104,7 +104,15 @@ def test_every_folder_of_the_declared_form_lies_inside_the_workspace(folder: str
 
 @pytest.mark.parametrize(
     "name",
-    [*BLOCKED_SEGMENTS, *(n.upper() for n in BLOCKED_SEGMENTS), ".Git", ".pytest_cache", ".x-CACHE", ".", ".."],
+    [
+        *sorted(BLOCKED_SEGMENTS),
+        *(n.upper() for n in sorted(BLOCKED_SEGMENTS)),
+        ".Git",
+        ".pytest_cache",
+        ".x-CACHE",
+        ".",
+        "..",
+    ],
 )
 def test_the_declared_form_leaves_out_every_blocked_folder_in_any_case(name: str) -> None:
     for folder in (name, f"docs/{name}", f"{name}/docs", f"a/{name}/b"):
