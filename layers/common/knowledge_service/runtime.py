@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
 from knowledge_service.identity.authorizer import principal_store
@@ -41,7 +41,7 @@ class Runtime:
     events: EventLog
     credentials: CredentialStore
     idempotency: IdempotencyStore
-    upstream: Upstream
+    upstream: ForagerConnection
     inbox: InboxStore
     watermarks: WatermarkStore
     actions: ActionStore
@@ -74,7 +74,7 @@ class Runtime:
             events=EventLog(dynamodb, env.event_log_table),
             credentials=credentials,
             idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
-            upstream=Upstream(env, credentials, http),
+            upstream=ForagerConnection(env, credentials, http),
             inbox=InboxStore(dynamodb, env.inbox_table),
             watermarks=WatermarkStore(dynamodb, env.watermarks_table),
             actions=ActionStore(dynamodb, env.actions_table),

@@ -14,7 +14,7 @@ from aws_lambda_powertools import Logger
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
 from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT
@@ -84,7 +84,7 @@ def project_map_view(config: ConfigStore) -> ProjectMapView:
 def set_binding(
     config: ConfigStore,
     projects: ProjectStore,
-    upstream: Upstream,
+    upstream: ForagerConnection,
     request: ProjectMapRequest,
     actor: Principal,
     events: EventLog | None = None,
@@ -126,7 +126,7 @@ def set_binding(
 def create_knowledge_base(
     config: ConfigStore,
     projects: ProjectStore,
-    upstream: Upstream,
+    upstream: ForagerConnection,
     events: EventLog,
     request: KnowledgeBaseRequest,
     actor: Principal,

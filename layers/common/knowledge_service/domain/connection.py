@@ -12,7 +12,7 @@ from knowledge_service.storage.credential import CredentialStore
 from knowledge_service.upstream.client import ForagerClient, HttpPool
 
 
-class Upstream:
+class ForagerConnection:
     """Builds the FORAGER client per call (the settings may have changed), on one pool."""
 
     def __init__(self, env: Environment, credentials: CredentialStore, http: HttpPool | None = None):

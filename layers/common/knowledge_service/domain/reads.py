@@ -19,7 +19,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.scope import Scope, resolve_scope
 from knowledge_service.environment import Environment
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
@@ -58,7 +58,7 @@ class Reader:
 
 
 def reader(
-    env: Environment, config: ConfigStore, upstream: Upstream, principal: Principal, project: str | None
+    env: Environment, config: ConfigStore, upstream: ForagerConnection, principal: Principal, project: str | None
 ) -> Reader:
     """Resolve ``project`` (one consistent read) and open FORAGER for its settings."""
     scope = resolve_scope(env, config, principal, project)
