@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.toolkit import batch_get_all, conditionally, query_all, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -202,16 +202,7 @@ class InboxStore:
         return count
 
     def _batch_get(self, keys: list[dict[str, Any]], projection: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(keys), 100):
-            request: dict[str, Any] = {
-                self._name: {"Keys": keys[start : start + 100], "ProjectionExpression": projection}
-            }
-            while request:
-                answer = self._resource.batch_get_item(RequestItems=request)
-                found.extend(answer.get("Responses", {}).get(self._name, []))
-                request = answer.get("UnprocessedKeys") or {}
-        return found
+        return batch_get_all(self._resource, {self._name: keys}, projection=projection)[self._name]
 
 
 class WatermarkStore:
@@ -229,14 +220,7 @@ class WatermarkStore:
 
     def knowledge_bases(self) -> set[str]:
         """Every knowledge base whose feed was ever read (the six-hourly upkeep sweeps each)."""
-        found: set[str] = set()
-        kwargs: dict[str, Any] = {"ProjectionExpression": "knowledge_base"}
-        while True:
-            page = self._table.scan(**kwargs)
-            found.update(str(i["knowledge_base"]) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return {str(i["knowledge_base"]) for i in scan_all(self._table, ProjectionExpression="knowledge_base")}
 
     def get(self, knowledge_base: str, key: str) -> Watermark | None:
         item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
@@ -503,13 +487,7 @@ class ActionStore:
 
 
 def _query_all(table: Any, kwargs: dict[str, Any], convert: Any) -> list[Any]:
-    out: list[Any] = []
-    while True:
-        page = table.query(**kwargs)
-        out.extend(convert(i) for i in page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return out
-        kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
+    return [convert(i) for i in query_all(table, **kwargs)]
 
 
 def _inbox_item(row: InboxRow) -> dict[str, Any]:

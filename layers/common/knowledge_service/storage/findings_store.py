@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.toolkit import conditionally, query_all, query_count
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -106,24 +106,10 @@ class FindingsStore:
 
     def open_count(self) -> int:
         """Open findings across the colony: one Query on the sparse index."""
-        total = 0
-        kwargs: dict[str, Any] = {"IndexName": "open_findings", "KeyConditionExpression": Key("open_flag").eq(OPEN)}
-        while True:
-            page = self._table.query(Select="COUNT", **kwargs)
-            total += int(page.get("Count", 0))
-            if "LastEvaluatedKey" not in page:
-                return total
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_count(self._table, IndexName="open_findings", KeyConditionExpression=Key("open_flag").eq(OPEN))
 
     def _query(self, condition: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True}
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(self._table, KeyConditionExpression=condition, ConsistentRead=True)
 
 
 def _finding(item: dict[str, Any]) -> Finding:
