@@ -45,8 +45,7 @@ from knowledge_service.errors import Conflict, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.feed_store import Watermark
-from knowledge_service.upstream.client import FeedCursorRefused
-from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
+from knowledge_service.upstream.models import Capabilities, FeedCursorRefused, FeedPage, ForagerSource, ReceiptAnswer
 from tests.conftest import TEMPLATE
 
 KB = "falcon"

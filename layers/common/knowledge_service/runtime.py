@@ -29,7 +29,7 @@ from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.staging import StagingStore
 from knowledge_service.storage.verbs import VerbAudit, VerbStore
-from knowledge_service.upstream.client import connection_pool
+from knowledge_service.upstream.client import ForagerClients, connection_pool
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Runtime:
             events=EventLog(dynamodb, env.event_log_table),
             credentials=credentials,
             idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
-            upstream=ForagerConnection(env, credentials, http),
+            upstream=ForagerConnection(env, credentials, ForagerClients(env.forager_timeout_seconds, http)),
             inbox=InboxStore(dynamodb, env.inbox_table),
             watermarks=WatermarkStore(dynamodb, env.watermarks_table),
             actions=ActionStore(dynamodb, env.actions_table),

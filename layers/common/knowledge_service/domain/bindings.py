@@ -20,7 +20,7 @@ from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.conditions import WriteFailed
 from knowledge_service.storage.config_store import ConfigStore
-from knowledge_service.storage.event_log import EventLog, event_item, new_event
+from knowledge_service.storage.event_log import EventLog, new_event
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.upstream.models import ForagerProject
 
@@ -110,16 +110,14 @@ def set_binding(
                 actor.name,
                 {"project": request.project, "knowledge_base": request.knowledge_base},
             )
-            config.bind_logged(
-                request.project, request.knowledge_base, actor.name, events.table_name, event_item(bound)
-            )
+            config.bind_logged(request.project, request.knowledge_base, actor.name, bound, events)
     else:
         client.status()  # knowledge must be usable for every route but status, unbinding included
         if events is None:
             config.unbind(request.project)
         else:
             unbound = new_event("knowledge_project_unbound", actor.name, {"project": request.project})
-            config.unbind_logged(request.project, events.table_name, event_item(unbound))
+            config.unbind_logged(request.project, unbound, events)
     return project_map_view(config)
 
 
@@ -162,14 +160,7 @@ def create_knowledge_base(
         },
     )
     try:
-        config.complete_reservation(
-            request.project,
-            owner,
-            made.project_ref,
-            actor.name,
-            log_table=events.table_name,
-            log_item=event_item(event),
-        )
+        config.complete_reservation(request.project, owner, made.project_ref, actor.name, event, events)
     except WriteFailed as failure:
         logger.exception("binding not saved", extra={"knowledge_base": made.project_ref, "why": str(failure)})
         config.release(request.project, owner)

@@ -48,6 +48,7 @@ from knowledge_service.upstream.models import (
     EvidenceList,
     ExportList,
     ExportRow,
+    FeedCursorRefused,
     FeedPage,
     ForagerProject,
     ForagerSource,
@@ -183,6 +184,18 @@ class _DeadlineTransport(httpx.HTTPTransport):
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=_DeadlineBackend(),
         )
+
+
+class ForagerClients:
+    """Makes the :class:`ForagerClient` for an endpoint and credential, every one on the same
+    connection pool (a container keeps one); without ``http`` each client opens its own."""
+
+    def __init__(self, timeout_seconds: float, http: HttpPool | None = None) -> None:
+        self.timeout_seconds = timeout_seconds
+        self._http = http
+
+    def client(self, endpoint: str, credential: str) -> ForagerClient:
+        return ForagerClient(endpoint, credential, http=self._http, timeout_seconds=self.timeout_seconds)
 
 
 class ForagerClient:
@@ -511,16 +524,6 @@ def _guarded(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
         raise UpstreamTimeout(f"FORAGER stopped sending GET {path}.") from error
     except httpx.HTTPError as error:
         raise UpstreamError(f"FORAGER's answer to GET {path} broke off: {type(error).__name__}.") from error
-
-
-class FeedCursorRefused(Exception):
-    """FORAGER refused the cursor: ``cursor_expired``, ``cursor_ahead`` or ``generation_changed``."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
 
 
 def _error_details(response: httpx.Response) -> dict[str, Any]:

@@ -80,11 +80,11 @@ from knowledge_service.storage.feed_store import (
 )
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.missions import MissionBus
-from knowledge_service.upstream.client import FeedCursorRefused
 from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
     REVISION_PUBLISHED,
     Capabilities,
+    FeedCursorRefused,
     FeedEnvelope,
     FeedPage,
     ForagerSource,

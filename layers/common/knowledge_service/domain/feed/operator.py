@@ -25,7 +25,7 @@ from knowledge_service.domain.feed.upkeep import ESCALATION_DAYS, is_escalated
 from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionDenied
 from knowledge_service.models import AutoStudy, Binding
 from knowledge_service.storage.dead_letter_store import UNRESOLVED, DeadLetter, DeadLetterStore, Resolution
-from knowledge_service.storage.event_log import event_item, new_event
+from knowledge_service.storage.event_log import new_event
 from knowledge_service.storage.feed_store import ActionStore, InboxStore, Watermark, WatermarkStore
 
 REPLAY_REASONS = ("transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry")
@@ -269,7 +269,7 @@ def discard(
             "reconciliation_forced": forced,
         },
     )
-    if not store.resolve_with(entry, resolution, [_put_event(store, event)]):
+    if not store.resolve_with(entry, resolution, [store.event_put(event)]):
         raise Conflict("Another operator resolved this dead letter first.", code="already_resolved")
     return ActionAnswer(
         dead_letter_id=entry.dead_letter_id,
@@ -353,7 +353,7 @@ def replay(
             "effect": effect,
         },
     )
-    others.append(_put_event(store, event))
+    others.append(store.event_put(event))
     if not store.resolve_with(entry, resolution, others):
         latest = store.get(entry.knowledge_base, entry.dead_letter_id)
         who = latest.resolution.actor if latest and latest.resolution else "another operator"
@@ -374,10 +374,6 @@ def _stream_of(watermarks: WatermarkStore, entry: DeadLetter) -> Watermark | Non
     if entry.stream_key is None:
         return None
     return watermarks.get(entry.knowledge_base, entry.stream_key)
-
-
-def _put_event(store: DeadLetterStore, event: Any) -> dict[str, Any]:
-    return {"Put": {"TableName": store.event_log_table, "Item": event_item(event)}}
 
 
 def colony_counts(store: DeadLetterStore, bindings: list[Binding], now: datetime) -> dict[str, int]:

@@ -19,7 +19,7 @@ from knowledge_service.domain.feed.history import as_int
 from knowledge_service.domain.feed.history import held as held_by
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.feed_store import Watermark
-from knowledge_service.upstream.client import FeedCursorRefused
+from knowledge_service.upstream.models import FeedCursorRefused
 
 if TYPE_CHECKING:
     from knowledge_service.domain.feed.consumer import FeedClient, FeedStores, PassOutcome
