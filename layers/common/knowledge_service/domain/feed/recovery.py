@@ -18,7 +18,7 @@ from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.history import as_int
 from knowledge_service.domain.feed.history import held as held_by
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.feed_store import Watermark
+from knowledge_service.storage.feed_store import Watermark, WatermarkStatus
 from knowledge_service.upstream.models import FeedCursorRefused
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class Recovery:
             caps = self.client.capabilities()
             self.stores.watermarks.mark(
                 mark,
-                "ok",
+                WatermarkStatus.OK,
                 f"superseded by generation {caps.generation}; reconciled against the source list",
                 self._stamp(),
             )
@@ -148,7 +148,7 @@ class Recovery:
         self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> None:
         outcome.degraded.append(code)
-        self.stores.watermarks.mark(mark, "degraded", note, self._stamp())
+        self.stores.watermarks.mark(mark, WatermarkStatus.DEGRADED, note, self._stamp())
         self.checkpoint("degraded")
         self._reconcile(mark.knowledge_base, project, policy, outcome)
 
@@ -157,9 +157,11 @@ class Recovery:
         if current.stream_key != mark.stream_key:  # a restore superseded this epoch meanwhile
             return
         if current.sequence > to:  # another pass went further meanwhile
-            self.stores.watermarks.mark(current, "ok", note, self._stamp())
+            self.stores.watermarks.mark(current, WatermarkStatus.OK, note, self._stamp())
             return
-        self.stores.watermarks.advance(current, to, self._stamp(), status="ok", note=note, reconciled=reconciled)
+        self.stores.watermarks.advance(
+            current, to, self._stamp(), status=WatermarkStatus.OK, note=note, reconciled=reconciled
+        )
 
     def _reconcile(self, knowledge_base: str, project: str, policy: AutoStudy, outcome: PassOutcome) -> None:
         """The polling pass: the source list, studied as the revision setting allows."""
