@@ -45,7 +45,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
 from knowledge_service.domain.feed.history import (
@@ -65,6 +64,7 @@ from knowledge_service.domain.feed.policy import ACTION_TYPE, POLICY_VERSION
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
+from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterStore
 from knowledge_service.storage.event_log import EventLog

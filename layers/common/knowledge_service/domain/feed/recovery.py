@@ -14,9 +14,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.history import as_int
 from knowledge_service.domain.feed.history import held as held_by
+from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.feed_store import Watermark, WatermarkStatus
 from knowledge_service.upstream.models import FeedCursorRefused

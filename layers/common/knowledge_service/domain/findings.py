@@ -1,4 +1,8 @@
-"""Knowledge changes (A4): the per-source study pass, and what an operator does with a finding.
+"""Findings: the per-source study pass, and what an operator does with a finding.
+
+The specification's "knowledge changes" (A4) on the wire (``/knowledge/changes``,
+``edge/routes/changes.py``); inside, one word: a change the study pass sees is a *finding*,
+kept by ``storage/findings_store.py``.
 
 One pass serves ``POST /knowledge/seed`` (study everything, write seed receipts),
 ``POST /knowledge/changes/scan`` and the timer (queueing off: findings only), and a revision
