@@ -14,6 +14,7 @@ one finding however many passes see it, and a decided one stops the next pass as
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
@@ -24,7 +25,17 @@ from knowledge_service.storage.toolkit import conditionally, query_all, query_co
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
-OPEN = "open"
+
+class FindingStatus(StrEnum):
+    """open until an operator decides it: queued (a mission) or dismissed."""
+
+    OPEN = "open"
+    QUEUED = "queued"
+    DISMISSED = "dismissed"
+
+
+OPEN = FindingStatus.OPEN.value
+"""The sparse ``open_findings`` index's key value (``open_flag``)."""
 
 
 class Finding(BaseModel):
@@ -36,7 +47,7 @@ class Finding(BaseModel):
     kind: str  # new | changed
     previous_hash: str | None
     current_hash: str
-    status: str = "open"  # open | queued | dismissed
+    status: FindingStatus = FindingStatus.OPEN
     mission_id: str | None = None
     detected_at: str
 
@@ -82,10 +93,12 @@ class FindingsStore:
         items = self._query(Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("finding#"))
         found = [_finding(i) for i in items]
         if open_only:
-            found = [f for f in found if f.status == OPEN]
+            found = [f for f in found if f.status == FindingStatus.OPEN]
         return sorted(found, key=lambda f: f.detected_at, reverse=True)
 
-    def decide(self, knowledge_base: str, finding_id: str, status: str, mission_id: str | None = None) -> bool:
+    def decide(
+        self, knowledge_base: str, finding_id: str, status: FindingStatus, mission_id: str | None = None
+    ) -> bool:
         """open → ``status``; False when it was already decided."""
         return conditionally(
             lambda: self._table.update_item(
@@ -93,7 +106,7 @@ class FindingsStore:
                 UpdateExpression="SET #st = :s, mission_id = :m REMOVE open_flag",
                 ConditionExpression="#st = :open",
                 ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues={":s": status, ":m": mission_id, ":open": OPEN},
+                ExpressionAttributeValues={":s": status.value, ":m": mission_id, ":open": OPEN},
             )
         )
 
