@@ -87,11 +87,12 @@ HttpPool = httpx.Client
 """One connection pool to FORAGER, shared by every client a container builds."""
 
 
-def connection_pool(timeout_seconds: float) -> HttpPool:
+def connection_pool(timeout_seconds: float, network: httpcore.NetworkBackend | None = None) -> HttpPool:
     """The pool a container keeps: every socket operation held to its call's deadline,
-    redirects never followed."""
+    redirects never followed. ``network`` replaces the sockets (the unit tier serves the
+    simulator in-process); by default they are httpcore's own."""
     return httpx.Client(
-        timeout=default_timeout(timeout_seconds), follow_redirects=False, transport=_DeadlineTransport()
+        timeout=default_timeout(timeout_seconds), follow_redirects=False, transport=_DeadlineTransport(network)
     )
 
 
@@ -143,8 +144,8 @@ class _DeadlineStream(httpcore.NetworkStream):
 class _DeadlineBackend(httpcore.NetworkBackend):
     """httpcore's socket backend, handing out :class:`_DeadlineStream` s."""
 
-    def __init__(self) -> None:
-        self._backend = httpcore.SyncBackend()
+    def __init__(self, network: httpcore.NetworkBackend | None = None) -> None:
+        self._backend = network or httpcore.SyncBackend()
 
     def connect_tcp(
         self,
@@ -174,7 +175,7 @@ class _DeadlineTransport(httpx.HTTPTransport):
     replaced by the same pool (httpx's defaults) on :class:`_DeadlineBackend`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, network: httpcore.NetworkBackend | None = None) -> None:
         super().__init__()
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
         self._pool = httpcore.ConnectionPool(
@@ -182,7 +183,7 @@ class _DeadlineTransport(httpx.HTTPTransport):
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_DeadlineBackend(),
+            network_backend=_DeadlineBackend(network),
         )
 
 
