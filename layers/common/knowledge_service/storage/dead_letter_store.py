@@ -17,6 +17,7 @@ nothing else of the other's act happens.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
@@ -29,8 +30,17 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 SCRUB_BATCH = 200
-UNRESOLVED = "unresolved"
-RESOLVED = "resolved"
+
+
+class DeadLetterState(StrEnum):
+    """An entry waits on an operator (``unresolved``) until it is replayed or discarded."""
+
+    UNRESOLVED = "unresolved"
+    RESOLVED = "resolved"
+
+
+UNRESOLVED = DeadLetterState.UNRESOLVED
+RESOLVED = DeadLetterState.RESOLVED
 
 
 class Attempt(BaseModel):
@@ -79,7 +89,7 @@ class DeadLetter(BaseModel):
     last_attempt_at: str
     dead_lettered_at: str
     stopped_stream: bool = False
-    state: str = UNRESOLVED
+    state: DeadLetterState = DeadLetterState.UNRESOLVED
     resolution: Resolution | None = None
     resolved_at: str | None = None
     escalated_at: str | None = None

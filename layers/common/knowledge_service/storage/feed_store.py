@@ -337,7 +337,7 @@ class WatermarkStore:
                 "sequence": base,
                 "anchor_sequence": anchor[0] if anchor else None,
                 "anchor_event_id": anchor[1] if anchor else None,
-                "status": WatermarkStatus.OK.value,
+                "status": WatermarkStatus.OK,
                 "note": note,
                 "reconciled_over": [],
                 "superseded_by": None,

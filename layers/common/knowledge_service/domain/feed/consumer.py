@@ -66,7 +66,7 @@ from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
 from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterStore
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState, DeadLetterStore
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.feed_store import (
     Action,
@@ -375,7 +375,7 @@ class FeedConsumer(Recovery):
         entry = self.stores.dead_letters.get(
             mark.knowledge_base, door_entry_id(mark.stream_key, slot.sequence, slot.judged.text)
         )
-        return entry is not None and entry.state != "unresolved"
+        return entry is not None and entry.state != DeadLetterState.UNRESOLVED
 
     # ------------------------------------------------------------------ reading
     def _live(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
