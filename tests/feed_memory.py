@@ -23,7 +23,7 @@ from knowledge_service.storage.dead_letter_store import (
     Resolution,
 )
 from knowledge_service.storage.event_log import LoggedEvent, new_event
-from knowledge_service.storage.feed_store import Action, InboxRow, Watermark, stream_key
+from knowledge_service.storage.feed_store import Action, ActionOutcome, InboxRow, Watermark, WatermarkStatus, stream_key
 
 Check = Callable[[], bool]
 Apply = Callable[[], None]
@@ -154,7 +154,7 @@ class MemoryWatermarks:
         to: int,
         now: str,
         *,
-        status: str | None = None,
+        status: WatermarkStatus | None = None,
         note: str | None = None,
         reconciled: list[int] | None = None,
     ) -> bool:
@@ -205,7 +205,7 @@ class MemoryWatermarks:
         )
         return successor
 
-    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
+    def mark(self, mark: Watermark, status: WatermarkStatus, note: str | None, now: str) -> None:
         found = self._live(mark)
         if found is not None:
             found.status, found.note, found.updated_at = status, note, now
@@ -227,7 +227,7 @@ class MemoryActions:
     def _found(self, action: Action) -> Action:
         return self.actions[(action.knowledge_base, action.effect_key)]
 
-    def finish(self, action: Action, outcome: str, findings: int, mission_ids: list[str]) -> None:
+    def finish(self, action: Action, outcome: ActionOutcome, findings: int, mission_ids: list[str]) -> None:
         found = self._found(action)
         found.outcome, found.findings, found.mission_ids = outcome, findings, list(mission_ids)
 

@@ -1,8 +1,8 @@
 """The six-hourly pass (EventBridge ``rate(6 hours)``).
 
-Today it runs the upkeep that needs nothing from the engine: it reads the project map
-and logs which passes are due. The change-feed consumer and the dead-letter upkeep plug
-in here when they land.
+It runs :func:`knowledge_service.domain.schedule.six_hourly_pass`: one change-feed pass
+per bound project (upkeep first: dead letters, scrubbing, escalation), then the upkeep of
+knowledge bases no bound project reaches, and logs the report.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ import pytest
 from forager_simulator import Simulator
 from forager_simulator.routing import ApiError
 from knowledge_service.errors import UpstreamRefused
-from knowledge_service.upstream.client import FeedCursorRefused, ForagerClient
-from knowledge_service.upstream.models import EXPORT_COMPLETED, REVISION_PUBLISHED, FeedEnvelope
+from knowledge_service.upstream.client import ForagerClient
+from knowledge_service.upstream.models import EXPORT_COMPLETED, REVISION_PUBLISHED, FeedCursorRefused, FeedEnvelope
 
 pytestmark = pytest.mark.contract
 

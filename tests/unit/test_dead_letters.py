@@ -23,7 +23,7 @@ from knowledge_service.domain.schedule import six_hourly_pass
 from knowledge_service.errors import ServiceError, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
-from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, Resolution
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState, Resolution
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import ForagerSource
 
@@ -302,7 +302,7 @@ def entry(kb: str, n: int, *, resolved_days: float | None, dead_days: float, now
     at = (now - timedelta(days=resolved_days)).isoformat()
     return body.model_copy(
         update={
-            "state": "resolved",
+            "state": DeadLetterState.RESOLVED,
             "resolved_at": at,
             "resolution": Resolution(action="discarded", actor="ada", reason="sender_error", at=at),
         }

@@ -47,11 +47,11 @@ from knowledge_service.errors import Conflict, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.feed_store import Watermark
-from knowledge_service.upstream.client import FeedCursorRefused
 from knowledge_service.upstream.models import (
     Capabilities,
     ExportList,
     ExportRow,
+    FeedCursorRefused,
     FeedPage,
     ForagerSource,
     ReceiptAnswer,

@@ -14,7 +14,7 @@ from forager_simulator import Simulator
 from forager_simulator.corpus import record_id, source_id_for
 from knowledge_service.domain import reads
 from knowledge_service.runtime import Runtime, reset_runtime
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 from tests.conftest import Api, principal
 
 LAUNCH_MARCH = record_id("ki", "falcon", "launch_march")
@@ -218,7 +218,7 @@ def test_sources_list_and_one_source_page(api: Api, knowledge_on: Runtime) -> No
 
 
 def test_a_source_page_keeps_the_first_200_chunks_cut_to_400_characters() -> None:
-    row = m.SourceRow(
+    row = upstream_models.SourceRow(
         source_id=LAUNCH_PLAN,
         project_ref="falcon",
         name="long.md",
@@ -227,9 +227,9 @@ def test_a_source_page_keeps_the_first_200_chunks_cut_to_400_characters() -> Non
         content_hash="x",
         processing_status="completed",
     )
-    chunks = [m.Chunk(chunk_id=f"ch_{i}", index=i, text="x" * 1000) for i in range(250)]
+    chunks = [upstream_models.Chunk(chunk_id=f"ch_{i}", index=i, text="x" * 1000) for i in range(250)]
     upstream = mock.Mock()
-    upstream.source.return_value = m.SourceDetail(source=row, chunks=chunks)
+    upstream.source.return_value = upstream_models.SourceDetail(source=row, chunks=chunks)
     reader = reads.Reader(mock.Mock(knowledge_base="falcon"), upstream)
     page = reads.source(reader, LAUNCH_PLAN)
     assert (len(page.chunks), page.chunk_total) == (200, 250)

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from knowledge_service.clock import Clock, clock_for, system_clock
 from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
 from knowledge_service.identity.authorizer import principal_store
@@ -30,7 +30,7 @@ from knowledge_service.storage.principals import PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.staging import StagingStore
 from knowledge_service.storage.verbs import VerbAudit, VerbStore
-from knowledge_service.upstream.client import connection_pool
+from knowledge_service.upstream.client import ForagerClients, connection_pool
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Runtime:
     events: EventLog
     credentials: CredentialStore
     idempotency: IdempotencyStore
-    upstream: Upstream
+    upstream: ForagerConnection
     inbox: InboxStore
     watermarks: WatermarkStore
     actions: ActionStore
@@ -76,7 +76,7 @@ class Runtime:
             events=EventLog(dynamodb, env.event_log_table),
             credentials=credentials,
             idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
-            upstream=Upstream(env, credentials, http),
+            upstream=ForagerConnection(env, credentials, ForagerClients(env.forager_timeout_seconds, http)),
             inbox=InboxStore(dynamodb, env.inbox_table),
             watermarks=WatermarkStore(dynamodb, env.watermarks_table),
             actions=ActionStore(dynamodb, env.actions_table),

@@ -14,13 +14,13 @@ from aws_lambda_powertools import Logger
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
 from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.conditions import WriteFailed
 from knowledge_service.storage.config_store import ConfigStore
-from knowledge_service.storage.event_log import EventLog, event_item, new_event
+from knowledge_service.storage.event_log import EventLog, new_event
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.upstream.models import ForagerProject
 
@@ -84,7 +84,7 @@ def project_map_view(config: ConfigStore) -> ProjectMapView:
 def set_binding(
     config: ConfigStore,
     projects: ProjectStore,
-    upstream: Upstream,
+    upstream: ForagerConnection,
     request: ProjectMapRequest,
     actor: Principal,
     events: EventLog | None = None,
@@ -110,23 +110,21 @@ def set_binding(
                 actor.name,
                 {"project": request.project, "knowledge_base": request.knowledge_base},
             )
-            config.bind_logged(
-                request.project, request.knowledge_base, actor.name, events.table_name, event_item(bound)
-            )
+            config.bind_logged(request.project, request.knowledge_base, actor.name, bound, events)
     else:
         client.status()  # knowledge must be usable for every route but status, unbinding included
         if events is None:
             config.unbind(request.project)
         else:
             unbound = new_event("knowledge_project_unbound", actor.name, {"project": request.project})
-            config.unbind_logged(request.project, events.table_name, event_item(unbound))
+            config.unbind_logged(request.project, unbound, events)
     return project_map_view(config)
 
 
 def create_knowledge_base(
     config: ConfigStore,
     projects: ProjectStore,
-    upstream: Upstream,
+    upstream: ForagerConnection,
     events: EventLog,
     request: KnowledgeBaseRequest,
     actor: Principal,
@@ -162,14 +160,7 @@ def create_knowledge_base(
         },
     )
     try:
-        config.complete_reservation(
-            request.project,
-            owner,
-            made.project_ref,
-            actor.name,
-            log_table=events.table_name,
-            log_item=event_item(event),
-        )
+        config.complete_reservation(request.project, owner, made.project_ref, actor.name, event, events)
     except WriteFailed as failure:
         logger.exception("binding not saved", extra={"knowledge_base": made.project_ref, "why": str(failure)})
         config.release(request.project, owner)

@@ -9,16 +9,16 @@ from knowledge_service.environment import Environment
 from knowledge_service.errors import KnowledgeUnreachable
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.storage.credential import CredentialStore
-from knowledge_service.upstream.client import ForagerClient, HttpPool
+from knowledge_service.upstream.client import ForagerClient, ForagerClients
 
 
-class Upstream:
+class ForagerConnection:
     """Builds the FORAGER client per call (the settings may have changed), on one pool."""
 
-    def __init__(self, env: Environment, credentials: CredentialStore, http: HttpPool | None = None):
+    def __init__(self, env: Environment, credentials: CredentialStore, clients: ForagerClients | None = None):
         self._env = env
         self._credentials = credentials
-        self._http = http
+        self._clients = clients or ForagerClients(env.forager_timeout_seconds)
 
     def configured_endpoint(self, settings: KnowledgeSettings) -> str:
         if settings.knowledge_forager_endpoint is not None:
@@ -52,12 +52,7 @@ class Upstream:
         if reason:
             raise KnowledgeUnreachable(reason)
         credential = self._credentials.read() or ""
-        return ForagerClient(
-            self.configured_endpoint(settings),
-            credential,
-            http=self._http,
-            timeout_seconds=self._env.forager_timeout_seconds,
-        )
+        return self._clients.client(self.configured_endpoint(settings), credential)
 
     def answering(self, settings: KnowledgeSettings) -> ForagerClient:
         """The client once FORAGER has answered ``GET /api/status``.

@@ -27,7 +27,7 @@ from knowledge_service.domain.reads import Reader, missing
 from knowledge_service.errors import BadRequest, Conflict, UpstreamError, UpstreamRefused
 from knowledge_service.identity.principal import Principal
 from knowledge_service.storage.event_log import EventLog
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 
 T = TypeVar("T")
 
@@ -95,15 +95,15 @@ class ReviewRequest(_Curation):
 
 
 class DuplicateDecided(BaseModel):
-    duplicate: m.Duplicate
+    duplicate: upstream_models.Duplicate
     merged: bool
-    kept: m.DuplicateSide | None
-    merged_away: m.DuplicateSide | None
+    kept: upstream_models.DuplicateSide | None
+    merged_away: upstream_models.DuplicateSide | None
 
 
 class Unmerged(BaseModel):
-    restored: m.PersonRow
-    winner: m.PersonRow
+    restored: upstream_models.PersonRow
+    winner: upstream_models.PersonRow
 
 
 class Reviewed(BaseModel):
@@ -118,7 +118,7 @@ class Reviewed(BaseModel):
 # ------------------------------------------------------------------------------ disagreements
 def resolve(
     reader: Reader, principal: Principal, events: EventLog, conflict_id: str, request: ResolveRequest
-) -> m.ConflictRecord:
+) -> upstream_models.ConflictRecord:
     conflict = _conflict(reader, conflict_id)
     if conflict.status != "open":
         raise Conflict(
@@ -151,7 +151,7 @@ def resolve(
     return decided
 
 
-def reopen(reader: Reader, principal: Principal, events: EventLog, conflict_id: str) -> m.ConflictRecord:
+def reopen(reader: Reader, principal: Principal, events: EventLog, conflict_id: str) -> upstream_models.ConflictRecord:
     conflict = _conflict(reader, conflict_id)
     if conflict.status == "open":
         raise Conflict("This disagreement is open; there is no decision to reopen.", code="not_decided")
@@ -160,7 +160,7 @@ def reopen(reader: Reader, principal: Principal, events: EventLog, conflict_id: 
     return reopened
 
 
-def _conflict(reader: Reader, conflict_id: str) -> m.ConflictRecord:
+def _conflict(reader: Reader, conflict_id: str) -> upstream_models.ConflictRecord:
     listed = _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, "all"))
     found = next((c for c in listed.conflicts if c.conflict_id == conflict_id), None)
     if found is None or found.project_ref != reader.knowledge_base:
@@ -193,7 +193,9 @@ def decide(
     )
 
 
-def _read_back_merge(reader: Reader, duplicate: m.Duplicate) -> tuple[m.DuplicateSide, m.DuplicateSide]:
+def _read_back_merge(
+    reader: Reader, duplicate: upstream_models.Duplicate
+) -> tuple[upstream_models.DuplicateSide, upstream_models.DuplicateSide]:
     """Which one FORAGER kept, as FORAGER now says: never predicted here."""
     a = reader.forager.entity(duplicate.entity_a.entity_id)
     b = reader.forager.entity(duplicate.entity_b.entity_id)
@@ -203,8 +205,10 @@ def _read_back_merge(reader: Reader, duplicate: m.Duplicate) -> tuple[m.Duplicat
     raise UpstreamError("FORAGER recorded the merge, but neither side reads as merged into the other.")
 
 
-def _side(row: m.PersonRow) -> m.DuplicateSide:
-    return m.DuplicateSide(entity_id=row.entity_id, name=row.name, type=row.type, aliases=list(row.aliases))
+def _side(row: upstream_models.PersonRow) -> upstream_models.DuplicateSide:
+    return upstream_models.DuplicateSide(
+        entity_id=row.entity_id, name=row.name, type=row.type, aliases=list(row.aliases)
+    )
 
 
 def unmerge(

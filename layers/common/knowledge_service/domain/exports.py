@@ -39,7 +39,7 @@ from knowledge_service.errors import BadRequest, Conflict, Gone, NotFound, Upstr
 from knowledge_service.identity.principal import Principal
 from knowledge_service.storage.archives import ArchiveStore, archive_key
 from knowledge_service.storage.event_log import EventLog
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 
 T = TypeVar("T")
 
@@ -76,7 +76,7 @@ class StartExportRequest(BaseModel):
 
 
 class ExportHistory(BaseModel):
-    exports: list[m.ExportRow]
+    exports: list[upstream_models.ExportRow]
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def history(reader: Reader) -> ExportHistory:
     return ExportHistory(exports=[row for row in answer.exports if row.project_ref == reader.knowledge_base])
 
 
-def one(reader: Reader, export_id: str) -> m.ExportRow:
+def one(reader: Reader, export_id: str) -> upstream_models.ExportRow:
     try:
         row = reader.forager.export(export_id)
     except UpstreamRefused as refused:
@@ -109,7 +109,7 @@ def one(reader: Reader, export_id: str) -> m.ExportRow:
 
 def start(
     reader: Reader, request: StartExportRequest, idempotency_key: str | None, principal: Principal, events: EventLog
-) -> m.ExportRow:
+) -> upstream_models.ExportRow:
     """Ask FORAGER for an export; its 409 while the base is being processed is relayed in its words."""
     if idempotency_key is not None and not IDEMPOTENCY_KEY.match(idempotency_key):
         raise BadRequest("Idempotency-Key", "must be 1 to 255 visible ASCII characters.")
@@ -185,7 +185,13 @@ def download(
 
 
 def _verify_into(
-    reader: Reader, archives: ArchiveStore, row: m.ExportRow, key: str, sha256: str, size: int, part_bytes: int
+    reader: Reader,
+    archives: ArchiveStore,
+    row: upstream_models.ExportRow,
+    key: str,
+    sha256: str,
+    size: int,
+    part_bytes: int,
 ) -> None:
     owner = uuid.uuid4().hex
     if not archives.claim(row.export_id, owner, LEASE_SECONDS):

@@ -19,14 +19,14 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.scope import Scope, resolve_scope
 from knowledge_service.environment import Environment
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
 from knowledge_service.identity.principal import Principal
 from knowledge_service.models import JsonInteger
 from knowledge_service.storage.config_store import ConfigStore
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 from knowledge_service.upstream.client import ForagerClient
 
 T = TypeVar("T")
@@ -58,7 +58,7 @@ class Reader:
 
 
 def reader(
-    env: Environment, config: ConfigStore, upstream: Upstream, principal: Principal, project: str | None
+    env: Environment, config: ConfigStore, upstream: ForagerConnection, principal: Principal, project: str | None
 ) -> Reader:
     """Resolve ``project`` (one consistent read) and open FORAGER for its settings."""
     scope = resolve_scope(env, config, principal, project)
@@ -80,28 +80,28 @@ class RetrieveRequest(BaseModel):
 class RetrievalAnswer(BaseModel):
     query: str
     project: str
-    items: list[m.RetrievedItem]
-    entities: list[m.PersonRow]
-    conflicts: list[m.ConflictRecord]
+    items: list[upstream_models.RetrievedItem]
+    entities: list[upstream_models.PersonRow]
+    conflicts: list[upstream_models.ConflictRecord]
     rendered: str
 
 
 class EvidenceAnswer(BaseModel):
     knowledge_id: str
-    evidence: list[m.EvidenceLink]
+    evidence: list[upstream_models.EvidenceLink]
 
 
 class EntitiesAnswer(BaseModel):
     """Canonical entities (``?name=``) or FORAGER's People and organizations page."""
 
-    entities: list[m.NamedEntity]
+    entities: list[upstream_models.NamedEntity]
     page: int
     page_size: int
     total: int
 
 
 # ------------------------------------------------------------------------------ reads
-def search(reader: Reader, q: str, limit: int, include_historical: bool) -> m.SearchResult:
+def search(reader: Reader, q: str, limit: int, include_historical: bool) -> upstream_models.SearchResult:
     """Ranked candidates, no evidence expansion; ``limit`` clamps to 1–50."""
     clamped = max(SEARCH_LIMIT_MIN, min(SEARCH_LIMIT_MAX, limit))
     text = _text(q, "q")
@@ -127,7 +127,7 @@ def retrieve(reader: Reader, request: RetrieveRequest) -> RetrievalAnswer:
     )
 
 
-def item(reader: Reader, knowledge_id: str) -> m.KnowledgeItem:
+def item(reader: Reader, knowledge_id: str) -> upstream_models.KnowledgeItem:
     record = _record("statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
     return _held(reader, record.project_ref, "statement", knowledge_id, record)
 
@@ -158,11 +158,11 @@ def entities(
             reader.knowledge_base, q=(q or "").strip() or None, types=types, sort=sort, page=page, page_size=page_size
         )
     )
-    rows = [m.NamedEntity.model_validate(row.model_dump()) for row in found.entities]
+    rows = [upstream_models.NamedEntity.model_validate(row.model_dump()) for row in found.entities]
     return EntitiesAnswer(entities=rows, page=found.page, page_size=found.page_size, total=found.total)
 
 
-def entity(reader: Reader, entity_id: str) -> m.EntityDetail:
+def entity(reader: Reader, entity_id: str) -> upstream_models.EntityDetail:
     record = _record("entity", entity_id, lambda: reader.forager.entity(entity_id))
     _held(reader, record.project_ref, "entity", entity_id, record)
     return record.model_copy(update={"attributes": text_attributes(record.attributes)})
@@ -179,21 +179,21 @@ def text_attributes(attributes: dict[str, object]) -> dict[str, list[str]]:
     return kept
 
 
-def statements(reader: Reader, filters: dict[str, str], page: int, page_size: int) -> m.StatementsPage:
+def statements(reader: Reader, filters: dict[str, str], page: int, page_size: int) -> upstream_models.StatementsPage:
     return _scoped(lambda: reader.forager.statements(reader.knowledge_base, filters, page=page, page_size=page_size))
 
 
-def duplicates(reader: Reader, status: str) -> m.DuplicateList:
+def duplicates(reader: Reader, status: str) -> upstream_models.DuplicateList:
     if status not in DUPLICATE_STATUSES:
         raise BadRequest("status", f"must be one of {', '.join(DUPLICATE_STATUSES)}.")
     return _scoped(lambda: reader.forager.duplicates(reader.knowledge_base, status))
 
 
-def sources(reader: Reader) -> m.RegisteredSources:
+def sources(reader: Reader) -> upstream_models.RegisteredSources:
     return _scoped(lambda: reader.forager.registered_sources(reader.knowledge_base))
 
 
-def source(reader: Reader, source_id: str) -> m.SourceDetail:
+def source(reader: Reader, source_id: str) -> upstream_models.SourceDetail:
     """One source's page: the first 200 chunks, each cut to its first 400 characters."""
     record = _record("source", source_id, lambda: reader.forager.source(source_id))
     _held(reader, record.source.project_ref, "source", source_id, record)
@@ -202,7 +202,7 @@ def source(reader: Reader, source_id: str) -> m.SourceDetail:
     return record.model_copy(update={"chunks": chunks, "chunk_total": total})
 
 
-def conflicts(reader: Reader, status: str) -> m.ConflictRecords:
+def conflicts(reader: Reader, status: str) -> upstream_models.ConflictRecords:
     if status not in CONFLICT_STATUSES:
         raise BadRequest("status", f"must be one of {', '.join(CONFLICT_STATUSES)}.")
     return _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, status))

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, upkeep_sentence
 from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
@@ -43,7 +43,7 @@ class PassReport(BaseModel):
 
 
 def six_hourly_pass(
-    config: ConfigStore, upstream: Upstream | None = None, stores: FeedStores | None = None
+    config: ConfigStore, upstream: ForagerConnection | None = None, stores: FeedStores | None = None
 ) -> PassReport:
     bindings = sorted((b for b in config.bindings() if b.project != DEFAULT_PROJECT), key=lambda b: b.project)
     passes: list[ProjectPass] = []
@@ -76,7 +76,9 @@ def six_hourly_pass(
     )
 
 
-def _upkeep_elsewhere(stores: FeedStores | None, swept: set[str], upstream: Upstream | None) -> list[UpkeepReport]:
+def _upkeep_elsewhere(
+    stores: FeedStores | None, swept: set[str], upstream: ForagerConnection | None
+) -> list[UpkeepReport]:
     """The dead-letter upkeep for every knowledge base no pass swept (unbound since, or never bound
     by a project the timer runs): it needs nothing from the engine and runs whatever the settings say."""
     if stores is None or stores.dead_letters is None:

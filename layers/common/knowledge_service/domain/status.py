@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from knowledge_service.budget import finished, started
 from knowledge_service.domain import workspace_paths
-from knowledge_service.domain.connection import Upstream
+from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.gate import knowledge_enabled, why_disabled
 from knowledge_service.domain.package import HOST_PACKAGE_VERSION, PackageAgreement, package_agreement
 from knowledge_service.domain.settings import input_root_refusal
@@ -102,7 +102,7 @@ class EngineAnswer(BaseModel):
 
 
 def knowledge_status(
-    env: Environment, settings: KnowledgeSettings, upstream: Upstream, counts: FeedCounts | None = None
+    env: Environment, settings: KnowledgeSettings, upstream: ForagerConnection, counts: FeedCounts | None = None
 ) -> KnowledgeStatus:
     counts = counts or FeedCounts()
     enabled = knowledge_enabled(settings, env)
@@ -170,7 +170,7 @@ class _Probe:
         self.package_version: int | None = None
         self.capabilities_read = False
 
-    def run(self, upstream: Upstream, settings: KnowledgeSettings) -> None:
+    def run(self, upstream: ForagerConnection, settings: KnowledgeSettings) -> None:
         reason = upstream.why_not_connectable(settings)
         if reason:
             self.reason = reason

@@ -17,9 +17,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr
-from botocore.exceptions import ClientError
 
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.toolkit import conditionally, if_found
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -76,13 +75,8 @@ class ArchiveStore:
     # ------------------------------------------------------------------ objects
     def size_of(self, key: str) -> int | None:
         """The verified archive's size, or None when there is none at ``key``."""
-        try:
-            head = self._s3.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise
-        return int(head["ContentLength"])
+        head = if_found(lambda: self._s3.head_object(Bucket=self.bucket, Key=key))
+        return None if head is None else int(head["ContentLength"])
 
     def begin(self, key: str) -> ArchiveUpload:
         return ArchiveUpload(self._s3, self.bucket, key)
@@ -113,20 +107,16 @@ class ArchiveStore:
     def claim(self, export_id: str, owner: str, lease_seconds: int) -> bool:
         """Take the right to verify ``export_id``'s archive; False while another holds it."""
         now = int(time.time())
-        try:
-            self._leases.put_item(
+        return conditionally(
+            lambda: self._leases.put_item(
                 Item={"pk": LEASE_PK, "sk": export_id, "owner": owner, "expires": now + lease_seconds},
                 ConditionExpression=Attr("sk").not_exists() | Attr("expires").lt(now),
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+        )
 
     def release(self, export_id: str, owner: str) -> None:
-        try:
-            self._leases.delete_item(Key={"pk": LEASE_PK, "sk": export_id}, ConditionExpression=Attr("owner").eq(owner))
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
+        conditionally(
+            lambda: self._leases.delete_item(
+                Key={"pk": LEASE_PK, "sk": export_id}, ConditionExpression=Attr("owner").eq(owner)
+            )
+        )

@@ -1,27 +1,5 @@
-"""DynamoDB's refusals, turned into the domain's."""
+"""Kept for imports written before :mod:`knowledge_service.storage.toolkit`; import from there."""
 
-from __future__ import annotations
+from knowledge_service.storage.toolkit import WriteFailed, conditionally, is_condition_failure
 
-from collections.abc import Callable
-
-from botocore.exceptions import ClientError
-
-
-def is_condition_failure(error: ClientError) -> bool:
-    code = error.response.get("Error", {}).get("Code", "")
-    return code in {"ConditionalCheckFailedException", "TransactionCanceledException"}
-
-
-def conditionally(write: Callable[[], object]) -> bool:
-    """Run a conditional write: True when it was made, False when its condition refused it."""
-    try:
-        write()
-    except ClientError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
-
-
-class WriteFailed(Exception):
-    """A write the domain depends on did not happen (condition refused or AWS failed)."""
+__all__ = ["WriteFailed", "conditionally", "is_condition_failure"]

@@ -23,7 +23,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from knowledge_service.errors import Conflict
 from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord, SubscriptionRecord
-from knowledge_service.storage.conditions import WriteFailed, is_condition_failure
+from knowledge_service.storage.event_log import EventLog, LoggedEvent, event_item
+from knowledge_service.storage.toolkit import WriteFailed, batch_get_all, conditionally, query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -111,17 +112,10 @@ class ConfigStore:
     # ------------------------------------------------------------------ scope (one request)
     def scope(self, project: str) -> ScopeRecords:
         """Settings, the project's binding and its ANTHILL record, in one BatchGetItem."""
-        request: dict[str, Any] = {
-            self._table_name: {"Keys": [SETTINGS_KEY, binding_key(project)], "ConsistentRead": True},
-        }
+        keys: dict[str, list[dict[str, Any]]] = {self._table_name: [SETTINGS_KEY, binding_key(project)]}
         if project != DEFAULT_PROJECT:
-            request[self._projects_table_name] = {"Keys": [{"project_id": project}], "ConsistentRead": True}
-        responses: dict[str, list[dict[str, Any]]] = {}
-        while request:
-            answer = self._resource.batch_get_item(RequestItems=request)
-            for table, items in answer.get("Responses", {}).items():
-                responses.setdefault(table, []).extend(items)
-            request = answer.get("UnprocessedKeys") or {}
+            keys[self._projects_table_name] = [{"project_id": project}]
+        responses = batch_get_all(self._resource, keys, consistent=True)
         settings_item = None
         binding = None
         for item in responses.get(self._table_name, []):
@@ -134,14 +128,7 @@ class ConfigStore:
 
     # ------------------------------------------------------------------ the project map
     def bindings(self) -> list[Binding]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": Key("pk").eq(BINDING_PK), "ConsistentRead": True}
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(self._table, KeyConditionExpression=Key("pk").eq(BINDING_PK), ConsistentRead=True)
         return [b for b in (_binding_from(i) for i in items) if b is not None]
 
     def bind(self, project: str, knowledge_base: str, actor: str) -> None:
@@ -150,23 +137,21 @@ class ConfigStore:
     def unbind(self, project: str) -> None:
         self._table.delete_item(Key=binding_key(project))
 
-    def bind_logged(
-        self, project: str, knowledge_base: str, actor: str, log_table: str, log_item: dict[str, Any]
-    ) -> None:
-        """Bind and record the act in the event log, in one transaction (both or neither)."""
+    def bind_logged(self, project: str, knowledge_base: str, actor: str, event: LoggedEvent, log: EventLog) -> None:
+        """Bind and record ``event`` in ``log``, in one transaction (both or neither)."""
         self._resource.meta.client.transact_write_items(
             TransactItems=[
                 {"Put": {"TableName": self._table_name, "Item": _binding_item(project, knowledge_base, actor)}},
-                {"Put": {"TableName": log_table, "Item": log_item}},
+                {"Put": {"TableName": log.table_name, "Item": event_item(event)}},
             ]
         )
 
-    def unbind_logged(self, project: str, log_table: str, log_item: dict[str, Any]) -> None:
-        """Unbind and record the act in the event log, in one transaction (both or neither)."""
+    def unbind_logged(self, project: str, event: LoggedEvent, log: EventLog) -> None:
+        """Unbind and record ``event`` in ``log``, in one transaction (both or neither)."""
         self._resource.meta.client.transact_write_items(
             TransactItems=[
                 {"Delete": {"TableName": self._table_name, "Key": binding_key(project)}},
-                {"Put": {"TableName": log_table, "Item": log_item}},
+                {"Put": {"TableName": log.table_name, "Item": event_item(event)}},
             ]
         )
 
@@ -178,8 +163,8 @@ class ConfigStore:
         run out (its request died between reserving and saving).
         """
         now = int(time.time())
-        try:
-            self._table.put_item(
+        reserved = conditionally(
+            lambda: self._table.put_item(
                 Item={
                     **binding_key(project),
                     "project": project,
@@ -190,19 +175,17 @@ class ConfigStore:
                 ConditionExpression=Attr("sk").not_exists()
                 | (Attr("state").eq("pending") & Attr("lease_expires").lt(now)),
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                label = f"Project '{project}'" if project else "The console default"
-                raise Conflict(
-                    f"{label} already reads a knowledge base; rebinding is the bar's own control.",
-                    code="already_bound",
-                ) from error
-            raise
+        )
+        if not reserved:
+            label = f"Project '{project}'" if project else "The console default"
+            raise Conflict(
+                f"{label} already reads a knowledge base; rebinding is the bar's own control.", code="already_bound"
+            )
 
     def complete_reservation(
-        self, project: str, owner: str, knowledge_base: str, actor: str, log_table: str, log_item: dict[str, Any]
+        self, project: str, owner: str, knowledge_base: str, actor: str, event: LoggedEvent, log: EventLog
     ) -> None:
-        """Turn our reservation into the binding and log it, in one transaction.
+        """Turn our reservation into the binding and record ``event`` in ``log``, in one transaction.
 
         Raises ``WriteFailed`` when the slot is no longer ours (someone bound the project
         meanwhile, or the lease ran out and was taken) or the write itself failed; then
@@ -221,7 +204,7 @@ class ConfigStore:
                             "ExpressionAttributeValues": {":pending": "pending", ":owner": owner},
                         }
                     },
-                    {"Put": {"TableName": log_table, "Item": log_item}},
+                    {"Put": {"TableName": log.table_name, "Item": event_item(event)}},
                 ]
             )
         except (ClientError, BotoCoreError) as error:
@@ -229,14 +212,12 @@ class ConfigStore:
 
     def release(self, project: str, owner: str) -> None:
         """Give the slot back after FORAGER refused; a slot someone else took is left alone."""
-        try:
-            self._table.delete_item(
+        conditionally(
+            lambda: self._table.delete_item(
                 Key=binding_key(project),
                 ConditionExpression=Attr("state").eq("pending") & Attr("lease_owner").eq(owner),
             )
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
+        )
 
 
 def _binding_item(project: str, knowledge_base: str, actor: str) -> dict[str, Any]:

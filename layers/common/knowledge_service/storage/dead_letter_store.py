@@ -17,20 +17,30 @@ nothing else of the other's act happens.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel, ConfigDict
 
-from knowledge_service.storage.conditions import conditionally
 from knowledge_service.storage.event_log import LoggedEvent, event_item
+from knowledge_service.storage.toolkit import conditionally, query_pages, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 SCRUB_BATCH = 200
-UNRESOLVED = "unresolved"
-RESOLVED = "resolved"
+
+
+class DeadLetterState(StrEnum):
+    """An entry waits on an operator (``unresolved``) until it is replayed or discarded."""
+
+    UNRESOLVED = "unresolved"
+    RESOLVED = "resolved"
+
+
+UNRESOLVED = DeadLetterState.UNRESOLVED
+RESOLVED = DeadLetterState.RESOLVED
 
 
 class Attempt(BaseModel):
@@ -79,7 +89,7 @@ class DeadLetter(BaseModel):
     last_attempt_at: str
     dead_lettered_at: str
     stopped_stream: bool = False
-    state: str = UNRESOLVED
+    state: DeadLetterState = DeadLetterState.UNRESOLVED
     resolution: Resolution | None = None
     resolved_at: str | None = None
     escalated_at: str | None = None
@@ -166,40 +176,22 @@ class DeadLetterStore:
 
     def knowledge_bases(self) -> set[str]:
         """Every knowledge base with an entry (the six-hourly upkeep sweeps each)."""
-        found: set[str] = set()
-        kwargs: dict[str, Any] = {"ProjectionExpression": "knowledge_base"}
-        while True:
-            page = self._table.scan(**kwargs)
-            found.update(str(i["knowledge_base"]) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return {str(i["knowledge_base"]) for i in scan_all(self._table, ProjectionExpression="knowledge_base")}
 
     def everything(self) -> list[DeadLetter]:
         """Every entry of the colony (the installation's list)."""
-        out: list[DeadLetter] = []
-        kwargs: dict[str, Any] = {"ConsistentRead": True}
-        while True:
-            page = self._table.scan(**kwargs)
-            out.extend(_entry(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return out
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [_entry(i) for i in scan_all(self._table, ConsistentRead=True)]
 
     def unreduced(self, knowledge_base: str, resolved_before: str) -> Iterator[list[DeadLetter]]:
         """Resolved entries not yet reduced, resolved at or before ``resolved_before``, 200 a batch."""
-        kwargs: dict[str, Any] = {
-            "IndexName": "unreduced",
-            "KeyConditionExpression": Key("unreduced_kb").eq(knowledge_base) & Key("resolved_at").lte(resolved_before),
-            "Limit": SCRUB_BATCH,
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            if page.get("Items"):
-                yield [_entry(i) for i in page["Items"]]
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        for items in query_pages(
+            self._table,
+            IndexName="unreduced",
+            KeyConditionExpression=Key("unreduced_kb").eq(knowledge_base) & Key("resolved_at").lte(resolved_before),
+            Limit=SCRUB_BATCH,
+        ):
+            if items:
+                yield [_entry(i) for i in items]
 
     # ------------------------------------------------------------------ upkeep
     def reduce(self, entry: DeadLetter, envelope: str | None, attempts: list[Attempt], at: str) -> bool:
@@ -270,9 +262,5 @@ class DeadLetterStore:
         return conditionally(lambda: self._resource.meta.client.transact_write_items(TransactItems=items))  # type: ignore[arg-type]
 
     def _pages(self, kwargs: dict[str, Any]) -> Iterator[DeadLetter]:
-        while True:
-            page = self._table.query(**kwargs)
-            yield from (_entry(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
+        for items in query_pages(self._table, **kwargs):
+            yield from (_entry(i) for i in items)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from pydantic import BaseModel
 
+from knowledge_service.storage.toolkit import query_pages
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
@@ -77,15 +79,12 @@ class EventLog:
                 combined = combined & condition
             kwargs["FilterExpression"] = combined
         found: list[dict[str, Any]] = []
-        while True:
-            answer = self._table.query(**kwargs)
-            for item in answer.get("Items", []):
+        for items in query_pages(self._table, **kwargs):  # the next page is asked only while short
+            for item in items:
                 found.append(item)
                 if len(found) == limit:
                     return [_event(i) for i in found], str(found[-1]["recorded"])
-            if "LastEvaluatedKey" not in answer:
-                return [_event(i) for i in found], None
-            kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+        return [_event(i) for i in found], None
 
 
 BY_TIME_INDEX = "by_time"

@@ -24,12 +24,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.toolkit import batch_get_all, conditionally, query_all, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -55,6 +56,13 @@ class InboxRow(BaseModel):
     export: bool = False
 
 
+class WatermarkStatus(StrEnum):
+    """A stream's watermark: ``ok``, or ``degraded`` while its cursor was refused and not yet recovered."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
+
+
 class Watermark(BaseModel):
     knowledge_base: str
     stream_key: str
@@ -69,11 +77,22 @@ class Watermark(BaseModel):
     # restored producer no longer holds it. None until one is read.
     anchor_sequence: int | None = None
     anchor_event_id: str | None = None
-    status: str = "ok"  # ok | degraded
+    status: WatermarkStatus = WatermarkStatus.OK
     note: str | None = None
     reconciled_over: list[list[int]] = []  # [first, last] sequence ranges covered by reconciliation
     superseded_by: str | None = None  # the epoch that replaced this one; a superseded row never moves
     updated_at: str = ""
+
+
+class ActionOutcome(StrEnum):
+    """Where an action stands: claimed (running or interrupted), then one of the others."""
+
+    CLAIMED = "claimed"
+    STUDIED = "studied"
+    QUEUED = "queued"
+    FAILED = "failed"
+    RETRYING = "retrying"
+    DEAD_LETTERED = "dead_lettered"
 
 
 class Action(BaseModel):
@@ -86,8 +105,7 @@ class Action(BaseModel):
     project: str
     event_id: str
     claimed_at: str
-    # claimed (running or interrupted) | studied | queued | failed | retrying | dead_lettered
-    outcome: str = "claimed"
+    outcome: ActionOutcome = ActionOutcome.CLAIMED
     republished: bool = False
     findings: int = 0
     mission_ids: list[str] = []
@@ -220,16 +238,7 @@ class InboxStore:
         return count
 
     def _batch_get(self, keys: list[dict[str, Any]], projection: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(keys), 100):
-            request: dict[str, Any] = {
-                self._name: {"Keys": keys[start : start + 100], "ProjectionExpression": projection}
-            }
-            while request:
-                answer = self._resource.batch_get_item(RequestItems=request)
-                found.extend(answer.get("Responses", {}).get(self._name, []))
-                request = answer.get("UnprocessedKeys") or {}
-        return found
+        return batch_get_all(self._resource, {self._name: keys}, projection=projection)[self._name]
 
 
 class WatermarkStore:
@@ -247,14 +256,7 @@ class WatermarkStore:
 
     def knowledge_bases(self) -> set[str]:
         """Every knowledge base whose feed was ever read (the six-hourly upkeep sweeps each)."""
-        found: set[str] = set()
-        kwargs: dict[str, Any] = {"ProjectionExpression": "knowledge_base"}
-        while True:
-            page = self._table.scan(**kwargs)
-            found.update(str(i["knowledge_base"]) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return {str(i["knowledge_base"]) for i in scan_all(self._table, ProjectionExpression="knowledge_base")}
 
     def get(self, knowledge_base: str, key: str) -> Watermark | None:
         item = self._table.get_item(Key={"knowledge_base": knowledge_base, "stream_key": key}, ConsistentRead=True)
@@ -294,7 +296,7 @@ class WatermarkStore:
         to: int,
         now: str,
         *,
-        status: str | None = None,
+        status: WatermarkStatus | None = None,
         note: str | None = None,
         reconciled: list[int] | None = None,
     ) -> bool:
@@ -353,7 +355,7 @@ class WatermarkStore:
                 "sequence": base,
                 "anchor_sequence": anchor[0] if anchor else None,
                 "anchor_event_id": anchor[1] if anchor else None,
-                "status": "ok",
+                "status": WatermarkStatus.OK,
                 "note": note,
                 "reconciled_over": [],
                 "superseded_by": None,
@@ -377,7 +379,7 @@ class WatermarkStore:
                     "ExpressionAttributeNames": {"#st": "status"},
                     "ExpressionAttributeValues": {
                         ":next": successor.stream_key,
-                        ":ok": "ok",
+                        ":ok": WatermarkStatus.OK.value,
                         ":note": f"superseded by epoch {successor.epoch}: the producer was restored; "
                         f"its history after sequence {base} is read there",
                         ":now": now,
@@ -389,7 +391,7 @@ class WatermarkStore:
             return successor
         return self.lineage(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)[-1]
 
-    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None:
+    def mark(self, mark: Watermark, status: WatermarkStatus, note: str | None, now: str) -> None:
         """Set the status and its note; a row a restore superseded keeps the note it was frozen with."""
         conditionally(
             lambda: self._table.update_item(
@@ -413,7 +415,7 @@ class ActionStore:
             lambda: self._table.put_item(Item=action.model_dump(), ConditionExpression=Attr("effect_key").not_exists())
         )
 
-    def finish(self, action: Action, outcome: str, findings: int, mission_ids: list[str]) -> None:
+    def finish(self, action: Action, outcome: ActionOutcome, findings: int, mission_ids: list[str]) -> None:
         self._table.update_item(
             Key={"knowledge_base": action.knowledge_base, "effect_key": action.effect_key},
             UpdateExpression="SET outcome = :o, findings = :f, mission_ids = :m",
@@ -457,10 +459,10 @@ class ActionStore:
                 "UpdateExpression": "SET outcome = :d, receipt_owed = :f, dead_letter_id = :id REMOVE next_attempt_at",
                 "ConditionExpression": "outcome = :retrying",
                 "ExpressionAttributeValues": {
-                    ":d": "dead_lettered",
-                    ":f": "failed",
+                    ":d": ActionOutcome.DEAD_LETTERED.value,
+                    ":f": ActionOutcome.FAILED.value,
                     ":id": dead_letter_id,
-                    ":retrying": "retrying",
+                    ":retrying": ActionOutcome.RETRYING.value,
                 },
             }
         }
@@ -477,11 +479,11 @@ class ActionStore:
                 "ConditionExpression": "outcome = :dead",
                 "ExpressionAttributeNames": {"#p": "project"},
                 "ExpressionAttributeValues": {
-                    ":c": "retrying",
+                    ":c": ActionOutcome.RETRYING.value,
                     ":now": now,
                     ":none": [],
                     ":p": project,
-                    ":dead": "dead_lettered",
+                    ":dead": ActionOutcome.DEAD_LETTERED.value,
                 },
             }
         }
@@ -521,13 +523,7 @@ class ActionStore:
 
 
 def _query_all(table: Any, kwargs: dict[str, Any], convert: Any) -> list[Any]:
-    out: list[Any] = []
-    while True:
-        page = table.query(**kwargs)
-        out.extend(convert(i) for i in page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return out
-        kwargs = {**kwargs, "ExclusiveStartKey": page["LastEvaluatedKey"]}
+    return [convert(i) for i in query_all(table, **kwargs)]
 
 
 def _inbox_item(row: InboxRow) -> dict[str, Any]:

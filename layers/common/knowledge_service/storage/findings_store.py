@@ -14,17 +14,28 @@ one finding however many passes see it, and a decided one stops the next pass as
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel
 
-from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.toolkit import conditionally, query_all, query_count
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
-OPEN = "open"
+
+class FindingStatus(StrEnum):
+    """open until an operator decides it: queued (a mission) or dismissed."""
+
+    OPEN = "open"
+    QUEUED = "queued"
+    DISMISSED = "dismissed"
+
+
+OPEN = FindingStatus.OPEN.value
+"""The sparse ``open_findings`` index's key value (``open_flag``)."""
 
 
 class Finding(BaseModel):
@@ -36,7 +47,7 @@ class Finding(BaseModel):
     kind: str  # new | changed
     previous_hash: str | None
     current_hash: str
-    status: str = "open"  # open | queued | dismissed
+    status: FindingStatus = FindingStatus.OPEN
     mission_id: str | None = None
     detected_at: str
 
@@ -82,10 +93,12 @@ class FindingsStore:
         items = self._query(Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("finding#"))
         found = [_finding(i) for i in items]
         if open_only:
-            found = [f for f in found if f.status == OPEN]
+            found = [f for f in found if f.status == FindingStatus.OPEN]
         return sorted(found, key=lambda f: f.detected_at, reverse=True)
 
-    def decide(self, knowledge_base: str, finding_id: str, status: str, mission_id: str | None = None) -> bool:
+    def decide(
+        self, knowledge_base: str, finding_id: str, status: FindingStatus, mission_id: str | None = None
+    ) -> bool:
         """open → ``status``; False when it was already decided."""
         return conditionally(
             lambda: self._table.update_item(
@@ -93,7 +106,7 @@ class FindingsStore:
                 UpdateExpression="SET #st = :s, mission_id = :m REMOVE open_flag",
                 ConditionExpression="#st = :open",
                 ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues={":s": status, ":m": mission_id, ":open": OPEN},
+                ExpressionAttributeValues={":s": status.value, ":m": mission_id, ":open": OPEN},
             )
         )
 
@@ -106,24 +119,10 @@ class FindingsStore:
 
     def open_count(self) -> int:
         """Open findings across the colony: one Query on the sparse index."""
-        total = 0
-        kwargs: dict[str, Any] = {"IndexName": "open_findings", "KeyConditionExpression": Key("open_flag").eq(OPEN)}
-        while True:
-            page = self._table.query(Select="COUNT", **kwargs)
-            total += int(page.get("Count", 0))
-            if "LastEvaluatedKey" not in page:
-                return total
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_count(self._table, IndexName="open_findings", KeyConditionExpression=Key("open_flag").eq(OPEN))
 
     def _query(self, condition: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True}
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(self._table, KeyConditionExpression=condition, ConsistentRead=True)
 
 
 def _finding(item: dict[str, Any]) -> Finding:

@@ -33,10 +33,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import ClientError
 
 from knowledge_service.errors import InternalError, PayloadTooLarge
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.toolkit import conditionally, if_found, is_condition_refusal, query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -201,40 +200,30 @@ class PageStore:
             Body=content,
             ChecksumSHA256=_b64(hashlib.sha256(content).digest()),
         )
-        try:
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._name,
-                            "Item": _ddb({"pk": f"VER#{project}", "sk": version, "size_bytes": len(content)}),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._name,
-                            "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
-                            "UpdateExpression": "ADD used_bytes :n",
-                            "ExpressionAttributeValues": _ddb({":n": len(content)}),
-                        }
-                    },
-                ]
-            )
-        except ClientError as error:
-            if not _refused_by_condition(error):
-                raise
-            return version, False
-        return version, True
+        kept = [
+            {
+                "Put": {
+                    "TableName": self._name,
+                    "Item": _ddb({"pk": f"VER#{project}", "sk": version, "size_bytes": len(content)}),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._name,
+                    "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
+                    "UpdateExpression": "ADD used_bytes :n",
+                    "ExpressionAttributeValues": _ddb({":n": len(content)}),
+                }
+            },
+        ]
+        return version, conditionally(
+            lambda: self._client.transact_write_items(TransactItems=kept), refused=is_condition_refusal
+        )
 
     def read_bytes(self, project: str, version: str) -> bytes | None:
-        try:
-            got = self._s3.get_object(Bucket=self._bucket, Key=self._key(project, version))
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-                return None
-            raise
-        return bytes(got["Body"].read())
+        got = if_found(lambda: self._s3.get_object(Bucket=self._bucket, Key=self._key(project, version)))
+        return None if got is None else bytes(got["Body"].read())
 
     def kept_versions(self, project: str) -> dict[str, int]:
         return {str(i["sk"]): int(i["size_bytes"]) for i in self._query(Key("pk").eq(f"VER#{project}"))}
@@ -316,12 +305,10 @@ class PageStore:
                 }
             },
         ]
-        try:
-            self._client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            if _refused_by_condition(error):
-                return None
-            raise
+        if not conditionally(
+            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
+        ):
+            return None
         self._signal(write.project, feed)
         return row
 
@@ -399,15 +386,7 @@ class PageStore:
 
     # ------------------------------------------------------------------ helpers
     def _query(self, condition: Any, forward: bool = True) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": condition, "ScanIndexForward": forward}
-        kwargs["ConsistentRead"] = True
-        while True:
-            page = self.table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(self.table, KeyConditionExpression=condition, ScanIndexForward=forward, ConsistentRead=True)
 
 
 def _b64(raw: bytes) -> str:
@@ -427,14 +406,6 @@ def _plain(value: Any) -> Any:
 def _ddb(item: dict[str, Any]) -> dict[str, Any]:
     """An item for the resource's client (which serializes Python values itself), without nulls."""
     return {k: v for k, v in item.items() if v is not None}
-
-
-def _refused_by_condition(error: ClientError) -> bool:
-    """A transaction its condition refused — not one AWS failed for any other reason."""
-    if not is_condition_failure(error):
-        return False
-    reasons = error.response.get("CancellationReasons") or []  # type: ignore[typeddict-item]
-    return not reasons or any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
 
 
 def _head(item: dict[str, Any]) -> Head:

@@ -11,11 +11,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.exceptions import ClientError
 
 from knowledge_service.errors import Conflict, NotFound
 from knowledge_service.identity.principal import Principal
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.toolkit import conditionally, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -58,24 +57,20 @@ class PrincipalStore:
         if any(r.active for r in self.by_name(principal.name)):
             raise Conflict(f"An active principal named '{principal.name}' already exists.")
         record = PrincipalRecord(**principal.model_dump(), token_hash=token_hash, created_at=datetime.now(UTC))
-        try:
-            self._table.put_item(Item=_item(record), ConditionExpression=Attr("token_hash").not_exists())
-        except ClientError as error:
-            if is_condition_failure(error):
-                raise Conflict("That token is already in use.") from error
-            raise
+        if not conditionally(
+            lambda: self._table.put_item(Item=_item(record), ConditionExpression=Attr("token_hash").not_exists())
+        ):
+            raise Conflict("That token is already in use.")
         return record
 
     def replace(self, record: PrincipalRecord) -> None:
         """Write a changed grant back; refused if the principal was revoked meanwhile."""
-        try:
-            self._table.put_item(
+        if not conditionally(
+            lambda: self._table.put_item(
                 Item=_item(record), ConditionExpression=Attr("token_hash").exists() & Attr("revoked_at").not_exists()
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                raise Conflict(f"Principal '{record.name}' was revoked.") from error
-            raise
+        ):
+            raise Conflict(f"Principal '{record.name}' was revoked.")
 
     def revoke(self, name: str) -> PrincipalRecord:
         record = self.active_by_name(name)
@@ -88,15 +83,10 @@ class PrincipalStore:
         return record.model_copy(update={"revoked_at": now})
 
     def all(self) -> list[PrincipalRecord]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {}
-        while True:
-            page = self._table.scan(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return sorted((PrincipalRecord.model_validate(i) for i in items), key=lambda r: (r.name, str(r.created_at)))
+        return sorted(
+            (PrincipalRecord.model_validate(i) for i in scan_all(self._table)),
+            key=lambda r: (r.name, str(r.created_at)),
+        )
 
 
 def _item(record: PrincipalRecord) -> dict[str, Any]:

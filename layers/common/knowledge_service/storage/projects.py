@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from boto3.dynamodb.conditions import Attr
-from botocore.exceptions import ClientError
 
 from knowledge_service.errors import Conflict
 from knowledge_service.models import ProjectRecord
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.toolkit import conditionally, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -28,23 +27,13 @@ class ProjectStore:
         record = ProjectRecord(
             project_id=project_id, organization=organization, name=name or project_id, created_at=datetime.now(UTC)
         )
-        try:
-            self._table.put_item(
+        if not conditionally(
+            lambda: self._table.put_item(
                 Item=record.model_dump(mode="json"), ConditionExpression=Attr("project_id").not_exists()
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                raise Conflict(f"Project '{project_id}' already exists.") from error
-            raise
+        ):
+            raise Conflict(f"Project '{project_id}' already exists.")
         return record
 
     def all(self) -> list[ProjectRecord]:
-        items = []
-        kwargs: dict[str, Any] = {}
-        while True:
-            page = self._table.scan(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return sorted((ProjectRecord.model_validate(i) for i in items), key=lambda p: p.project_id)
+        return sorted((ProjectRecord.model_validate(i) for i in scan_all(self._table)), key=lambda p: p.project_id)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from botocore.exceptions import ClientError
+from knowledge_service.storage.toolkit import if_found
 
 STAGED_PREFIX = "staged/"
 CHUNK_BYTES = 1024 * 1024
@@ -42,12 +42,11 @@ class StagingStore:
         )
 
     def manifest(self, session_id: str) -> dict[str, Any] | None:
-        try:
-            answer = self._s3.get_object(Bucket=self._bucket, Key=session_prefix(session_id) + "manifest.json")
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
-                return None
-            raise
+        answer = if_found(
+            lambda: self._s3.get_object(Bucket=self._bucket, Key=session_prefix(session_id) + "manifest.json")
+        )
+        if answer is None:
+            return None
         loaded: dict[str, Any] = json.loads(answer["Body"].read())
         return loaded
 
@@ -62,13 +61,8 @@ class StagingStore:
 
     def size_of(self, key: str) -> int | None:
         """The staged part's length, or None when it was never PUT."""
-        try:
-            head = self._s3.head_object(Bucket=self._bucket, Key=key)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
-                return None
-            raise
-        return int(head["ContentLength"])
+        head = if_found(lambda: self._s3.head_object(Bucket=self._bucket, Key=key))
+        return None if head is None else int(head["ContentLength"])
 
     def chunks(self, key: str) -> Iterator[bytes]:
         """The part's bytes, one bounded read at a time (never the whole part)."""

@@ -23,7 +23,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from pydantic import BaseModel, ConfigDict
 
 from knowledge_service.errors import InternalError
-from knowledge_service.storage.conditions import conditionally
+from knowledge_service.storage.toolkit import conditionally, query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -123,17 +123,11 @@ class VerbStore:
         return str(value) if value else None
 
     def assertions(self, workspace: str) -> list[AssertionRecord]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("workspace").eq(workspace) & Key("sk").begins_with("knowledge#"),
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("workspace").eq(workspace) & Key("sk").begins_with("knowledge#"),
+            ConsistentRead=True,
+        )
         return [AssertionRecord.model_validate(i) for i in items]
 
     def transition(
@@ -284,12 +278,4 @@ class VerbAudit:
         )
 
     def rows(self, workspace: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {"KeyConditionExpression": Key("workspace").eq(workspace), "ConsistentRead": True}
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return items
+        return query_all(self._table, KeyConditionExpression=Key("workspace").eq(workspace), ConsistentRead=True)

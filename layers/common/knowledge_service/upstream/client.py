@@ -48,6 +48,7 @@ from knowledge_service.upstream.models import (
     EvidenceList,
     ExportList,
     ExportRow,
+    FeedCursorRefused,
     FeedPage,
     ForagerProject,
     ForagerSource,
@@ -86,11 +87,12 @@ HttpPool = httpx.Client
 """One connection pool to FORAGER, shared by every client a container builds."""
 
 
-def connection_pool(timeout_seconds: float) -> HttpPool:
+def connection_pool(timeout_seconds: float, network: httpcore.NetworkBackend | None = None) -> HttpPool:
     """The pool a container keeps: every socket operation held to its call's deadline,
-    redirects never followed."""
+    redirects never followed. ``network`` replaces the sockets (the unit tier serves the
+    simulator in-process); by default they are httpcore's own."""
     return httpx.Client(
-        timeout=default_timeout(timeout_seconds), follow_redirects=False, transport=_DeadlineTransport()
+        timeout=default_timeout(timeout_seconds), follow_redirects=False, transport=_DeadlineTransport(network)
     )
 
 
@@ -142,8 +144,8 @@ class _DeadlineStream(httpcore.NetworkStream):
 class _DeadlineBackend(httpcore.NetworkBackend):
     """httpcore's socket backend, handing out :class:`_DeadlineStream` s."""
 
-    def __init__(self) -> None:
-        self._backend = httpcore.SyncBackend()
+    def __init__(self, network: httpcore.NetworkBackend | None = None) -> None:
+        self._backend = network or httpcore.SyncBackend()
 
     def connect_tcp(
         self,
@@ -173,7 +175,7 @@ class _DeadlineTransport(httpx.HTTPTransport):
     replaced by the same pool (httpx's defaults) on :class:`_DeadlineBackend`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, network: httpcore.NetworkBackend | None = None) -> None:
         super().__init__()
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
         self._pool = httpcore.ConnectionPool(
@@ -181,8 +183,20 @@ class _DeadlineTransport(httpx.HTTPTransport):
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_DeadlineBackend(),
+            network_backend=_DeadlineBackend(network),
         )
+
+
+class ForagerClients:
+    """Makes the :class:`ForagerClient` for an endpoint and credential, every one on the same
+    connection pool (a container keeps one); without ``http`` each client opens its own."""
+
+    def __init__(self, timeout_seconds: float, http: HttpPool | None = None) -> None:
+        self.timeout_seconds = timeout_seconds
+        self._http = http
+
+    def client(self, endpoint: str, credential: str) -> ForagerClient:
+        return ForagerClient(endpoint, credential, http=self._http, timeout_seconds=self.timeout_seconds)
 
 
 class ForagerClient:
@@ -511,16 +525,6 @@ def _guarded(chunks: Iterator[bytes], path: str) -> Iterator[bytes]:
         raise UpstreamTimeout(f"FORAGER stopped sending GET {path}.") from error
     except httpx.HTTPError as error:
         raise UpstreamError(f"FORAGER's answer to GET {path} broke off: {type(error).__name__}.") from error
-
-
-class FeedCursorRefused(Exception):
-    """FORAGER refused the cursor: ``cursor_expired``, ``cursor_ahead`` or ``generation_changed``."""
-
-    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details = details or {}
 
 
 def _error_details(response: httpx.Response) -> dict[str, Any]:

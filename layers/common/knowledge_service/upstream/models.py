@@ -519,3 +519,13 @@ class ExportRow(UpstreamModel):
 
 class ExportList(UpstreamModel):
     exports: list[ExportRow] = Field(default_factory=list)
+
+
+class FeedCursorRefused(Exception):
+    """FORAGER refused the cursor: ``cursor_expired``, ``cursor_ahead`` or ``generation_changed``."""
+
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}

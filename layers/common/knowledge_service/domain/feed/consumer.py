@@ -46,7 +46,6 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from knowledge_service.clock import Clock, system_clock
-from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
 from knowledge_service.domain.feed.history import (
@@ -73,22 +72,24 @@ from knowledge_service.domain.feed.ports import (
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
+from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter
+from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState
 from knowledge_service.storage.feed_store import (
     Action,
+    ActionOutcome,
     InboxRow,
     Watermark,
     envelope_text,
 )
 from knowledge_service.storage.findings_store import FindingsStore
 from knowledge_service.storage.missions import MissionBus
-from knowledge_service.upstream.client import FeedCursorRefused
 from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
     REVISION_PUBLISHED,
     Capabilities,
     ExportList,
+    FeedCursorRefused,
     FeedEnvelope,
     FeedPage,
     ForagerSource,
@@ -217,7 +218,9 @@ class FeedConsumer(Recovery):
         self._retry_due(run, instance)
         self._send_owed_receipts(knowledge_base, outcome)
         outcome.retrying = sum(
-            1 for a in self.stores.actions.all(knowledge_base) if a.outcome == "retrying" and a.project == project
+            1
+            for a in self.stores.actions.all(knowledge_base)
+            if a.outcome == ActionOutcome.RETRYING and a.project == project
         )
         outcome.pruned = self.prune(knowledge_base)
         outcome.watermark = mark.sequence
@@ -385,7 +388,7 @@ class FeedConsumer(Recovery):
         entry = self.stores.dead_letters.get(
             mark.knowledge_base, door_entry_id(mark.stream_key, slot.sequence, slot.judged.text)
         )
-        return entry is not None and entry.state != "unresolved"
+        return entry is not None and entry.state != DeadLetterState.UNRESOLVED
 
     # ------------------------------------------------------------------ reading
     def _current(self, knowledge_base: str, instance: str, generation: str, stream: str) -> Watermark:
@@ -445,12 +448,15 @@ class FeedConsumer(Recovery):
             error_class = retry.classify(error)
             if error_class is None:
                 logger.exception("studying revision %s failed", action.revision_id)
-                self.stores.actions.finish(action, "failed", 0, [])
+                self.stores.actions.finish(action, ActionOutcome.FAILED, 0, [])
                 return "failed"
             self._retry_later(action, error_class, str(error))
             return "retrying"
         self.stores.actions.finish(
-            action, "queued" if policy is AutoStudy.ON else "studied", len(result.findings), result.mission_ids
+            action,
+            ActionOutcome.QUEUED if policy is AutoStudy.ON else ActionOutcome.STUDIED,
+            len(result.findings),
+            result.mission_ids,
         )
         outcome.acted += 1
         outcome.findings += len(result.findings)
@@ -485,22 +491,22 @@ class FeedConsumer(Recovery):
         for action in self.stores.actions.all(run.knowledge_base):
             if action.project != run.project or action.instance_id != instance:
                 continue
-            due = action.outcome == "claimed" or (
-                action.outcome == "retrying"
+            due = action.outcome == ActionOutcome.CLAIMED or (
+                action.outcome == ActionOutcome.RETRYING
                 and action.next_attempt_at is not None
                 and datetime.fromisoformat(action.next_attempt_at) <= now
                 and not retry.exhausted(action.first_attempt_at or action.claimed_at, now)
             )
             if not due:
                 continue
-            run.outcome.retried += 1 if action.outcome == "retrying" else 0
+            run.outcome.retried += 1 if action.outcome == ActionOutcome.RETRYING else 0
             if self._study(action, run.policy, run.outcome) == "done" and action.receipt_owed == "available":
                 self._send_receipt(action, "available", "recorded; studied on retry", run.outcome)
 
     def _send_owed_receipts(self, knowledge_base: str, outcome: PassOutcome) -> None:
         """A pass that could read the feed sends what exhausted retries owe the producer."""
         for action in self.stores.actions.all(knowledge_base):
-            owed = action.outcome == "dead_lettered" and action.receipt_owed == "failed"
+            owed = action.outcome == ActionOutcome.DEAD_LETTERED and action.receipt_owed == "failed"
             if owed and self._send_receipt(action, "failed", "retries_exhausted: dead-lettered", outcome):
                 outcome.owed_receipts += 1
 

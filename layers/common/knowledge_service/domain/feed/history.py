@@ -20,8 +20,7 @@ from enum import StrEnum
 
 from knowledge_service.domain.feed.door import Admitted, Refused, parse
 from knowledge_service.storage.feed_store import Watermark
-from knowledge_service.upstream.client import FeedCursorRefused
-from knowledge_service.upstream.models import FeedPage
+from knowledge_service.upstream.models import FeedCursorRefused, FeedPage
 
 
 @dataclass(frozen=True)

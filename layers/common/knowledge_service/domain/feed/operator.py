@@ -33,7 +33,7 @@ from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionD
 from knowledge_service.models import AutoStudy, Binding
 from knowledge_service.storage.dead_letter_store import UNRESOLVED, DeadLetter, Resolution
 from knowledge_service.storage.event_log import LoggedEvent, new_event
-from knowledge_service.storage.feed_store import Watermark
+from knowledge_service.storage.feed_store import ActionOutcome, Watermark
 
 REPLAY_REASONS = ("transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry")
 DISCARD_REASONS = ("sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable")
@@ -167,7 +167,9 @@ def queue(
     entries = store.all(knowledge_base)
     shown = [e for e in entries if state in ("all", e.state)]
     return DeadLetterList(
-        counts=_counts(entries, now, sum(1 for a in actions.all(knowledge_base) if a.outcome == "retrying")),
+        counts=_counts(
+            entries, now, sum(1 for a in actions.all(knowledge_base) if a.outcome == ActionOutcome.RETRYING)
+        ),
         reasons={"replay": list(REPLAY_REASONS), "discard": list(DISCARD_REASONS)},
         entries=[row(e, now) for e in sorted(shown, key=lambda e: e.dead_lettered_at, reverse=True)],
     )
@@ -338,11 +340,11 @@ def replay(
         standing = actions.get(entry.knowledge_base, action.effect_key)
         if standing is None:
             lane = action.model_copy(
-                update={"outcome": "retrying", "first_attempt_at": stamp, "next_attempt_at": stamp}
+                update={"outcome": ActionOutcome.RETRYING, "first_attempt_at": stamp, "next_attempt_at": stamp}
             )
             others.append(actions.claim_item(lane))
             effect = "claimed"
-        elif standing.outcome == "dead_lettered":
+        elif standing.outcome == ActionOutcome.DEAD_LETTERED:
             others.append(actions.rearm_item(standing, entry.project, stamp))
             effect = "rearmed"
         else:

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, Resolution
 from knowledge_service.storage.event_log import LoggedEvent
-from knowledge_service.storage.feed_store import Action, InboxRow, Watermark
+from knowledge_service.storage.feed_store import Action, ActionOutcome, InboxRow, Watermark, WatermarkStatus
 
 TransactItem = dict[str, Any]
 
@@ -73,7 +73,7 @@ class WatermarkStorage(Protocol):
         to: int,
         now: str,
         *,
-        status: str | None = None,
+        status: WatermarkStatus | None = None,
         note: str | None = None,
         reconciled: list[int] | None = None,
     ) -> bool: ...
@@ -82,7 +82,7 @@ class WatermarkStorage(Protocol):
 
     def restart(self, mark: Watermark, base: int, anchor: tuple[int, str] | None, note: str, now: str) -> Watermark: ...
 
-    def mark(self, mark: Watermark, status: str, note: str | None, now: str) -> None: ...
+    def mark(self, mark: Watermark, status: WatermarkStatus, note: str | None, now: str) -> None: ...
 
 
 class ActionStorage(Protocol):
@@ -90,7 +90,7 @@ class ActionStorage(Protocol):
 
     def claim(self, action: Action) -> bool: ...
 
-    def finish(self, action: Action, outcome: str, findings: int, mission_ids: list[str]) -> None: ...
+    def finish(self, action: Action, outcome: ActionOutcome, findings: int, mission_ids: list[str]) -> None: ...
 
     def get(self, knowledge_base: str, effect_key: str) -> Action | None: ...
 

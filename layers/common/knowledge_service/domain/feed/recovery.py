@@ -14,13 +14,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from knowledge_service.domain.changes import study_pass
 from knowledge_service.domain.feed.history import as_int, same_stream
 from knowledge_service.domain.feed.history import held as held_by
+from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
-from knowledge_service.storage.feed_store import InboxRow, Watermark, envelope_text, stream_key
-from knowledge_service.upstream.client import FeedCursorRefused
-from knowledge_service.upstream.models import EXPORT_COMPLETED, ExportRow
+from knowledge_service.storage.feed_store import InboxRow, Watermark, WatermarkStatus, envelope_text, stream_key
+from knowledge_service.upstream.models import EXPORT_COMPLETED, ExportRow, FeedCursorRefused
 
 if TYPE_CHECKING:
     from knowledge_service.domain.feed.consumer import FeedClient, FeedStores, PassOutcome
@@ -71,7 +70,7 @@ class Recovery:
             caps = self.client.capabilities()
             self.stores.watermarks.mark(
                 mark,
-                "ok",
+                WatermarkStatus.OK,
                 f"superseded by generation {caps.generation}; reconciled against the source list",
                 self._stamp(),
             )
@@ -197,7 +196,7 @@ class Recovery:
         self, mark: Watermark, note: str, code: str, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> None:
         outcome.degraded.append(code)
-        self.stores.watermarks.mark(mark, "degraded", note, self._stamp())
+        self.stores.watermarks.mark(mark, WatermarkStatus.DEGRADED, note, self._stamp())
         self.checkpoint("degraded")
         self._reconcile(mark.knowledge_base, project, policy, outcome)
 
@@ -206,9 +205,11 @@ class Recovery:
         if current.stream_key != mark.stream_key:  # a restore superseded this epoch meanwhile
             return
         if current.sequence > to:  # another pass went further meanwhile
-            self.stores.watermarks.mark(current, "ok", note, self._stamp())
+            self.stores.watermarks.mark(current, WatermarkStatus.OK, note, self._stamp())
             return
-        self.stores.watermarks.advance(current, to, self._stamp(), status="ok", note=note, reconciled=reconciled)
+        self.stores.watermarks.advance(
+            current, to, self._stamp(), status=WatermarkStatus.OK, note=note, reconciled=reconciled
+        )
 
     def _reconcile(self, knowledge_base: str, project: str, policy: AutoStudy, outcome: PassOutcome) -> None:
         """The polling pass: the source list, studied as the revision setting allows."""

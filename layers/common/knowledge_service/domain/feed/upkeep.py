@@ -26,7 +26,7 @@ from knowledge_service.domain.feed.ports import ActionStorage, DeadLetterStorage
 from knowledge_service.domain.feed.retention import DEAD_LETTER_RETENTION_DAYS
 from knowledge_service.domain.feed.retry import RETRIES_EXHAUSTED, exhausted
 from knowledge_service.storage.dead_letter_store import UNRESOLVED, Attempt, DeadLetter
-from knowledge_service.storage.feed_store import Action
+from knowledge_service.storage.feed_store import Action, ActionOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class Upkeep:
     def file_exhausted(self, knowledge_base: str, now: datetime) -> int:
         filed = 0
         for action in self.actions.all(knowledge_base):
-            if action.outcome != "retrying" or action.first_attempt_at is None:
+            if action.outcome != ActionOutcome.RETRYING or action.first_attempt_at is None:
                 continue
             if not exhausted(action.first_attempt_at, now):
                 continue

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from knowledge_service.domain.verbs import models as m
+from knowledge_service.domain.verbs import models as verb_models
 from knowledge_service.domain.verbs.rules import quote_is_evidence, walk_forward
 from knowledge_service.errors import BadRequest, Conflict, NotFound
 from knowledge_service.storage.verbs import INLINE_MAX, AssertionRecord, CaptureRecord, VerbStore
@@ -38,8 +38,8 @@ def _view(record: AssertionRecord) -> dict[str, Any]:
     return record.model_dump(exclude={"workspace"})
 
 
-def _assertion(record: AssertionRecord) -> m.Assertion:
-    return m.Assertion(**_view(record))
+def _assertion(record: AssertionRecord) -> verb_models.Assertion:
+    return verb_models.Assertion(**_view(record))
 
 
 def _missing(knowledge_id: str, field: str = "knowledgeId") -> NotFound:
@@ -55,7 +55,7 @@ def _required(ctx: Context, knowledge_id: str, field: str = "knowledgeId") -> As
 
 
 # ---------------------------------------------------------------------- distil, propose
-def _evidenced(ctx: Context, request: m.DistilInput, *, proposed: bool) -> m.Assertion:
+def _evidenced(ctx: Context, request: verb_models.DistilInput, *, proposed: bool) -> verb_models.Assertion:
     found = ctx.store.capture(ctx.workspace, request.capture_id)
     if found is None:
         raise NotFound(f"captureId: there is no capture '{request.capture_id}' in this workspace.")
@@ -66,7 +66,7 @@ def _evidenced(ctx: Context, request: m.DistilInput, *, proposed: bool) -> m.Ass
     record = AssertionRecord(
         workspace=ctx.workspace,
         knowledge_id=new_knowledge_id(),
-        status=m.AssertionStatus.DISTILLED.value,
+        status=verb_models.AssertionStatus.DISTILLED.value,
         subject=request.subject,
         assertion=request.assertion,
         capture_id=request.capture_id,
@@ -83,26 +83,26 @@ def _evidenced(ctx: Context, request: m.DistilInput, *, proposed: bool) -> m.Ass
     return _assertion(record)
 
 
-def distil(ctx: Context, request: m.DistilInput) -> m.Assertion:
+def distil(ctx: Context, request: verb_models.DistilInput) -> verb_models.Assertion:
     return _evidenced(ctx, request, proposed=False)
 
 
-def propose(ctx: Context, request: m.ProposeInput) -> m.Assertion:
+def propose(ctx: Context, request: verb_models.ProposeInput) -> verb_models.Assertion:
     return _evidenced(ctx, request, proposed=True)
 
 
 # ---------------------------------------------------------------------- reads
-def get(ctx: Context, request: m.KnowledgeIdInput) -> m.AssertionWithEvidence:
+def get(ctx: Context, request: verb_models.KnowledgeIdInput) -> verb_models.AssertionWithEvidence:
     record = _required(ctx, request.knowledge_id)
     body = sha = None
     if record.capture_id:
         found = ctx.store.capture(ctx.workspace, record.capture_id)
         if found is not None:
             sha, body = found[0].sha256, found[1]
-    return m.AssertionWithEvidence(**_view(record), capture_body=body, capture_sha256=sha)
+    return verb_models.AssertionWithEvidence(**_view(record), capture_body=body, capture_sha256=sha)
 
 
-def list_assertions(ctx: Context, request: m.ListInput) -> m.AssertionList:
+def list_assertions(ctx: Context, request: verb_models.ListInput) -> verb_models.AssertionList:
     records = [
         r
         for r in ctx.store.assertions(ctx.workspace)
@@ -111,7 +111,7 @@ def list_assertions(ctx: Context, request: m.ListInput) -> m.AssertionList:
     ]
     records.sort(key=lambda r: (r.created_at, r.knowledge_id))
     page = records[request.offset : request.offset + request.limit]
-    return m.AssertionList(
+    return verb_models.AssertionList(
         items=[_assertion(r) for r in page], total=len(records), limit=request.limit, offset=request.offset
     )
 
@@ -120,45 +120,58 @@ def list_assertions(ctx: Context, request: m.ListInput) -> m.AssertionList:
 def _publish(ctx: Context, knowledge_id: str) -> tuple[AssertionRecord, bool]:
     """DISTILLED → PUBLISHED in one conditional write; (the row, whether it was already published)."""
     if ctx.store.transition(
-        ctx.workspace, knowledge_id, m.AssertionStatus.DISTILLED.value, m.AssertionStatus.PUBLISHED.value
+        ctx.workspace,
+        knowledge_id,
+        verb_models.AssertionStatus.DISTILLED.value,
+        verb_models.AssertionStatus.PUBLISHED.value,
     ):
         return _required(ctx, knowledge_id), False
     record = _required(ctx, knowledge_id)
-    if record.status == m.AssertionStatus.PUBLISHED.value:
+    if record.status == verb_models.AssertionStatus.PUBLISHED.value:
         return record, True
     raise Conflict(f"Assertion {knowledge_id} is {record.status}; only a DISTILLED assertion is published.")
 
 
-def publish(ctx: Context, request: m.KnowledgeIdInput) -> m.Published:
+def publish(ctx: Context, request: verb_models.KnowledgeIdInput) -> verb_models.Published:
     record, already = _publish(ctx, request.knowledge_id)
-    return m.Published(**_view(record), already_published=already)
+    return verb_models.Published(**_view(record), already_published=already)
 
 
-def review(ctx: Context, request: m.ReviewInput) -> m.Reviewed:
-    if request.decision is m.ReviewDecision.APPROVE:
+def review(ctx: Context, request: verb_models.ReviewInput) -> verb_models.Reviewed:
+    if request.decision is verb_models.ReviewDecision.APPROVE:
         record, already = _publish(ctx, request.knowledge_id)
-        return m.Reviewed(**_view(record), decision=request.decision, already_published=already)
+        return verb_models.Reviewed(**_view(record), decision=request.decision, already_published=already)
     record = _required(ctx, request.knowledge_id)
-    if record.status != m.AssertionStatus.DISTILLED.value:
+    if record.status != verb_models.AssertionStatus.DISTILLED.value:
         raise Conflict(f"Assertion {request.knowledge_id} is {record.status}; only a DISTILLED assertion is reviewed.")
-    return m.Reviewed(**_view(record), decision=request.decision)  # REJECT: no state change, only the audit row
+    return verb_models.Reviewed(
+        **_view(record), decision=request.decision
+    )  # REJECT: no state change, only the audit row
 
 
-def retire(ctx: Context, request: m.RetireInput) -> m.Assertion:
+def retire(ctx: Context, request: verb_models.RetireInput) -> verb_models.Assertion:
     extra = {"retired_reason": request.reason} if request.reason else None
     if ctx.store.transition(
-        ctx.workspace, request.knowledge_id, m.AssertionStatus.PUBLISHED.value, m.AssertionStatus.RETIRED.value, extra
+        ctx.workspace,
+        request.knowledge_id,
+        verb_models.AssertionStatus.PUBLISHED.value,
+        verb_models.AssertionStatus.RETIRED.value,
+        extra,
     ):
         return _assertion(_required(ctx, request.knowledge_id))
     record = _required(ctx, request.knowledge_id)
     raise Conflict(f"Assertion {request.knowledge_id} is {record.status}; only a PUBLISHED assertion is retired.")
 
 
-SUPERSEDABLE = {m.AssertionStatus.DISTILLED.value, m.AssertionStatus.PUBLISHED.value}
-SUCCESSORS = {m.AssertionStatus.DISTILLED.value, m.AssertionStatus.PUBLISHED.value, m.AssertionStatus.SUPERSEDED.value}
+SUPERSEDABLE = {verb_models.AssertionStatus.DISTILLED.value, verb_models.AssertionStatus.PUBLISHED.value}
+SUCCESSORS = {
+    verb_models.AssertionStatus.DISTILLED.value,
+    verb_models.AssertionStatus.PUBLISHED.value,
+    verb_models.AssertionStatus.SUPERSEDED.value,
+}
 
 
-def supersede(ctx: Context, request: m.SupersedeInput) -> m.Assertion:
+def supersede(ctx: Context, request: verb_models.SupersedeInput) -> verb_models.Assertion:
     target_id, successor_id = request.knowledge_id, request.superseded_by_id
     if target_id == successor_id:
         raise BadRequest("supersededById", "must differ from knowledgeId (an assertion never supersedes itself).")
@@ -181,10 +194,12 @@ def supersede(ctx: Context, request: m.SupersedeInput) -> m.Assertion:
 
 
 # ---------------------------------------------------------------------- captures
-def capture_create(ctx: Context, request: m.CaptureCreateInput) -> m.Capture:
+def capture_create(ctx: Context, request: verb_models.CaptureCreateInput) -> verb_models.Capture:
     data = request.body.encode("utf-8")
-    if len(data) > m.CAPTURE_BODY_MAX:
-        raise BadRequest("body", f"is {len(data)} bytes of UTF-8; a capture holds at most {m.CAPTURE_BODY_MAX}.")
+    if len(data) > verb_models.CAPTURE_BODY_MAX:
+        raise BadRequest(
+            "body", f"is {len(data)} bytes of UTF-8; a capture holds at most {verb_models.CAPTURE_BODY_MAX}."
+        )
     record = CaptureRecord(
         workspace=ctx.workspace,
         capture_id=new_capture_id(),
@@ -197,18 +212,18 @@ def capture_create(ctx: Context, request: m.CaptureCreateInput) -> m.Capture:
     )
     if not ctx.store.create_capture(record, data):
         raise Conflict("A new capture's id was already taken; nothing was written. Try again.")
-    return m.Capture(**record.model_dump(exclude={"workspace"}))
+    return verb_models.Capture(**record.model_dump(exclude={"workspace"}))
 
 
-def capture_get(ctx: Context, request: m.CaptureGetInput) -> m.CaptureWithBody:
+def capture_get(ctx: Context, request: verb_models.CaptureGetInput) -> verb_models.CaptureWithBody:
     found = ctx.store.capture(ctx.workspace, request.capture_id)
     if found is None:
         raise NotFound(f"captureId: there is no capture '{request.capture_id}' in this workspace.")
     record, body = found
-    return m.CaptureWithBody(**record.model_dump(exclude={"workspace"}), body=body)
+    return verb_models.CaptureWithBody(**record.model_dump(exclude={"workspace"}), body=body)
 
 
-ACTIONS: dict[str, Callable[[Context, Any], m.Answer]] = {
+ACTIONS: dict[str, Callable[[Context, Any], verb_models.Answer]] = {
     "knowledge.distil": distil,
     "knowledge.propose": propose,
     "knowledge.get": get,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
-from knowledge_service.domain import changes
+from knowledge_service.domain import findings
 from knowledge_service.edge.access import ProjectAccess, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
@@ -28,11 +28,11 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
 )
 def get_changes(
     status: Annotated[Literal["open", "all"], Query()] = "open", project: Project = None
-) -> Envelope[changes.FindingsAnswer]:
+) -> Envelope[findings.FindingsAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     rt.upstream.answering(scope.settings)  # 503 while knowledge is off or down, as every route but status
-    return ok(changes.list_findings(rt.findings, scope.knowledge_base, status))
+    return ok(findings.list_findings(rt.findings, scope.knowledge_base, status))
 
 
 @router.post(
@@ -42,10 +42,10 @@ def get_changes(
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def post_scan(project: Project = None) -> Envelope[changes.ScanAnswer]:
+def post_scan(project: Project = None) -> Envelope[findings.ScanAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
-    return ok(changes.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
+    return ok(findings.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
 
 
 @router.post(
@@ -55,11 +55,11 @@ def post_scan(project: Project = None) -> Envelope[changes.ScanAnswer]:
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
-def post_queue(id: FindingId, project: Project = None) -> Envelope[changes.FindingView]:
+def post_queue(id: FindingId, project: Project = None) -> Envelope[findings.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
     rt.upstream.answering(scope.settings)
-    return ok(changes.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
+    return ok(findings.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
 
 
 @router.post(
@@ -69,11 +69,11 @@ def post_queue(id: FindingId, project: Project = None) -> Envelope[changes.Findi
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
-def post_dismiss(id: FindingId, project: Project = None) -> Envelope[changes.FindingView]:
+def post_dismiss(id: FindingId, project: Project = None) -> Envelope[findings.FindingView]:
     rt = runtime()
     scope = scope_of(router, project)
     rt.upstream.answering(scope.settings)
-    return ok(changes.dismiss_finding(rt.findings, scope.knowledge_base, id))
+    return ok(findings.dismiss_finding(rt.findings, scope.knowledge_base, id))
 
 
 @router.post(
@@ -83,9 +83,9 @@ def post_dismiss(id: FindingId, project: Project = None) -> Envelope[changes.Fin
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def post_seed(project: Project = None) -> Envelope[changes.SeedAnswer]:
+def post_seed(project: Project = None) -> Envelope[findings.SeedAnswer]:
     rt = runtime()
     scope = scope_of(router, project)
     return ok(
-        changes.seed(rt.upstream.client(scope.settings), rt.findings, rt.missions, scope.knowledge_base, scope.project)
+        findings.seed(rt.upstream.client(scope.settings), rt.findings, rt.missions, scope.knowledge_base, scope.project)
     )

@@ -21,7 +21,7 @@ from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import ConflictId, DuplicateId, EntityId, Project, StatementId
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
@@ -44,7 +44,7 @@ def _reader(project: str | None) -> Reader:
 )
 def post_resolve(
     id: ConflictId, request: Annotated[domain.ResolveRequest, Body()], project: Project = None
-) -> Envelope[m.ConflictRecord]:
+) -> Envelope[upstream_models.ConflictRecord]:
     conflict_id = identifiers.record_id(id, "cf")
     if request.winner_id is not None:
         identifiers.record_id(request.winner_id, "ki", "winner_id")
@@ -59,7 +59,7 @@ def post_resolve(
     openapi_extensions=CURATE,
     responses=REFUSALS,
 )
-def post_reopen(id: ConflictId, project: Project = None) -> Envelope[m.ConflictRecord]:
+def post_reopen(id: ConflictId, project: Project = None) -> Envelope[upstream_models.ConflictRecord]:
     conflict_id = identifiers.record_id(id, "cf")
     reader = _reader(project)
     return ok(domain.reopen(reader, caller(router.current_event), runtime().events, conflict_id))

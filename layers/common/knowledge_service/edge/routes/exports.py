@@ -23,7 +23,7 @@ from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import ExportId, Project
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
@@ -66,7 +66,7 @@ def get_exports(project: Project = None) -> Envelope[domain.ExportHistory]:
 )
 def post_export(
     request: Annotated[domain.StartExportRequest, Body()], project: Project = None
-) -> Envelope[m.ExportRow]:
+) -> Envelope[upstream_models.ExportRow]:
     headers = router.current_event.headers
     supplied = headers.get("Idempotency-Key") or headers.get("idempotency-key")
     reader = _reader(project)
@@ -80,7 +80,7 @@ def post_export(
     openapi_extensions=READ,
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def get_export(id: ExportId, project: Project = None) -> Envelope[m.ExportRow]:
+def get_export(id: ExportId, project: Project = None) -> Envelope[upstream_models.ExportRow]:
     export_id = identifiers.record_id(id, "exp")
     return ok(domain.one(_reader(project), export_id))
 

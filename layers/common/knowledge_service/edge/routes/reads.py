@@ -17,7 +17,7 @@ from knowledge_service.edge.params import EntityId, ForagerWords, Project, Sourc
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
-from knowledge_service.upstream import models as m
+from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
@@ -51,7 +51,7 @@ def get_search(
     limit: Annotated[int, Query(description="Clamped to 1–50")] = domain.SEARCH_LIMIT_DEFAULT,
     include_historical: Annotated[bool, Query()] = False,
     project: Project = None,
-) -> Envelope[m.SearchResult]:
+) -> Envelope[upstream_models.SearchResult]:
     return ok(domain.search(_reader(project), q, limit, include_historical))
 
 
@@ -81,7 +81,7 @@ def post_retrieve(
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_item(id: StatementId, project: Project = None) -> Envelope[m.KnowledgeItem]:
+def get_item(id: StatementId, project: Project = None) -> Envelope[upstream_models.KnowledgeItem]:
     knowledge_id = identifiers.record_id(id, "ki")
     return ok(domain.item(_reader(project), knowledge_id))
 
@@ -125,7 +125,7 @@ def get_entities(
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_entity(id: EntityId, project: Project = None) -> Envelope[m.EntityDetail]:
+def get_entity(id: EntityId, project: Project = None) -> Envelope[upstream_models.EntityDetail]:
     entity_id = identifiers.record_id(id, "ent")
     return ok(domain.entity(_reader(project), entity_id))
 
@@ -148,7 +148,7 @@ def get_statements(
     page: Annotated[int, Query(ge=1, le=domain.PAGE_MAX)] = 1,
     page_size: Annotated[int, Query(ge=1, le=domain.PAGE_SIZE_MAX)] = domain.STATEMENTS_PAGE_SIZE_DEFAULT,
     project: Project = None,
-) -> Envelope[m.StatementsPage]:
+) -> Envelope[upstream_models.StatementsPage]:
     filters = {
         name: ",".join(identifiers.forager_words(value, name))
         for name, value in (("type", type), ("status", status), ("support", support), ("review_status", review_status))
@@ -172,7 +172,7 @@ def get_statements(
 def get_duplicates(
     status: Annotated[Literal["pending", "all"], Query(description="pending (the default) or all")] = "pending",
     project: Project = None,
-) -> Envelope[m.DuplicateList]:
+) -> Envelope[upstream_models.DuplicateList]:
     identifiers.forager_words(status, "status")
     return ok(domain.duplicates(_reader(project), status))
 
@@ -184,7 +184,7 @@ def get_duplicates(
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_sources(project: Project = None) -> Envelope[m.RegisteredSources]:
+def get_sources(project: Project = None) -> Envelope[upstream_models.RegisteredSources]:
     return ok(domain.sources(_reader(project)))
 
 
@@ -195,7 +195,7 @@ def get_sources(project: Project = None) -> Envelope[m.RegisteredSources]:
     openapi_extensions=READ,
     responses=LIST_REFUSALS,
 )
-def get_source(id: SourceId, project: Project = None) -> Envelope[m.SourceDetail]:
+def get_source(id: SourceId, project: Project = None) -> Envelope[upstream_models.SourceDetail]:
     source_id = identifiers.record_id(id, "src")
     return ok(domain.source(_reader(project), source_id))
 
@@ -213,6 +213,6 @@ def get_conflicts(
         Query(description="open (the default), resolved, dismissed, decided or all"),
     ] = "open",
     project: Project = None,
-) -> Envelope[m.ConflictRecords]:
+) -> Envelope[upstream_models.ConflictRecords]:
     identifiers.forager_words(status, "status")
     return ok(domain.conflicts(_reader(project), status))

@@ -1,4 +1,8 @@
-"""Knowledge changes (A4): the per-source study pass, and what an operator does with a finding.
+"""Findings: the per-source study pass, and what an operator does with a finding.
+
+The specification's "knowledge changes" (A4) on the wire (``/knowledge/changes``,
+``edge/routes/changes.py``); inside, one word: a change the study pass sees is a *finding*,
+kept by ``storage/findings_store.py``.
 
 One pass serves ``POST /knowledge/seed`` (queueing on: a study mission per source not yet studied
 at its hash, its seed receipt written as it is queued),
@@ -17,7 +21,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from knowledge_service.errors import Conflict, NotFound
-from knowledge_service.storage.findings_store import Finding, FindingsStore, SeedReceipt
+from knowledge_service.storage.findings_store import Finding, FindingsStore, FindingStatus, SeedReceipt
 from knowledge_service.storage.missions import MissionBus
 from knowledge_service.upstream.models import ForagerSource
 
@@ -114,7 +118,7 @@ def study_pass(
 
 def _queue(findings: FindingsStore, missions: MissionBus, finding: Finding, project: str) -> str | None:
     """open → queued (the claim), then the mission; None when it was already decided."""
-    if not findings.decide(finding.knowledge_base, finding.id, "queued"):
+    if not findings.decide(finding.knowledge_base, finding.id, FindingStatus.QUEUED):
         return None
     mission_id = missions.queue(
         project, finding.knowledge_base, {"finding_id": finding.id, "source_id": finding.source_id}
@@ -134,7 +138,7 @@ def _queue(findings: FindingsStore, missions: MissionBus, finding: Finding, proj
 
 
 def list_findings(findings: FindingsStore, knowledge_base: str, status: str) -> FindingsAnswer:
-    rows = findings.findings(knowledge_base, open_only=status == "open")
+    rows = findings.findings(knowledge_base, open_only=status == FindingStatus.OPEN)
     views = [FindingView.model_validate(f.model_dump()) for f in rows]
     return FindingsAnswer(findings=views, count=len(views))
 
@@ -157,7 +161,7 @@ def queue_finding(
 
 def dismiss_finding(findings: FindingsStore, knowledge_base: str, finding_id_: str) -> FindingView:
     finding = _found(findings, knowledge_base, finding_id_)
-    if not findings.decide(knowledge_base, finding_id_, "dismissed"):
+    if not findings.decide(knowledge_base, finding_id_, FindingStatus.DISMISSED):
         raise Conflict(f"This finding was already decided ({finding.status}).", code="already_decided")
     return FindingView.model_validate(_found(findings, knowledge_base, finding_id_).model_dump())
 
