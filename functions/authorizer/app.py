@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import event_source
 from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
     APIGatewayAuthorizerRequestEvent,
@@ -17,14 +17,14 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from knowledge_service.door import end_of_init, traced
 from knowledge_service.identity.authorizer import principal_for, principal_store
 
 logger = Logger()
-tracer = Tracer()
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
+@traced
 @event_source(data_class=APIGatewayAuthorizerRequestEvent)
 def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaContext) -> dict[str, Any]:
     principal = principal_for(
@@ -44,3 +44,6 @@ def lambda_handler(event: APIGatewayAuthorizerRequestEvent, context: LambdaConte
     )
     policy.allow_all_routes()
     return policy.asdict()
+
+
+end_of_init()  # the last line of init: what init made is never collected
