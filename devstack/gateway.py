@@ -519,14 +519,17 @@ def payload_too_large(request_id: str, message: str | None = None) -> HttpAnswer
 # ---------------------------------------------------------------------- local tooling
 _SCHEDULE_RUN = re.compile(r"^/_local/schedules/([^/]+)/run/?$")
 OPENAPI_PATH = "/openapi.json"
+METRICS_PATH = "/_local/metrics"
 
 
-def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
+def local_routes(run_schedule: Callable[[str], Any], metrics: Callable[[], dict[str, Any]] | None = None) -> LocalRoute:
     """The local stack's own control routes (no authentication: loopback callers only).
 
     ``POST /_local/schedules/<FunctionLogicalId>/run`` runs that function's schedule now
     and answers its handler's return value as JSON. ``GET /openapi.json`` answers the API's
-    OpenAPI document, generated from the code that is running.
+    OpenAPI document, generated from the code that is running. ``GET /_local/metrics``
+    answers ``metrics()``: the invocations and AWS calls counted since start
+    (``devstack.metering.Meter``).
     """
 
     def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
@@ -534,6 +537,12 @@ def local_routes(run_schedule: Callable[[str], Any]) -> LocalRoute:
             from knowledge_service.edge.openapi import openapi_document
 
             return json_answer(200, openapi_document(), request_id)
+        if path == METRICS_PATH and metrics is not None and method == "GET":
+            if not _is_loopback(source_ip):
+                return envelope_answer(
+                    403, "Local control routes answer loopback callers only.", "permission_denied", request_id
+                )
+            return json_answer(200, metrics(), request_id)
         matched = _SCHEDULE_RUN.match(path)
         if matched is None:
             return None

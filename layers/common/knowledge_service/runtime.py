@@ -62,7 +62,7 @@ class Runtime:
     def config(self) -> ConfigStore:
         from knowledge_service.storage.config_store import ConfigStore
 
-        return ConfigStore(_dynamodb(), self.env.config_table, self.env.projects_table)
+        return ConfigStore(_dynamodb(), self.env.config_table, self.env.projects_table, self.env.principals_table)
 
     @cached_property
     def projects(self) -> ProjectStore:
@@ -199,10 +199,8 @@ def runtime() -> Runtime:
 
 def reset_runtime() -> None:
     """Forget this container's runtime and environment (tests, and the local stack's restarts)."""
-    from knowledge_service.identity.authorizer import principal_store
     from knowledge_service.storage import aws
 
     runtime.cache_clear()
-    principal_store.cache_clear()
     current_environment.cache_clear()
     aws.reset_clients()
