@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
 from knowledge_service.runtime import Runtime
@@ -31,8 +32,6 @@ FUNCTION_OF_PREFIX = {
 
 
 API_GROUPS = {"curation", "exports", "ingestion"}
-SAMPLE_TOKEN = "ks_sample-token-of-the-events-folder-ada-00000"
-"""The bearer token every API sample event carries: the events folder's ``ada``."""
 
 
 @pytest.fixture(autouse=True)
