@@ -62,6 +62,19 @@ def test_every_read_is_one_invocation_and_one_dynamodb_request(
         assert dynamodb == {"dynamodb:BatchGetItem": 1}, counts
 
 
+@pytest.mark.parametrize("path", ["/knowledge/engine", "/modules"])
+def test_an_installation_read_reads_its_principal_with_the_settings(
+    http: httpx.Client, stack: LocalStack, path: str
+) -> None:
+    headers = bearer(stack.admin_token)
+    http.get(path, headers=headers)  # warm
+    attempts = [metered(http, stack, "GET", path, headers=headers) for _ in range(3)]
+    status, counts = min(attempts, key=lambda attempt: sum(attempt[1].values()))
+    assert status == 200, counts
+    assert {k: v for k, v in counts.items() if k.startswith("dynamodb:")} == {"dynamodb:BatchGetItem": 1}, counts
+    assert counts["invocations:StatusFunction"] == 1, counts
+
+
 def test_a_revoked_token_is_refused_on_its_next_request(http: httpx.Client, stack: LocalStack) -> None:
     token = stack.principal("revokee", "--permission", "read_knowledge", "--role", "falcon=viewer")
     params = {"project": "falcon", "q": "launch"}

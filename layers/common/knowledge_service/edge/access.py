@@ -33,7 +33,7 @@ from knowledge_service.domain.scope import SCOPED, Scope, Standing, resolve_scop
 from knowledge_service.errors import InternalError, PermissionDenied, Unauthenticated
 from knowledge_service.identity.authentication import presented_token_hash
 from knowledge_service.identity.principal import Permission, Principal
-from knowledge_service.models import DEFAULT_PROJECT
+from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
 from knowledge_service.runtime import runtime
 
 if TYPE_CHECKING:
@@ -143,6 +143,12 @@ class Call:
                 self._scopes[key] = resolve_scope(rt.env, rt.config, self.principal, project, self.standing)
         return self._scopes[key]
 
+    def settings(self) -> KnowledgeSettings:
+        """The knowledge settings, as read with the principal when the route is an
+        installation route (else read now)."""
+        records = self._read.get(DEFAULT_PROJECT) if self.standing is Standing.INSTALLATION else None
+        return records.settings if records is not None else runtime().config.settings()
+
     def reader(self, project: str | None) -> Reader:
         """The scope for ``project`` and the FORAGER client its settings open."""
         from knowledge_service.domain.reads import Reader
@@ -181,7 +187,11 @@ def authorize(event: BaseProxyEvent, declared: Mapping[str, Any]) -> Call:
         raise _unauthenticated()  # no read for a request that carries no token
     standing = Standing(declared[PROJECT_ACCESS_KEY]) if PROJECT_ACCESS_KEY in declared else None
     rt = runtime()
+    # A scoped route reads its principal with the scope the request names; an installation
+    # route with the settings (the console default's records): one request either way.
     key = _project_named(event) if standing in SCOPED else None
+    if standing is Standing.INSTALLATION:
+        key = DEFAULT_PROJECT
     read: dict[str, ScopeRecords] = {}
     if key is not None:
         read[key] = rt.config.scope(key, hashed)

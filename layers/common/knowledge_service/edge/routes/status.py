@@ -38,7 +38,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
         if rt.env.dead_letters_table  # a colony that never followed a feed reports zeros
         else None
     )
-    answer = status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream)
+    answer = status_domain.knowledge_status(rt.env, current_call().settings(), rt.upstream)
     finished(open_changes, *([waiting] if waiting else []))
     answer.open_changes = open_changes.result()
     if waiting is not None:
@@ -55,7 +55,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
 )
 def get_engine() -> Envelope[status_domain.EngineAnswer]:
     rt = runtime()
-    rt.upstream.client(rt.config.settings()).status()  # 503 while knowledge is off or down
+    rt.upstream.client(current_call().settings()).status()  # 503 while knowledge is off or down
     return ok(status_domain.engine(rt.env))
 
 
@@ -68,7 +68,7 @@ def get_engine() -> Envelope[status_domain.EngineAnswer]:
 )
 def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
     rt = runtime()
-    settings = rt.config.settings()
+    settings = current_call().settings()
     status = status_domain.knowledge_status(rt.env, settings, rt.upstream)
     return ok(modules_domain.modules(status, rt.upstream.why_not_connectable(settings)))
 
