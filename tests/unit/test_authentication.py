@@ -152,3 +152,18 @@ def test_the_hash_covers_every_character_of_the_token(position: int, data: st.Da
     other = token[:position] + changed + token[position + 1 :]
     assert is_well_formed(other)
     assert token_hash(other) != token_hash(token)
+
+
+@pytest.mark.parametrize("body", ["{", "[" * 100 + "]" * 100, '{"project": "falcon", "query": 1e999999}'])
+@pytest.mark.parametrize("token", [None, "valid"])
+def test_an_unreadable_body_is_told_after_authentication(alice: str, body: str, token: str | None) -> None:
+    """The hook looks into a JSON body for the project to read with the principal; a body
+    it cannot read is the route's 400, and only for a caller who is authenticated."""
+    props = TEMPLATE.functions()["ReadsFunction"]["Properties"]
+    handler = load_handler(TEMPLATE.path.parent / props["CodeUri"], props["Handler"], "lambda_ReadsFunction")
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {alice}"
+    event = rest_event("POST", "/knowledge/retrieve", resource="/knowledge/retrieve", headers=headers, body=body)
+    response = handler(event, FakeLambdaContext("ReadsFunction"))
+    assert response["statusCode"] == (400 if token else 401), response["body"]

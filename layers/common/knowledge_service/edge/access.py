@@ -30,7 +30,7 @@ from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from knowledge_service.domain.commerce import BASE_CAPABILITIES, require_capability
 from knowledge_service.domain.identifiers import PROJECT_ID
 from knowledge_service.domain.scope import SCOPED, Scope, Standing, resolve_scope, scope_from
-from knowledge_service.errors import InternalError, PermissionDenied, Unauthenticated
+from knowledge_service.errors import InternalError, PermissionDenied, ServiceError, Unauthenticated
 from knowledge_service.identity.authentication import presented_token_hash
 from knowledge_service.identity.principal import Permission, Principal
 from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
@@ -86,8 +86,8 @@ def _project_named(event: BaseProxyEvent) -> str | None:
     if not named:
         try:
             body = event.json_body if event.body else None
-        except (ValueError, TypeError):
-            body = None
+        except (ValueError, TypeError, ServiceError):  # not JSON, or past the reader's bounds:
+            body = None  # the route refuses it, after access
         found = body.get("project") if isinstance(body, dict) else None
         named = found if isinstance(found, str) else None
     key = named or DEFAULT_PROJECT
