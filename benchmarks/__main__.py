@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import exports, feed, imports, load, pages, reads, requests, uploads
+from benchmarks import exports, feed, imports, load, pages, reads, requests, stack_routes, uploads
 from benchmarks import kb as kb_command
 
 RESULTS = Path("bench-results.json")
@@ -21,6 +21,7 @@ def main() -> int:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "imports": imports.measure(),
+        "stack_routes": stack_routes.measure(),
         "requests": requests.measure(),
         "reads": reads.measure(),
         "feed": feed.measure(),
@@ -31,13 +32,21 @@ def main() -> int:
         "kb": kb_command.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print("\nCold-start imports (median of 7 fresh interpreters, python -X importtime)")
-    print(f"{'function':<22}{'module ms':>11}{'third-party ms':>16}{'project ms':>12}")
+    print(
+        "\nCold-start imports (7 alternating rounds of fresh interpreters, python -X importtime, in .bench-floor/:"
+        " the layer's locked dependencies only; ms)"
+    )
+    print(
+        f"{'function':<22}{'module med':>11}{'module min':>11}{'floor med':>10}{'floor min':>10}{'x floor':>8}"
+        f"{'own ms':>8}"
+    )
     for row in results["imports"]:
         print(
-            f"{row['function']:<22}{row['module_import_ms']:>11}{row['third_party_import_ms']:>16}"
-            f"{row['project_overhead_ms']:>12}"
+            f"{row['function']:<22}{row['module_import_ms']:>11}{row['module_import_min_ms']:>11}"
+            f"{row['third_party_import_ms']:>10}{row['third_party_import_min_ms']:>10}{row['over_floor']:>8}"
+            f"{row['project_overhead_ms']:>8}"
         )
+    stack_routes.report(results["stack_routes"])
     print("\nPer route (warm handler, moto in-process, simulator on loopback; latency over 50 calls)")
     print(
         f"{'route':<42}{'status':>7}{'p50 ms':>8}{'p99 ms':>8}{'DynamoDB':>10}{'S3':>4}{'other AWS':>11}{'FORAGER':>9}"

@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Any
 
-from benchmarks.emulator import ADMIN, emulated
+from benchmarks.emulator import BEARER, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.samples import request_for
@@ -34,7 +34,6 @@ def measure(modes: list[str], delays: dict[str, float] | None = None, only: str 
     delays = {**FAULTS, **(delays or {})}
     template = Template()
     functions = {(r.method, r.path): r for r in template.routes()}
-    authorizer = {"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()}
     rows: list[dict[str, Any]] = []
     with emulated("StatusFunction") as (_, sim):
         assert sim is not None
@@ -53,8 +52,7 @@ def measure(modes: list[str], delays: dict[str, float] | None = None, only: str 
                     resource=route.path,
                     query=params,
                     body=body,
-                    headers={"Content-Type": "application/json"},
-                    authorizer=authorizer,
+                    headers={"Content-Type": "application/json", **BEARER},
                 )
                 context = FakeLambdaContext(spec.function, timeout_seconds=template.function_timeout(spec.function))
                 started = time.monotonic()

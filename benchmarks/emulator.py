@@ -14,7 +14,7 @@ from moto import mock_aws
 
 from devstack.template import Template, create_resources
 from forager_simulator import Simulator, start_simulator
-from knowledge_service.identity.principal import Permission, Principal, ProjectRole
+from knowledge_service.identity.principal import Permission, Principal, ProjectRole, token_hash
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 
@@ -25,6 +25,9 @@ ADMIN = Principal(
     organizations=frozenset({"colony"}),
 )
 """The caller every benchmarked request is made as."""
+ADMIN_TOKEN = "ks_bench-caller-of-every-benchmark000000000000"  # noqa: S105 - moto only
+BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+"""The header every benchmarked request carries: each function authenticates it."""
 
 
 @contextmanager
@@ -46,6 +49,7 @@ def emulated(function: str, *, with_forager: bool = True) -> Iterator[tuple[Runt
         reset_runtime()
         create_resources(template, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
         rt = runtime()
+        rt.principals.create(ADMIN, token_hash(ADMIN_TOKEN))
         if simulator is not None:
             rt.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=simulator.url))
             rt.credentials.write(simulator.token)

@@ -1,15 +1,19 @@
 """Cold-start import cost: each function's module beside the third-party libraries it needs.
 
+Measured in a separate virtual environment holding the layer's dependencies only, at the
+versions this checkout's lock installed (``.bench-floor/``, made once with uv): the dev
+environment's extras (click, rich and pygments behind httpx's CLI) would inflate the floor.
 For each function, in fresh interpreters with the function's directory first on the path
-(as Lambda puts /var/task first):
+(as Lambda puts /var/task first) and the layer's code (/opt/python) after it:
 
 1. ``import app`` once, to learn every third-party module it pulls in (``sys.modules``,
    less the standard library and this project's own packages);
 2. ``python -X importtime -c "import app"``: the module's cumulative import time;
 3. ``python -X importtime`` importing exactly those third-party modules and nothing else.
 
-The difference is what this project's own code adds to a cold start. Each figure is the
-median of several runs.
+2 and 3 alternate, round after round, so a busy machine slows both alike; each is reported
+as its min and median, and the ratio of the medians is the function's import against its
+floor (its own code's share is the difference, shown as 0 when noise puts it below).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,9 +50,53 @@ _IMPORT_ALL = (
 )
 
 
-def _run(function_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(function_dir)}
-    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, check=True)
+FLOOR_DIR = Path(".bench-floor")
+LAYER_DIST = "knowledge-service-common"
+
+
+def layer_pins() -> list[str]:
+    """The layer's dependencies, transitively (its extras followed), at the installed versions."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    seen: dict[str, tuple[str, set[str]]] = {}
+    todo: list[tuple[str, tuple[str, ...]]] = [(LAYER_DIST, ())]
+    while todo:
+        name, extras = todo.pop()
+        dist = metadata.distribution(name)
+        key = dist.metadata["Name"].lower().replace("_", "-")
+        if key in seen and set(extras) <= seen[key][1]:
+            continue
+        seen[key] = (dist.version, (seen[key][1] if key in seen else set()) | set(extras))
+        for raw in dist.requires or []:
+            requirement = Requirement(raw)
+            markers = [{"extra": e} for e in extras] or [{"extra": ""}]
+            if requirement.marker and not any(requirement.marker.evaluate(m) for m in markers):
+                continue
+            todo.append((requirement.name, tuple(requirement.extras)))
+    return [f"{name}=={version}" for name, (version, _) in sorted(seen.items()) if name != LAYER_DIST]
+
+
+def floor_python() -> Path:
+    """The separate environment's interpreter, made (or brought up to the pins) with uv."""
+    python = FLOOR_DIR / "bin" / "python"
+    pins = layer_pins()
+    marker = FLOOR_DIR / "pins.txt"
+    if python.exists() and marker.exists() and marker.read_text() == "\n".join(pins):
+        return python
+    uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
+    subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(FLOOR_DIR)], check=True)
+    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(python), *pins], check=True)
+    marker.write_text("\n".join(pins))
+    return python
+
+
+def _run(python: Path, function_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    layer = function_dir.parents[1] / "layers" / "common"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(function_dir), str(layer)])}
+    env.pop("VIRTUAL_ENV", None)
+    return subprocess.run([str(python), *args], env=env, capture_output=True, text=True, check=True)
 
 
 def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
@@ -61,30 +110,37 @@ def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
 
 def measure(runs: int = 7) -> list[dict[str, object]]:
     template = Template()
+    python = floor_python()
     rows = []
     for logical_id, function in template.functions().items():
         props = function["Properties"]
         function_dir = template.path.parent / props["CodeUri"]
         module = props["Handler"].rsplit(".", 1)[0]
-        third_party = _run(function_dir, "-c", _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))).stdout
+        listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
+        third_party = _run(python, function_dir, "-c", listing).stdout.strip()
         module_us, library_us = [], []
-        for _ in range(runs):
-            whole = _depth0_cumulative_us(_run(function_dir, "-X", "importtime", "-c", f"import {module}").stderr)
+        for _ in range(runs):  # alternating: the module, then its floor, round after round
+            whole = _depth0_cumulative_us(
+                _run(python, function_dir, "-X", "importtime", "-c", f"import {module}").stderr
+            )
             module_us.append(whole[module])
             libs = _depth0_cumulative_us(
-                _run(function_dir, "-X", "importtime", "-c", _IMPORT_ALL, third_party.strip()).stderr
+                _run(python, function_dir, "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
             )
             library_us.append(sum(v for k, v in libs.items() if k.split(".")[0] not in {"importlib", "json"}))
-        module_ms = statistics.median(module_us) / 1000
-        library_ms = statistics.median(library_us) / 1000
+        module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
         rows.append(
             {
                 "function": logical_id,
                 "module_import_ms": round(module_ms, 1),
+                "module_import_min_ms": round(min(module_us) / 1000, 1),
                 "third_party_import_ms": round(library_ms, 1),
-                "project_overhead_ms": round(module_ms - library_ms, 1),
+                "third_party_import_min_ms": round(min(library_us) / 1000, 1),
+                "over_floor": round(module_ms / library_ms, 3) if library_ms else None,
+                "project_overhead_ms": round(max(0.0, module_ms - library_ms), 1),
                 "third_party_modules": len(json.loads(third_party)),
                 "runs": runs,
+                "environment": str(FLOOR_DIR),
             }
         )
     return rows

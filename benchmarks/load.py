@@ -46,6 +46,8 @@ class Running:
     simulator_token: str
     admin_token: str
     pid: int
+    simulator_control_url: str = ""
+    state_dir: Path | None = None
 
 
 def _free_port() -> int:
@@ -87,6 +89,8 @@ def local_stack(concurrency: int | None = None) -> Iterator[Running]:
             simulator_token=(state / "simulator.token").read_text().strip(),
             admin_token=(state / "admin.token").read_text().strip(),
             pid=process.pid,
+            simulator_control_url=f"http://127.0.0.1:{ports['DEVSTACK_FORAGER_CONTROL_PORT']}",
+            state_dir=state,
         )
     finally:
         process.terminate()

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.emulator import ADMIN, emulated
+from benchmarks.emulator import BEARER, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.metering import aws_calls
@@ -76,10 +76,10 @@ def measure() -> list[dict[str, Any]]:
         rt.projects.create("falcon", "colony")
         route = next(r for r in template.routes() if r.function == "PagesFunction")
         handler = load_handler(route.handler_dir, route.handler, "lambda_PagesFunction")
-        authorizer = {"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()}
 
         def call(method: str, path: str, resource: str, **extra: Any) -> Callable[[], Any]:
-            event = rest_event(method, path, resource=resource, authorizer=authorizer, **extra)
+            headers = {**BEARER, **extra.pop("headers", {})}
+            event = rest_event(method, path, resource=resource, headers=headers, **extra)
 
             def invoke() -> Any:
                 response = handler(event, FakeLambdaContext("PagesFunction"))

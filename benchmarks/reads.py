@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.emulator import ADMIN, emulated
+from benchmarks.emulator import BEARER, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.metering import aws_calls
@@ -49,7 +49,6 @@ def measure() -> list[dict[str, object]]:
         assert sim is not None
         routes = {(r.method, r.path): r for r in template.routes()}
         direct = httpx.Client(headers={"Authorization": f"Bearer {sim.token}"})
-        authorizer = {"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()}
         cases: list[tuple[str, str, dict[str, Any], Callable[[], Any]]] = [
             (
                 "GET",
@@ -71,7 +70,7 @@ def measure() -> list[dict[str, object]]:
         for method, path, extra, upstream_call in cases:
             route = routes[(method, path)]
             handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
-            event = rest_event(method, path, resource=path, authorizer=authorizer, **extra)
+            event = rest_event(method, path, resource=path, headers=BEARER, **extra)
 
             def edge_call(event: dict[str, Any] = event, handler: Any = handler, name: str = route.function) -> Any:
                 response = handler(event, FakeLambdaContext(name))

@@ -13,7 +13,7 @@ import statistics
 import time
 from collections import Counter
 
-from benchmarks.emulator import ADMIN, emulated
+from benchmarks.emulator import BEARER, emulated
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.metering import aws_calls
@@ -41,9 +41,8 @@ def measure() -> list[dict[str, object]]:
                 path,
                 resource=info.path,
                 query=dict(pair.split("=", 1) for pair in query.split("&")),
-                headers={"Content-Type": "application/json"},
+                headers={"Content-Type": "application/json", **BEARER},
                 body=body,
-                authorizer={"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()},
             )
             handler(event, FakeLambdaContext(route.function))  # warm: credential cache, clients
             seen = sim.request_count

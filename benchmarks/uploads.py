@@ -25,9 +25,11 @@ from typing import Any
 import boto3
 import httpx
 
+from benchmarks.emulator import ADMIN_TOKEN
 from devstack.aws import MotoEmulator
 from devstack.template import Template, create_resources
 from forager_simulator import start_simulator
+from knowledge_service.identity.principal import Permission, Principal, ProjectRole, token_hash
 from knowledge_service.models import KnowledgeSettings
 
 TEMPLATE = Template()
@@ -46,12 +48,11 @@ _CHILD = textwrap.dedent(
 
     props = TEMPLATE.functions()["IngestionFunction"]["Properties"]
     handler = load_handler(TEMPLATE.path.parent / props["CodeUri"], props["Handler"], "lambda_ingestion")
-    principal = sys.argv[1]
-    authorizer = {"principalId": "bench", "principal": principal}
+    bearer = {"Authorization": "Bearer " + sys.argv[1]}
 
     def call(path, body):
         event = rest_event("POST", path, resource=path, query={"project": "falcon"},
-                           headers={"Content-Type": "application/json"}, body=json.dumps(body), authorizer=authorizer)
+                           headers={"Content-Type": "application/json", **bearer}, body=json.dumps(body))
         context = FakeLambdaContext("IngestionFunction")
         context.timeout_seconds = 29.0
         return handler(event, context)
@@ -112,20 +113,19 @@ def _run(aws_url: str, forager_url: str, token: str, sim: Any) -> dict[str, Any]
         rt.credentials.write(token)
         rt.projects.create("falcon", "colony")
         rt.config.bind("falcon", "falcon", "bench")
+        rt.principals.create(
+            Principal(name="bench", permissions=frozenset(Permission), project_roles={"falcon": ProjectRole.OPERATOR}),
+            token_hash(ADMIN_TOKEN),
+        )
         reset_runtime()
     finally:
         os.environ.clear()
         os.environ.update(saved)
 
-    from knowledge_service.identity.principal import Permission, Principal, ProjectRole
-
-    principal = Principal(
-        name="bench", permissions=frozenset(Permission), project_roles={"falcon": ProjectRole.OPERATOR}
-    ).model_dump_json()
     size = BATCH_BYTES // BATCH_FILES
     files = [{"name": f"batch/part-{i:02d}.bin", "size_bytes": size} for i in range(BATCH_FILES)]
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, principal],
+        [sys.executable, "-c", _CHILD, ADMIN_TOKEN],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

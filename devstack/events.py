@@ -26,6 +26,11 @@ HeaderInput = Mapping[str, str | Sequence[str]] | Sequence[tuple[str, str]]
 QueryInput = Mapping[str, str | Sequence[str]] | Sequence[tuple[str, str]]
 
 
+SAMPLE_TOKEN = "ks_sample-token-of-the-events-folder-ada-00000"  # noqa: S105 - names no principal anywhere
+"""The bearer token the sample events in events/ carry (well-formed, standing for no one):
+``make invoke`` sends the running stack's admin token in its place."""
+
+
 def _pairs(values: HeaderInput | QueryInput | None) -> list[tuple[str, str]]:
     """Name/value pairs in order, from a mapping (a value may be a list) or a list of pairs."""
     if values is None:

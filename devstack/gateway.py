@@ -521,12 +521,17 @@ def payload_too_large(request_id: str, message: str | None = None) -> HttpAnswer
 # ---------------------------------------------------------------------- local tooling
 _SCHEDULE_RUN = re.compile(r"^/_local/schedules/([^/]+)/run/?$")
 OPENAPI_PATH = "/openapi.json"
+METRICS_PATH = "/_local/metrics"
 
 
 CLOCK_PATH = "/_local/clock"
 
 
-def local_routes(run_schedule: Callable[[str], Any], clock_file: Path | None = None) -> LocalRoute:
+def local_routes(
+    run_schedule: Callable[[str], Any],
+    clock_file: Path | None = None,
+    metrics: Callable[[], dict[str, Any]] | None = None,
+) -> LocalRoute:
     """The local stack's own control routes (no authentication: loopback callers only).
 
     ``POST /_local/schedules/<FunctionLogicalId>/run`` runs that function's schedule now
@@ -534,6 +539,8 @@ def local_routes(run_schedule: Callable[[str], Any], clock_file: Path | None = N
     OpenAPI document, generated from the code that is running. ``GET /_local/clock`` answers
     how far the functions' clock runs ahead of the wall clock, and ``PUT /_local/clock``
     ``{"offset_seconds": n}`` moves it (``clock_file``, the file ``DEVSTACK_CLOCK_FILE`` names).
+    ``GET /_local/metrics`` answers ``metrics()``: the invocations and AWS calls counted since
+    start (``devstack.metering.Meter``).
     """
 
     def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
@@ -543,6 +550,12 @@ def local_routes(run_schedule: Callable[[str], Any], clock_file: Path | None = N
             return json_answer(200, openapi_document(), request_id)
         if path.rstrip("/") == CLOCK_PATH and clock_file is not None:
             return _clock(method, body, request_id, source_ip, clock_file)
+        if path == METRICS_PATH and metrics is not None and method == "GET":
+            if not _is_loopback(source_ip):
+                return envelope_answer(
+                    403, "Local control routes answer loopback callers only.", "permission_denied", request_id
+                )
+            return json_answer(200, metrics(), request_id)
         matched = _SCHEDULE_RUN.match(path)
         if matched is None:
             return None

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.stack import DEFAULT_STATE_DIR, ENV_FILE
 from devstack.template import Template
@@ -68,12 +69,29 @@ def invoke(function: str, event: Any, state_dir: Path, template: Template | None
                 account_id=template.account_id,
             )
             try:
-                answer = handler(json.loads(json.dumps(event)), context)
+                answer = handler(_as_the_stacks_admin(json.loads(json.dumps(event)), state_dir), context)
             except Exception as error:
                 return False, {"errorType": type(error).__name__, "errorMessage": str(error)}
             return True, json.loads(json.dumps(answer))
         finally:
             reset_runtime()
+
+
+def _as_the_stacks_admin(event: Any, state_dir: Path) -> Any:
+    """The event with the sample events' placeholder token replaced by the stack's admin token."""
+    kept = state_dir / "admin.token"
+    if not isinstance(event, dict) or not kept.exists():
+        return event
+    placeholder, admin = f"Bearer {SAMPLE_TOKEN}", f"Bearer {kept.read_text(encoding='utf-8').strip()}"
+    for name in ("headers", "multiValueHeaders"):
+        for key, value in (event.get(name) or {}).items():
+            if key.lower() == "authorization":
+                event[name][key] = (
+                    [admin if v == placeholder else v for v in value]
+                    if isinstance(value, list)
+                    else (admin if value == placeholder else value)
+                )
+    return event
 
 
 @contextmanager

@@ -38,6 +38,7 @@ from devstack import persistence
 from devstack.aws import LOCAL_CREDENTIALS, MotoEmulator, deployed_template
 from devstack.gateway import ApiServer, Gateway, local_routes
 from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
+from devstack.metering import Meter
 from devstack.schedules import Scheduler
 from devstack.seed import Admin, ensure_admin, seed_demo, write_secret
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
@@ -341,11 +342,14 @@ class Stack:
 
     def _start_serving(self, template: Template, api_port: int, schedule_seconds: float | None) -> None:
         self._functions = FunctionHost(template, concurrency=self.concurrency, freeze_loaded=True)
-        self._scheduler = Scheduler(template, self._functions.invoke, override_seconds=schedule_seconds)
+        self.meter = Meter()
+        self.meter.count_aws_calls()
+        invoke = self.meter.metered(self._functions.invoke)
+        self._scheduler = Scheduler(template, invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
             template,
-            self._functions.invoke,
-            local_route=local_routes(self._scheduler.run_now, self.state_dir / CLOCK_FILE),
+            invoke,
+            local_route=local_routes(self._scheduler.run_now, self.state_dir / CLOCK_FILE, self.meter.snapshot),
         )
         self._api = _listening(
             "the API", [(api_port, "DEVSTACK_PORT")], self.host, lambda: ApiServer(gateway, self.host, api_port).start()

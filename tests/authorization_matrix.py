@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from devstack.samples import PROJECT, request_for  # noqa: F401 - re-exported for the tests
-from knowledge_service.edge.access import ProjectAccess
+from knowledge_service.edge.access import Standing
 from knowledge_service.edge.catalog import RouteInfo
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 
@@ -68,19 +68,19 @@ def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJE
     if caller.kind is PrincipalKind.AGENT and permission.value in MANAGE:
         return Expect.DENIED
     role = caller.roles.get(PROJECT)
-    needed = ProjectAccess(str(route.project_access))
-    if needed is ProjectAccess.INSTALLATION:
+    needed = Standing(str(route.project_access))
+    if needed is Standing.INSTALLATION:
         return Expect.ALLOWED
     if project is None:
         # The console default: read (and, like POST /knowledge/project-map, made by an admin-rank
         # route) with the route's permission alone; acted on at operator rank only by an owner of
         # the installation's organization.
-        if needed is ProjectAccess.OPERATOR:
+        if needed is Standing.OPERATOR:
             return Expect.ALLOWED if INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
         return Expect.ALLOWED
-    if needed is ProjectAccess.READ:
+    if needed is Standing.READ:
         return Expect.ALLOWED if role is not None or INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
-    if needed is ProjectAccess.OPERATOR:
+    if needed is Standing.OPERATOR:
         return Expect.ALLOWED if role in (ProjectRole.ADMIN, ProjectRole.OPERATOR) else Expect.DENIED
     return Expect.ALLOWED if role is ProjectRole.ADMIN else Expect.DENIED
 

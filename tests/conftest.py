@@ -3,6 +3,8 @@ the FORAGER simulator on loopback, and a way to call a function as API Gateway w
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,9 +18,17 @@ from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template, create_resources
 from forager_simulator import Simulator, start_simulator
-from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
+from knowledge_service.identity.principal import (
+    TOKEN_PREFIX,
+    Permission,
+    Principal,
+    PrincipalKind,
+    ProjectRole,
+    token_hash,
+)
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
+from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
 
 TEMPLATE = Template()
@@ -151,12 +161,35 @@ class Answer:
     raw: str
 
 
+def token_of(who: Principal) -> str:
+    """A well-formed bearer token that stands for ``who`` (the same one every time)."""
+    digest = hashlib.sha256(who.model_dump_json().encode()).digest()
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def enrol(who: Principal, token: str | None = None) -> str:
+    """Store ``who`` in the principals table (moto) under ``token`` (else :func:`token_of`)
+    and return the token."""
+    token = token or token_of(who)
+    record = PrincipalRecord(**who.model_dump(), token_hash=token_hash(token))
+    item = {k: v for k, v in record.model_dump(mode="json", exclude_none=True).items() if v not in ([], {})}
+    boto3.resource("dynamodb").Table(runtime().env.principals_table).put_item(Item=item)
+    return token
+
+
 class Api:
-    """Calls a function's handler with a REST proxy event, as API Gateway would after the
-    authorizer let ``principal`` through."""
+    """Calls a function's handler with a REST proxy event, as API Gateway sends it, with
+    ``principal``'s bearer token (enrolled in the principals table on first use)."""
 
     def __init__(self) -> None:
         self._routes = {(r.method, r.path): r for r in TEMPLATE.routes()}
+        self._enrolled: dict[str, str] = {}
+
+    def token(self, who: Principal) -> str:
+        key = who.model_dump_json()
+        if key not in self._enrolled:
+            self._enrolled[key] = enrol(who)
+        return self._enrolled[key]
 
     def call(
         self,
@@ -172,13 +205,10 @@ class Api:
     ) -> Answer:
         route = self._routes[(method, resource or path)]
         handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
-        authorizer = (
-            None if principal is None else {"principalId": principal.name, "principal": principal.model_dump_json()}
-        )
+        if principal is not None and not any(name.lower() == "authorization" for name in headers or {}):
+            headers = {**(headers or {}), "Authorization": f"Bearer {self.token(principal)}"}
         raw_body = body if isinstance(body, (str, bytes)) or body is None else json.dumps(body)
-        event = rest_event(
-            method, path, resource=route.path, headers=headers, query=query, body=raw_body, authorizer=authorizer
-        )
+        event = rest_event(method, path, resource=route.path, headers=headers, query=query, body=raw_body)
         # Lambda's context counts down from the function's Timeout (or ``lambda_timeout``).
         timeout = TEMPLATE.function_timeout(route.function) if lambda_timeout is None else lambda_timeout
         response = handler(event, FakeLambdaContext(route.function, timeout_seconds=timeout))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from knowledge_service.edge.access import ProjectAccess
+from knowledge_service.edge.access import Standing
 from knowledge_service.identity.principal import Permission
 
 READ_STATUS = Permission.READ_STATUS
@@ -30,15 +30,15 @@ READ_KNOWLEDGE = Permission.READ_KNOWLEDGE
 MANAGE_KNOWLEDGE = Permission.MANAGE_KNOWLEDGE
 MANAGE_SETTINGS = Permission.MANAGE_SETTINGS
 
-INSTALLATION = ProjectAccess.INSTALLATION
-READ = ProjectAccess.READ
-OPERATOR = ProjectAccess.OPERATOR
-ADMIN = ProjectAccess.ADMIN
+INSTALLATION = Standing.INSTALLATION
+READ = Standing.READ
+OPERATOR = Standing.OPERATOR
+ADMIN = Standing.ADMIN
 
 
 class Access(NamedTuple):
     permission: Permission
-    project: ProjectAccess
+    project: Standing
     capability: str | None = None
 
 

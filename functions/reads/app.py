@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Tracer
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from knowledge_service.door import end_of_init, traced
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.edge.routes import reads
 
 logger = Logger()
-tracer = Tracer()
 app = knowledge_api()
 app.include_router(reads.router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@tracer.capture_lambda_handler
+@traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)
+
+
+end_of_init()  # the last line of init: what init made is never collected

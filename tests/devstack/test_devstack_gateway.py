@@ -5,6 +5,7 @@ the payload limit, and the local control route."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import socket
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from devstack.gateway import ApiServer, Gateway, local_routes
+from devstack.gateway import ApiServer, Gateway, RouteTable, local_routes
 from devstack.lambdas import FunctionError
 from devstack.template import Template
 
@@ -66,11 +67,29 @@ def functions() -> Functions:
 
 @pytest.fixture
 def gateway(functions: Functions) -> Gateway:
-    return Gateway.from_template(
+    """The template's gateway with a REQUEST authorizer put back in front of every route:
+    the template has none (each function authenticates its request), but the local gateway
+    still plays one as API Gateway does, for a template that declares it."""
+    built = Gateway.from_template(
         TEMPLATE,
         functions.invoke,
         local_route=local_routes(lambda name: {"ran": name} if name == "Sched" else {}[name]),
     )
+    built.routes = RouteTable([dataclasses.replace(r, authorized=True) for r in TEMPLATE.routes()])
+    built.authorizer = "AuthorizerFunction"
+    built.identity_headers = ["Authorization"]
+    return built
+
+
+def test_the_templates_gateway_runs_no_authorizer_and_invokes_the_function_once() -> None:
+    functions = Functions()
+    plain = Gateway.from_template(TEMPLATE, functions.invoke)
+    assert plain.authorizer is None
+    answer = plain.handle("GET", "/knowledge/status", [], b"")
+    assert answer.status == 200
+    assert list(functions.events) == ["StatusFunction"]
+    assert len(functions.events["StatusFunction"]) == 1
+    assert "authorizer" not in functions.events["StatusFunction"][0]["requestContext"]
 
 
 def test_a_request_without_the_authorization_header_is_refused_before_the_authorizer_runs(

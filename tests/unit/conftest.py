@@ -17,7 +17,6 @@ import pytest
 
 from forager_simulator import Simulator
 from forager_simulator.inprocess import InProcessNetwork
-from knowledge_service import runtime as runtime_module
 from knowledge_service.upstream import client as client_module
 from tests import secrets
 
@@ -48,7 +47,6 @@ def forager_in_process(simulator: Simulator, monkeypatch: pytest.MonkeyPatch) ->
         return build(timeout_seconds, network=network)
 
     monkeypatch.setattr(client_module, "connection_pool", pool)
-    monkeypatch.setattr(runtime_module, "connection_pool", pool)
     return network
 
 

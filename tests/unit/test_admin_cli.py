@@ -7,7 +7,7 @@ import json
 import pytest
 
 from knowledge_service.admin.cli import main
-from knowledge_service.identity.authorizer import principal_for
+from knowledge_service.identity.authentication import principal_for
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 

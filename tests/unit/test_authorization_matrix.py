@@ -1,4 +1,4 @@
-"""Every route × every kind of caller, through the authorizer and the function, in process.
+"""Every route × every kind of caller, through the local gateway and the function (which authenticates), in process.
 
 Generated from the route table; see ``tests/authorization_matrix.py`` for the rules. The
 last tests break a route on purpose and show the matrix catches it.
@@ -19,13 +19,12 @@ from devstack.events import rest_event
 from devstack.gateway import Gateway
 from devstack.lambdas import FakeLambdaContext, FunctionHost
 from devstack.template import Template
-from knowledge_service.domain.scope import resolve_scope
-from knowledge_service.edge.access import REQUEST_BODY_KEY, ProjectAccess, access, caller
+from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, current_call
 from knowledge_service.edge.catalog import RouteInfo, full_knowledge_api, knowledge_routes
 from knowledge_service.edge.envelope import Envelope, ok
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
-from knowledge_service.runtime import Runtime, runtime
+from knowledge_service.runtime import Runtime
 from tests.authorization_matrix import (
     INSTALLATION_ORGANIZATION,
     PROJECT,
@@ -35,6 +34,7 @@ from tests.authorization_matrix import (
     outcome,
     request_for,
 )
+from tests.conftest import enrol
 from tests.permissions import NOT_YET_BUILT, PERMISSIONS
 
 ROUTES = knowledge_routes()
@@ -49,7 +49,7 @@ def principal_of(row: Caller) -> Principal:
 
 @pytest.fixture
 def gateway(knowledge_on: Runtime) -> tuple[Gateway, dict[str, str]]:
-    """The in-process API Gateway (authorizer + functions) and a token per caller."""
+    """The in-process API Gateway (the functions, each authenticating) and a token per caller."""
     tokens: dict[str, str] = {}
     for row in CALLERS:
         if row.token == "none":
@@ -123,7 +123,7 @@ def test_every_caller_gets_what_the_route_declares(gateway: tuple[Gateway, dict[
     assert mismatches == []
 
 
-SCOPED_ROUTES = [r for r in ROUTES if pinned(r).project_access != ProjectAccess.INSTALLATION.value]
+SCOPED_ROUTES = [r for r in ROUTES if pinned(r).project_access != Standing.INSTALLATION.value]
 
 
 @pytest.mark.parametrize("route", SCOPED_ROUTES, ids=lambda r: f"{r.method} {r.path}")
@@ -143,7 +143,7 @@ def test_every_caller_gets_what_the_route_declares_on_the_console_default(
 
 
 def test_the_console_default_matrix_covers_every_operator_rank_route() -> None:
-    operator_rank = {(r.method, r.path) for r in ROUTES if pinned(r).project_access == ProjectAccess.OPERATOR.value}
+    operator_rank = {(r.method, r.path) for r in ROUTES if pinned(r).project_access == Standing.OPERATOR.value}
     assert operator_rank and operator_rank <= {(r.method, r.path) for r in SCOPED_ROUTES}
     owners = [row for row in CALLERS if INSTALLATION_ORGANIZATION in row.owns and row.token == "valid"]
     others = [row for row in CALLERS if INSTALLATION_ORGANIZATION not in row.owns and row.token == "valid"]
@@ -156,7 +156,7 @@ def broken_router() -> APIGatewayRouter:
 
     @router.get(
         "/knowledge/broken/skips-scope",
-        openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+        openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     )
     def skips_scope(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
         return ok({"project": project or ""})  # forgot resolve_scope: anyone with the permission reads
@@ -165,13 +165,9 @@ def broken_router() -> APIGatewayRouter:
     def no_permission(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
         return ok({"project": project or ""})  # forgot to declare who may call it
 
-    @router.get(
-        "/knowledge/broken/scoped", openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
-    )
+    @router.get("/knowledge/broken/scoped", openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ))
     def scoped(project: Annotated[str | None, Query()] = None) -> Envelope[dict[str, str]]:
-        rt = runtime()
-        scope = resolve_scope(rt.env, rt.config, caller(router.current_event), project)
-        return ok({"knowledge_base": scope.knowledge_base})
+        return ok({"knowledge_base": current_call().scope(project).knowledge_base})
 
     return router
 
@@ -186,7 +182,7 @@ def direct(route_path: str) -> Callable[[Caller], int]:
             route_path,
             resource=route_path,
             query={"project": "falcon"},
-            authorizer={"principalId": row.name, "principal": principal_of(row).model_dump_json()},
+            headers={"Authorization": f"Bearer {enrol(principal_of(row))}"},
         )
         return int(app.resolve(event, FakeLambdaContext("Broken"))["statusCode"])
 
@@ -197,7 +193,7 @@ def mismatches(route: RouteInfo, invoke: Callable[[Caller], int]) -> list[str]:
     found = []
     for row in CALLERS:
         if row.token != "valid":
-            continue  # these never reach a function: the authorizer answers them
+            continue  # the function answers these 401 before any route runs (test_authentication.py)
         expected, status = expectation(route, row), invoke(row)
         if outcome(status) is not expected:
             found.append(f"{row.name}: expected {expected.value}, answered {status}")
@@ -205,7 +201,7 @@ def mismatches(route: RouteInfo, invoke: Callable[[Caller], int]) -> list[str]:
 
 
 def declared(path: str, permission: str | None) -> RouteInfo:
-    return RouteInfo("GET", path, permission, None, ProjectAccess.READ.value, None)
+    return RouteInfo("GET", path, permission, None, Standing.READ.value, None)
 
 
 def test_the_matrix_catches_a_route_that_skips_the_scope_check(knowledge_on: Runtime) -> None:

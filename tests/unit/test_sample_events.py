@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
+from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
-from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
 from knowledge_service.runtime import Runtime
+from tests.conftest import ADMIN, enrol
 
 TEMPLATE = Template()
 EVENTS = TEMPLATE.path.parent / "events"
@@ -25,13 +26,20 @@ FUNCTION_OF_PREFIX = {
     "ingestion": "IngestionFunction",
     "curation": "CurationFunction",
     "exports": "ExportsFunction",
-    "authorizer": "AuthorizerFunction",
     "verbs": "VerbsFunction",
     "pages": "PagesFunction",
 }
 
 
 API_GROUPS = {"curation", "exports", "ingestion"}
+
+
+@pytest.fixture(autouse=True)
+def sample_caller(request: pytest.FixtureRequest) -> None:
+    """``ada`` enrolled under the sample events' token, for a test that runs on moto."""
+    if "aws" in request.fixturenames or "knowledge_on" in request.fixturenames:
+        request.getfixturevalue("aws")
+        enrol(ADMIN, SAMPLE_TOKEN)
 
 
 def invoke(function: str, event: dict[str, Any]) -> Any:
@@ -69,14 +77,6 @@ def test_the_verbs_sample_event_lists_the_workspaces_assertions(knowledge_on: Ru
 def test_the_schedule_sample_event_runs_the_pass(knowledge_on: Runtime) -> None:
     report = invoke("ScheduleFunction", json.loads((EVENTS / "schedule_six_hourly.json").read_text()))
     assert report["bound_projects"] == ["falcon"]
-
-
-def test_the_authorizer_sample_event_with_a_real_token(aws: Runtime) -> None:
-    token = mint_token()
-    aws.principals.create(Principal(name="sam", permissions=frozenset({Permission.READ_STATUS})), token_hash(token))
-    event = json.loads((EVENTS / "authorizer_request.json").read_text())
-    event["headers"]["Authorization"] = f"Bearer {token}"
-    assert invoke("AuthorizerFunction", event)["principalId"] == "sam"
 
 
 def test_the_pages_sample_event_writes_a_page(aws: Runtime) -> None:

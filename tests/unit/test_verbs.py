@@ -21,7 +21,7 @@ from knowledge_service.identity.principal import Permission, Principal, Principa
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.verbs import INLINE_MAX, AssertionRecord, VerbAudit, VerbStore
-from tests.conftest import TEMPLATE, Answer, Api
+from tests.conftest import TEMPLATE, Answer, Api, enrol
 
 WORKSPACE = "falcon"
 OTHER = "elsewhere"
@@ -487,10 +487,9 @@ def test_bytes_that_are_not_utf8_are_bad_input_not_a_failure(workspaces: Runtime
             "POST",
             "/v/knowledge.supersede",
             resource=route.path,
-            headers={"Content-Type": "application/json"},
             query={"workspace": WORKSPACE, "\u00e3\u00f3": "9191151480406024.0"},
             body=body,
-            authorizer={"principalId": ADMIN.name, "principal": ADMIN.model_dump_json()},
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {enrol(ADMIN)}"},
         )
         assert event["isBase64Encoded"] is True
         response = handler(event, FakeLambdaContext(route.function))

@@ -95,3 +95,14 @@ class Environment(BaseModel):
 def current_environment() -> Environment:
     """The environment of this container, read on first use (never at import time)."""
     return Environment.from_environ(os.environ)
+
+
+def tracing_on(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether X-Ray tracing runs in this container: in Lambda, unless Powertools' own
+    ``POWERTOOLS_TRACE_DISABLED`` says not (the rule Powertools' ``Tracer`` applies)."""
+    values = os.environ if environ is None else environ
+    if values.get("POWERTOOLS_TRACE_DISABLED", "").strip().lower() in {"1", "true", "yes", "on"}:
+        return False
+    if values.get("AWS_SAM_LOCAL") or values.get("AWS_CHALICE_CLI_MODE"):
+        return False
+    return bool(values.get("AWS_LAMBDA_FUNCTION_NAME"))

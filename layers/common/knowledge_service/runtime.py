@@ -1,105 +1,199 @@
 """The composition root: this container's environment, stores and FORAGER connection.
 
-Built on first use, never at import time, and once per container after that. Tests
-build their own ``Runtime`` from moto's clients, or clear this one with ``reset_runtime``.
+Built on first use, never at import time, and once per container after that. Each store
+(and the boto3 client or resource, the HTTP pool under it) is built the first time a
+route asks for it, and its module is imported then too: a function imports only what
+its routes use, and a read never pays for a client it does not call. Tests clear this
+one with ``reset_runtime``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any
 
-from knowledge_service.clock import Clock, clock_for, system_clock
-from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
-from knowledge_service.domain.connection import ForagerConnection
-from knowledge_service.domain.feed.consumer import FeedStores
+from knowledge_service.clock import Clock, clock_for
 from knowledge_service.environment import Environment, current_environment
-from knowledge_service.identity.authorizer import principal_store
-from knowledge_service.storage import aws
-from knowledge_service.storage.archives import ArchiveStore
-from knowledge_service.storage.config_store import ConfigStore
-from knowledge_service.storage.credential import CredentialStore
-from knowledge_service.storage.dead_letter_store import DeadLetterStore
-from knowledge_service.storage.event_log import EventLog
-from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
-from knowledge_service.storage.findings_store import FindingsStore
-from knowledge_service.storage.idempotency import IdempotencyStore
-from knowledge_service.storage.missions import MissionBus
-from knowledge_service.storage.page_store import PageStore
-from knowledge_service.storage.principals import PrincipalStore
-from knowledge_service.storage.projects import ProjectStore
-from knowledge_service.storage.staging import StagingStore
-from knowledge_service.storage.verbs import VerbAudit, VerbStore
-from knowledge_service.upstream.client import ForagerClients, connection_pool
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+    from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
+    from knowledge_service.domain.connection import ForagerConnection
+    from knowledge_service.domain.feed.consumer import FeedStores
+    from knowledge_service.storage.archives import ArchiveStore
+    from knowledge_service.storage.config_store import ConfigStore
+    from knowledge_service.storage.credential import CredentialStore
+    from knowledge_service.storage.dead_letter_store import DeadLetterStore
+    from knowledge_service.storage.event_log import EventLog
+    from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
+    from knowledge_service.storage.findings_store import FindingsStore
+    from knowledge_service.storage.idempotency import IdempotencyStore
+    from knowledge_service.storage.missions import MissionBus
+    from knowledge_service.storage.page_store import PageStore
+    from knowledge_service.storage.principals import PrincipalStore
+    from knowledge_service.storage.projects import ProjectStore
+    from knowledge_service.storage.staging import StagingStore
+    from knowledge_service.storage.verbs import VerbAudit, VerbStore
 
 
-@dataclass(frozen=True)
+def _dynamodb() -> DynamoDBServiceResource:
+    from knowledge_service.storage import aws
+
+    return aws.dynamodb()
+
+
+def _client(service: str) -> Any:
+    from knowledge_service.storage import aws
+
+    return aws.client(service)
+
+
 class Runtime:
-    env: Environment
-    config: ConfigStore
-    projects: ProjectStore
-    principals: PrincipalStore
-    events: EventLog
-    credentials: CredentialStore
-    idempotency: IdempotencyStore
-    upstream: ForagerConnection
-    inbox: InboxStore
-    watermarks: WatermarkStore
-    actions: ActionStore
-    findings: FindingsStore
-    missions: MissionBus
-    staging: StagingStore
-    verbs: VerbStore
-    verb_audit: VerbAudit
-    pages: PageStore
-    archives: ArchiveStore
-    subscriptions: CachedSubscription
+    """This container's stores, each built (and its module imported) on first use."""
+
+    def __init__(self, env: Environment) -> None:
+        self.env = env
+
+    @classmethod
+    def build(cls, env: Environment) -> Runtime:
+        return cls(env)
+
+    @cached_property
+    def config(self) -> ConfigStore:
+        from knowledge_service.storage.config_store import ConfigStore
+
+        return ConfigStore(_dynamodb(), self.env.config_table, self.env.projects_table, self.env.principals_table)
+
+    @cached_property
+    def projects(self) -> ProjectStore:
+        from knowledge_service.storage.projects import ProjectStore
+
+        return ProjectStore(_dynamodb(), self.env.projects_table)
+
+    @cached_property
+    def principals(self) -> PrincipalStore:
+        from knowledge_service.storage.principals import PrincipalStore
+
+        return PrincipalStore(_dynamodb(), self.env.principals_table)
+
+    @cached_property
+    def events(self) -> EventLog:
+        from knowledge_service.storage.event_log import EventLog
+
+        return EventLog(_dynamodb(), self.env.event_log_table)
+
+    @cached_property
+    def credentials(self) -> CredentialStore:
+        from knowledge_service.storage.credential import CredentialStore
+
+        return CredentialStore(_client("ssm"), self.env.forager_credential_parameter)
+
+    @cached_property
+    def idempotency(self) -> IdempotencyStore:
+        from knowledge_service.storage.idempotency import IdempotencyStore
+
+        return IdempotencyStore(self.env.idempotency_table, _client("dynamodb"))
+
+    @cached_property
+    def upstream(self) -> ForagerConnection:
+        from knowledge_service.domain.connection import ForagerConnection
+        from knowledge_service.upstream.client import ForagerClients, connection_pool
+
+        timeout = self.env.forager_timeout_seconds
+        return ForagerConnection(self.env, self.credentials, ForagerClients(timeout, connection_pool(timeout)))
+
+    @cached_property
+    def inbox(self) -> InboxStore:
+        from knowledge_service.storage.feed_store import InboxStore
+
+        return InboxStore(_dynamodb(), self.env.inbox_table)
+
+    @cached_property
+    def watermarks(self) -> WatermarkStore:
+        from knowledge_service.storage.feed_store import WatermarkStore
+
+        return WatermarkStore(_dynamodb(), self.env.watermarks_table)
+
+    @cached_property
+    def actions(self) -> ActionStore:
+        from knowledge_service.storage.feed_store import ActionStore
+
+        return ActionStore(_dynamodb(), self.env.actions_table)
+
+    @cached_property
+    def findings(self) -> FindingsStore:
+        from knowledge_service.storage.findings_store import FindingsStore
+
+        return FindingsStore(_dynamodb(), self.env.findings_table)
+
+    @cached_property
+    def missions(self) -> MissionBus:
+        from knowledge_service.storage.missions import MissionBus
+
+        return MissionBus(_client("events"), self.env.event_bus_name)
+
+    @cached_property
+    def staging(self) -> StagingStore:
+        from knowledge_service.storage.staging import StagingStore
+
+        return StagingStore(_client("s3"), self.env.archive_bucket)
+
+    @cached_property
+    def verbs(self) -> VerbStore:
+        from knowledge_service.storage.verbs import VerbStore
+
+        return VerbStore(_dynamodb(), self.env.verbs_table, _client("s3"), self.env.archive_bucket)
+
+    @cached_property
+    def verb_audit(self) -> VerbAudit:
+        from knowledge_service.storage.verbs import VerbAudit
+
+        return VerbAudit(_dynamodb(), self.env.verb_audit_table)
+
+    @cached_property
+    def pages(self) -> PageStore:
+        from knowledge_service.storage.page_store import PageStore
+
+        return PageStore(
+            _dynamodb(),
+            self.env.pages_table,
+            _client("s3"),
+            self.env.archive_bucket,
+            _client("events"),
+            self.env.event_bus_name,
+        )
+
+    @cached_property
+    def archives(self) -> ArchiveStore:
+        from knowledge_service.storage.archives import ArchiveStore
+
+        return ArchiveStore(_client("s3"), self.env.archive_bucket, _dynamodb(), self.env.config_table)
+
+    @cached_property
+    def subscriptions(self) -> CachedSubscription:
+        from knowledge_service.domain.commerce import CachedSubscription
+
+        return CachedSubscription(self.config.subscription)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetterStore:
+        from knowledge_service.storage.dead_letter_store import DeadLetterStore
+
+        return DeadLetterStore(_dynamodb(), self.env.dead_letters_table, self.env.event_log_table)
+
+    @cached_property
+    def clock(self) -> Clock:
+        """The product clock: the system's, movable only under the local stack."""
+        return clock_for(self.env)
 
     def subscription(self) -> SubscriptionRecord:
         """The colony's Forager subscription, read once per container and kept briefly."""
         return self.subscriptions.current()
 
-    dead_letters: DeadLetterStore
-    clock: Clock = system_clock  # the product clock; movable only under the local stack
-
-    @classmethod
-    def build(cls, env: Environment) -> Runtime:
-        dynamodb = aws.dynamodb()
-        credentials = CredentialStore(aws.client("ssm"), env.forager_credential_parameter)
-        http = connection_pool(env.forager_timeout_seconds)
-        config = ConfigStore(dynamodb, env.config_table, env.projects_table)
-        return cls(
-            env=env,
-            config=config,
-            projects=ProjectStore(dynamodb, env.projects_table),
-            principals=PrincipalStore(dynamodb, env.principals_table),
-            events=EventLog(dynamodb, env.event_log_table),
-            credentials=credentials,
-            idempotency=IdempotencyStore(env.idempotency_table, aws.client("dynamodb")),
-            upstream=ForagerConnection(env, credentials, ForagerClients(env.forager_timeout_seconds, http)),
-            inbox=InboxStore(dynamodb, env.inbox_table),
-            watermarks=WatermarkStore(dynamodb, env.watermarks_table),
-            actions=ActionStore(dynamodb, env.actions_table),
-            findings=FindingsStore(dynamodb, env.findings_table),
-            missions=MissionBus(aws.client("events"), env.event_bus_name),
-            staging=StagingStore(aws.client("s3"), env.archive_bucket),
-            verbs=VerbStore(dynamodb, env.verbs_table, aws.client("s3"), env.archive_bucket),
-            verb_audit=VerbAudit(dynamodb, env.verb_audit_table),
-            pages=PageStore(
-                dynamodb,
-                env.pages_table,
-                aws.client("s3"),
-                env.archive_bucket,
-                aws.client("events"),
-                env.event_bus_name,
-            ),
-            archives=ArchiveStore(aws.client("s3"), env.archive_bucket, dynamodb, env.config_table),
-            subscriptions=CachedSubscription(config.subscription),
-            dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table, env.event_log_table),
-            clock=clock_for(env),
-        )
-
     def feed_stores(self) -> FeedStores:
+        from knowledge_service.domain.feed.consumer import FeedStores
+
         return FeedStores(
             self.inbox, self.watermarks, self.actions, self.findings, self.missions, self.dead_letters, self.events
         )
@@ -112,7 +206,8 @@ def runtime() -> Runtime:
 
 def reset_runtime() -> None:
     """Forget this container's runtime and environment (tests, and the local stack's restarts)."""
+    from knowledge_service.storage import aws
+
     runtime.cache_clear()
-    principal_store.cache_clear()
     current_environment.cache_clear()
     aws.reset_clients()

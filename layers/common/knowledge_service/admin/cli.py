@@ -231,7 +231,7 @@ def _budget_show(args: argparse.Namespace, principals: PrincipalStore, projects:
 def _verb(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> int:
     """The CLI door: the caller's token, then exactly the front door ``POST /v/<verb>`` takes."""
     from knowledge_service.domain.verbs.door import Call, invoke, verb_code
-    from knowledge_service.identity.authorizer import principal_for
+    from knowledge_service.identity.authentication import principal_for
 
     if args.token_file:
         token = Path(args.token_file).read_text().strip()

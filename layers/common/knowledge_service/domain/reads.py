@@ -2,7 +2,7 @@
 disagreements — every one asked of FORAGER, with the scope held here.
 
 Every read resolves its knowledge base from ``?project=`` through the binding map on every
-call (:func:`resolve_scope`, at read standing). FORAGER's record routes
+call (the access hook's ``Call.reader``, at read standing). FORAGER's record routes
 (``/api/knowledge/{id}``, ``/api/entities/{id}``, ``/api/sources/{id}``) are not
 project-scoped upstream, so a record is answered only when its ``project_ref`` is the
 resolved knowledge base; another knowledge base's record is ``not_found`` in exactly the
@@ -19,13 +19,9 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.connection import ForagerConnection
-from knowledge_service.domain.scope import Scope, resolve_scope
-from knowledge_service.environment import Environment
+from knowledge_service.domain.scope import Scope
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
-from knowledge_service.identity.principal import Principal
 from knowledge_service.models import JsonInteger
-from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.upstream import models as upstream_models
 from knowledge_service.upstream.client import ForagerClient
 
@@ -55,14 +51,6 @@ class Reader:
     @property
     def knowledge_base(self) -> str:
         return self.scope.knowledge_base
-
-
-def reader(
-    env: Environment, config: ConfigStore, upstream: ForagerConnection, principal: Principal, project: str | None
-) -> Reader:
-    """Resolve ``project`` (one consistent read) and open FORAGER for its settings."""
-    scope = resolve_scope(env, config, principal, project)
-    return Reader(scope, upstream.client(scope.settings))
 
 
 # ------------------------------------------------------------------------------ answers

@@ -24,15 +24,24 @@ from pydantic import BaseModel, ConfigDict
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.gate import require_enabled
 from knowledge_service.environment import Environment
-from knowledge_service.errors import NotFound, PermissionDenied
+from knowledge_service.errors import InternalError, NotFound, PermissionDenied
 from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
-from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.config_store import ConfigStore, ScopeRecords
 
 
 class Standing(StrEnum):
-    READ = "read"
-    OPERATOR = "operator"
+    """What standing a route takes in the project a call names (``?project=`` or the body):
+    the one name for it, declared on the route (``edge/access.py``) and held here."""
+
+    INSTALLATION = "installation"  # the installation's configuration: no project standing
+    READ = "read"  # any role on the project, or ownership of its organization
+    OPERATOR = "operator"  # the project's operator or admin
+    ADMIN = "admin"  # the project's admin (held by the domain, for admin routes)
+
+
+SCOPED = frozenset({Standing.READ, Standing.OPERATOR})
+"""The standings a route resolves a scope at (``resolve_scope``)."""
 
 
 OPERATOR_ROLES = frozenset({ProjectRole.ADMIN, ProjectRole.OPERATOR})
@@ -59,8 +68,19 @@ def resolve_scope(
     key = project or DEFAULT_PROJECT
     if key:
         identifiers.project_id(key, "project")
-    records = config.scope(key)
+    return scope_from(env, config.scope(key), principal, key, standing)
+
+
+def scope_from(
+    env: Environment, records: ScopeRecords, principal: Principal, project: str, standing: Standing
+) -> Scope:
+    """:func:`resolve_scope`'s decision over records already read (one consistent read of
+    ``project``'s settings, binding and record, which may have carried the principal too)."""
+    if standing not in SCOPED:
+        raise InternalError(f"A scope is resolved at read or operator standing, not {standing.value}.")
+    key = project
     if key:
+        identifiers.project_id(key, "project")
         if records.project is None:
             raise NotFound(f"There is no project '{key}'.")
         _require_standing(principal, key, records.project.organization, standing)

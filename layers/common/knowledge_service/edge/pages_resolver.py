@@ -24,14 +24,13 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from knowledge_service.domain import identifiers
-from knowledge_service.edge.access import PERMISSION_KEY, caller
+from knowledge_service.edge.access import PERMISSION_KEY, DeclaredRoutes, caller
 from knowledge_service.edge.problem import problem
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import InternalError, NotFound, ServiceError, Unauthenticated
@@ -44,7 +43,7 @@ PAGES_PREFIX = "/api/v1/projects/"
 _ACTIONS = ("review", "revert")
 
 
-class PagesResolver(APIGatewayRestResolver):
+class PagesResolver(DeclaredRoutes):
     def resolve(self, event: Any, context: Any) -> dict[str, Any]:
         if isinstance(event, dict):
             event = _with_page_segment(event)
@@ -97,19 +96,17 @@ def pages_api() -> PagesResolver:
     return app
 
 
-def _gate_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+def _gate_middleware(app: PagesResolver, next_middleware: NextMiddleware) -> Response[Any]:
     admin_gate(app)
     return next_middleware(app)
 
 
-def admin_gate(app: BaseRouter) -> Principal:
+def admin_gate(app: PagesResolver) -> Principal:
     """Hold the caller to the admin token of the project the path names (401 otherwise)."""
-    route = app.context.get("_route")
-    routes = [*getattr(app, "_static_routes", []), *getattr(app, "_dynamic_routes", [])]
-    if route is None or not any(route is known for known in routes):
+    declared = app.declared()
+    if declared is None:
         # Powertools' own not-found route: a POST on a page that is neither review nor revert
         raise NotFound("No such route.")
-    declared = getattr(route, "openapi_extensions", None) or {}
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import (
@@ -30,7 +30,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from knowledge_service import budget
 from knowledge_service.domain import identifiers
-from knowledge_service.edge.access import authorize
+from knowledge_service.edge.access import DeclaredRoutes, authorize, hold
 from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
 from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError
@@ -42,7 +42,7 @@ _NOT_JSON_FORMS = {"application/x-www-form-urlencoded", "multipart/form-data"}
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
-class KnowledgeResolver(APIGatewayRestResolver):
+class KnowledgeResolver(DeclaredRoutes):
     """Powertools' REST resolver, reading every body with the edge's bounded JSON reader
     (``edge/body.py``), and a JSON object as JSON whatever ``Content-Type`` it declares."""
 
@@ -53,7 +53,7 @@ class KnowledgeResolver(APIGatewayRestResolver):
         return super().resolve(as_json_request(dict(event)), context)
 
 
-def knowledge_api() -> APIGatewayRestResolver:
+def knowledge_api() -> KnowledgeResolver:
     app = KnowledgeResolver()
     app.use(middlewares=[_access_middleware])
 
@@ -67,7 +67,7 @@ def knowledge_api() -> APIGatewayRestResolver:
     # is held, so a caller without the permission learns nothing from the body.
     def refuse_after_access(bad_request: BadRequest) -> Response[str]:
         try:
-            authorize(app)
+            authorize(app.current_event, app.declared() or {})
         except ServiceError as refused:
             return refusal(refused)
         return refusal(bad_request)
@@ -115,20 +115,14 @@ def unexpected(error: Exception) -> Response[str]:
     return refusal(InternalError("The service failed to answer; the failure is logged."))
 
 
-def _access_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    if not _matched(app):
+def _access_middleware(app: KnowledgeResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    declared = app.declared()
+    if declared is None:
         return next_middleware(app)  # no route matched (``/knowledge//status``): the 404, not an access check
-    authorize(app)
-    # One budget for every FORAGER call the route makes (knowledge_service/budget.py).
-    with budget.spending(budget.request_budget(app.lambda_context)):
+    # The route's access held once (edge/access.py), and one budget for every FORAGER call
+    # it makes (knowledge_service/budget.py).
+    with hold(app.current_event, declared), budget.spending(budget.request_budget(app.lambda_context)):
         return next_middleware(app)
-
-
-def _matched(app: APIGatewayRestResolver) -> bool:
-    """Whether the request matched a registered route. Powertools runs the middlewares for
-    an unmatched request too, around a stand-in route of its own that declares nothing."""
-    route = app.context.get("_route")
-    return any(route is registered for registered in app._static_routes + app._dynamic_routes)
 
 
 def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:

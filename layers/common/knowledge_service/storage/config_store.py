@@ -24,6 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from knowledge_service.errors import Conflict
 from knowledge_service.models import DEFAULT_PROJECT, Binding, KnowledgeSettings, ProjectRecord, SubscriptionRecord
 from knowledge_service.storage.event_log import EventLog, LoggedEvent, event_item
+from knowledge_service.storage.principals import PrincipalRecord
 from knowledge_service.storage.toolkit import WriteFailed, batch_get_all, conditionally, query_all
 
 if TYPE_CHECKING:
@@ -48,18 +49,32 @@ def binding_key(project: str) -> dict[str, str]:
 class ScopeRecords:
     """What one consistent read returns for a call that names (or omits) a project."""
 
-    def __init__(self, settings: KnowledgeSettings, binding: Binding | None, project: ProjectRecord | None):
+    def __init__(
+        self,
+        settings: KnowledgeSettings,
+        binding: Binding | None,
+        project: ProjectRecord | None,
+        principal: PrincipalRecord | None = None,
+    ):
         self.settings = settings
         self.binding = binding
         self.project = project
+        self.principal = principal  # the caller's record, when the read was asked for it
 
 
 class ConfigStore:
-    def __init__(self, resource: DynamoDBServiceResource, table_name: str, projects_table_name: str):
+    def __init__(
+        self,
+        resource: DynamoDBServiceResource,
+        table_name: str,
+        projects_table_name: str,
+        principals_table_name: str = "",
+    ):
         self._resource = resource
         self._table = resource.Table(table_name)
         self._table_name = table_name
         self._projects_table_name = projects_table_name
+        self._principals_table_name = principals_table_name
 
     # ------------------------------------------------------------------ settings
     def settings(self) -> KnowledgeSettings:
@@ -110,11 +125,16 @@ class ConfigStore:
         return saved
 
     # ------------------------------------------------------------------ scope (one request)
-    def scope(self, project: str) -> ScopeRecords:
-        """Settings, the project's binding and its ANTHILL record, in one BatchGetItem."""
+    def scope(self, project: str, token_hash: str | None = None) -> ScopeRecords:
+        """Settings, the project's binding and its ANTHILL record, in one consistent
+        BatchGetItem; with ``token_hash``, the caller's principal record in the same one."""
         keys: dict[str, list[dict[str, Any]]] = {self._table_name: [SETTINGS_KEY, binding_key(project)]}
         if project != DEFAULT_PROJECT:
             keys[self._projects_table_name] = [{"project_id": project}]
+        if token_hash is not None:
+            if not self._principals_table_name:
+                raise ValueError("This store was built without the principals table.")
+            keys[self._principals_table_name] = [{"token_hash": token_hash}]
         responses = batch_get_all(self._resource, keys, consistent=True)
         settings_item = None
         binding = None
@@ -124,7 +144,13 @@ class ConfigStore:
             else:
                 binding = _binding_from(item)
         projects = responses.get(self._projects_table_name, [])
-        return ScopeRecords(_settings_from(settings_item), binding, _project_from(projects[0]) if projects else None)
+        principals = responses.get(self._principals_table_name, []) if token_hash is not None else []
+        return ScopeRecords(
+            _settings_from(settings_item),
+            binding,
+            _project_from(projects[0]) if projects else None,
+            PrincipalRecord.model_validate(principals[0]) if principals else None,
+        )
 
     # ------------------------------------------------------------------ the project map
     def bindings(self) -> list[Binding]:

@@ -6,6 +6,7 @@ import re
 
 from pydantic import BaseModel
 
+from knowledge_service.budget import finished, started
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
 from knowledge_service.domain.feed.history import reading_from
@@ -113,13 +114,21 @@ def feed_view(
     actions: ActionStore,
     actions_after: str | None = None,
 ) -> FeedView:
-    caps = client.capabilities()
-    head = client.head_revision(knowledge_base) if caps.change_feed else None
-    agreement, note = package_agreement(caps.package_version, asked=True)
-    marks = watermarks.all(knowledge_base)
+    # Independent reads at once (budget.started: the container's pool, the request's budget):
+    # FORAGER's capabilities beside the three tables; then the head and the stream they name.
+    caps_asked = started(client.capabilities)
+    marks_read = started(lambda: watermarks.all(knowledge_base))
+    actions_read = started(lambda: actions.all(knowledge_base))
+    exports_read = started(lambda: inbox.exports(knowledge_base))
+    finished(caps_asked, marks_read, actions_read, exports_read)
+    caps, marks = caps_asked.result(), marks_read.result()
     current = reading_from(marks, caps.instance_id or "unknown", caps.generation or "unknown", STREAM)
+    head_asked = started(lambda: client.head_revision(knowledge_base)) if caps.change_feed else None
     rows = inbox.stream(current.stream_key) if current else []
-    shown, cursor = recent_actions(actions.all(knowledge_base), actions_after)
+    finished(*([head_asked] if head_asked else []))
+    head = head_asked.result() if head_asked else None
+    agreement, note = package_agreement(caps.package_version, asked=True)
+    shown, cursor = recent_actions(actions_read.result(), actions_after)
     return FeedView(
         change_feed=caps.change_feed,
         instance_id=caps.instance_id,
@@ -141,7 +150,7 @@ def feed_view(
                 reconciled=r.event_id.startswith(RECONCILED),
                 **mine_export(r.envelope),
             )
-            for r in inbox.exports(knowledge_base)
+            for r in exports_read.result()
         ],
         package_agreement=agreement,
         package_note=note,

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from knowledge_service.domain import bindings
 from knowledge_service.domain.idempotency import scoped_key
-from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
@@ -32,21 +32,19 @@ class ForagerProjects(BaseModel):
     "/knowledge/project-map",
     summary="Bind, rebind or unbind a project",
     tags=["bindings"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.INSTALLATION),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
     rt = runtime()
-    return ok(
-        bindings.set_binding(rt.config, rt.projects, rt.upstream, request, caller(router.current_event), rt.events)
-    )
+    return ok(bindings.set_binding(rt.config, rt.projects, rt.upstream, request, current_call().principal, rt.events))
 
 
 @router.get(
     "/knowledge/projects",
     summary="The knowledge bases FORAGER holds",
     tags=["bindings"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.INSTALLATION),
     responses=error_responses(401, 403, 500, 502, 503, 504),
 )
 def get_projects() -> Envelope[ForagerProjects]:
@@ -59,13 +57,13 @@ def get_projects() -> Envelope[ForagerProjects]:
     summary="Make a knowledge base in FORAGER and bind it",
     tags=["bindings"],
     openapi_extensions=access(
-        Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.ADMIN, capability="platform.project.manage"
+        Permission.MANAGE_KNOWLEDGE, project=Standing.ADMIN, capability="platform.project.manage"
     ),
     responses=error_responses(400, 401, 402, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Envelope[bindings.KnowledgeBaseCreated]:
     rt = runtime()
-    actor = caller(router.current_event)
+    actor = current_call().principal
     supplied = router.current_event.headers.get("Idempotency-Key") or router.current_event.headers.get(
         "idempotency-key"
     )

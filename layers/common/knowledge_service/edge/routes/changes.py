@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import findings
-from knowledge_service.edge.access import ProjectAccess, access, scope_of
+from knowledge_service.edge.access import Standing, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
 from knowledge_service.identity.principal import Permission
@@ -23,14 +23,14 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
     "/knowledge/changes",
     summary="Findings: what changed in the knowledge base since the colony last studied it",
     tags=["changes"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_changes(
     status: Annotated[Literal["open", "all"], Query()] = "open", project: Project = None
 ) -> Envelope[findings.FindingsAnswer]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     rt.upstream.answering(scope.settings)  # 503 while knowledge is off or down, as every route but status
     return ok(findings.list_findings(rt.findings, scope.knowledge_base, status))
 
@@ -39,12 +39,12 @@ def get_changes(
     "/knowledge/changes/scan",
     summary="Run the analysis now and queue nothing",
     tags=["changes"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_scan(project: Project = None) -> Envelope[findings.ScanAnswer]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(findings.scan(rt.upstream.client(scope.settings), rt.findings, scope.knowledge_base))
 
 
@@ -52,12 +52,12 @@ def post_scan(project: Project = None) -> Envelope[findings.ScanAnswer]:
     "/knowledge/changes/<id>/queue",
     summary="Turn one finding into a mission",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_queue(id: FindingId, project: Project = None) -> Envelope[findings.FindingView]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     rt.upstream.answering(scope.settings)
     return ok(findings.queue_finding(rt.findings, rt.missions, scope.knowledge_base, id, scope.project))
 
@@ -66,12 +66,12 @@ def post_queue(id: FindingId, project: Project = None) -> Envelope[findings.Find
     "/knowledge/changes/<id>/dismiss",
     summary="Record that a finding needs no mission",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_dismiss(id: FindingId, project: Project = None) -> Envelope[findings.FindingView]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     rt.upstream.answering(scope.settings)
     return ok(findings.dismiss_finding(rt.findings, scope.knowledge_base, id))
 
@@ -80,12 +80,12 @@ def post_dismiss(id: FindingId, project: Project = None) -> Envelope[findings.Fi
     "/knowledge/seed",
     summary="Study every source: a mission per source not yet studied at its hash, and its seed receipt",
     tags=["changes"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_seed(project: Project = None) -> Envelope[findings.SeedAnswer]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(
         findings.seed(rt.upstream.client(scope.settings), rt.findings, rt.missions, scope.knowledge_base, scope.project)
     )

@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain import curation as domain
 from knowledge_service.domain import event_log, identifiers
 from knowledge_service.domain.reads import Reader
-from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
+from knowledge_service.edge.access import Standing, access, current_call, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import ConflictId, DuplicateId, EntityId, Project, StatementId
 from knowledge_service.identity.principal import Permission
@@ -25,14 +25,13 @@ from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
-CURATE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR, capability="forager.knowledge.curate")
+CURATE = access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR, capability="forager.knowledge.curate")
 REFUSALS = error_responses(400, 401, 402, 403, 404, 409, 500, 502, 503, 504)
 TAGS = ["curation"]
 
 
 def _reader(project: str | None) -> Reader:
-    scope = scope_of(router, project)
-    return Reader(scope, runtime().upstream.client(scope.settings))
+    return current_call().reader(project)
 
 
 @router.post(
@@ -49,7 +48,7 @@ def post_resolve(
     if request.winner_id is not None:
         identifiers.record_id(request.winner_id, "ki", "winner_id")
     reader = _reader(project)
-    return ok(domain.resolve(reader, caller(router.current_event), runtime().events, conflict_id, request))
+    return ok(domain.resolve(reader, current_call().principal, runtime().events, conflict_id, request))
 
 
 @router.post(
@@ -62,7 +61,7 @@ def post_resolve(
 def post_reopen(id: ConflictId, project: Project = None) -> Envelope[upstream_models.ConflictRecord]:
     conflict_id = identifiers.record_id(id, "cf")
     reader = _reader(project)
-    return ok(domain.reopen(reader, caller(router.current_event), runtime().events, conflict_id))
+    return ok(domain.reopen(reader, current_call().principal, runtime().events, conflict_id))
 
 
 @router.post(
@@ -77,7 +76,7 @@ def post_decide(
 ) -> Envelope[domain.DuplicateDecided]:
     candidate_id = identifiers.record_id(id, "mc")
     reader = _reader(project)
-    return ok(domain.decide(reader, caller(router.current_event), runtime().events, candidate_id, request))
+    return ok(domain.decide(reader, current_call().principal, runtime().events, candidate_id, request))
 
 
 @router.post(
@@ -93,7 +92,7 @@ def post_unmerge(
     entity_id = identifiers.record_id(id, "ent")
     reader = _reader(project)
     body = request or domain.UnmergeRequest()
-    return ok(domain.unmerge(reader, caller(router.current_event), runtime().events, entity_id, body))
+    return ok(domain.unmerge(reader, current_call().principal, runtime().events, entity_id, body))
 
 
 @router.post(
@@ -108,14 +107,14 @@ def post_review(
 ) -> Envelope[domain.Reviewed]:
     knowledge_id = identifiers.record_id(id, "ki")
     reader = _reader(project)
-    return ok(domain.review(reader, caller(router.current_event), runtime().events, knowledge_id, request))
+    return ok(domain.review(reader, current_call().principal, runtime().events, knowledge_id, request))
 
 
 @router.get(
     "/knowledge/events",
     summary="The event log: who decided what, newest first",
     tags=TAGS,
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 500, 503),
 )
 def get_events(
@@ -134,5 +133,5 @@ def get_events(
     limit: Annotated[int, Query(ge=1, le=event_log.PAGE_MAX)] = event_log.PAGE_DEFAULT,
     project: Project = None,
 ) -> Envelope[event_log.EventPage]:
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(event_log.page(runtime().events, act=act, project=scope.project, limit=limit, cursor=cursor))

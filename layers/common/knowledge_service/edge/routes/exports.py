@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from knowledge_service.domain import exports as domain
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.reads import Reader
-from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
+from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import ExportId, Project
 from knowledge_service.identity.principal import Permission
@@ -27,8 +27,8 @@ from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
-READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ, capability="knowledge.export")
-TAKE = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.OPERATOR, capability="knowledge.export")
+READ = access(Permission.READ_KNOWLEDGE, project=Standing.READ, capability="knowledge.export")
+TAKE = access(Permission.READ_KNOWLEDGE, project=Standing.OPERATOR, capability="knowledge.export")
 TAGS = ["exports"]
 
 
@@ -42,8 +42,7 @@ class ArchiveHandedOver(BaseModel):
 
 
 def _reader(project: str | None) -> Reader:
-    scope = scope_of(router, project)
-    return Reader(scope, runtime().upstream.client(scope.settings))
+    return current_call().reader(project)
 
 
 @router.get(
@@ -70,7 +69,7 @@ def post_export(
     headers = router.current_event.headers
     supplied = headers.get("Idempotency-Key") or headers.get("idempotency-key")
     reader = _reader(project)
-    return ok(domain.start(reader, request, supplied, caller(router.current_event), runtime().events))
+    return ok(domain.start(reader, request, supplied, current_call().principal, runtime().events))
 
 
 @router.get(
@@ -102,7 +101,7 @@ def get_export(id: ExportId, project: Project = None) -> Envelope[upstream_model
 def get_download(id: ExportId, project: Project = None) -> Response[str]:
     export_id = identifiers.record_id(id, "exp")
     rt = runtime()
-    handed = domain.download(_reader(project), rt.archives, rt.events, caller(router.current_event), export_id)
+    handed = domain.download(_reader(project), rt.archives, rt.events, current_call().principal, export_id)
     body = ok(ArchiveHandedOver(**handed.__dict__), message="The archive is verified; follow Location.")
     return Response(
         status_code=303,

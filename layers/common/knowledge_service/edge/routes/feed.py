@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, operator
 from knowledge_service.domain.feed.view import ACTIONS_CURSOR_MAX, ACTIONS_CURSOR_PATTERN, FeedView, feed_view
-from knowledge_service.edge.access import ProjectAccess, access, caller, scope_of
+from knowledge_service.edge.access import Standing, access, current_call, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
 from knowledge_service.errors import Conflict, PermissionDenied
@@ -24,7 +24,7 @@ router = APIGatewayRouter()
     "/knowledge/feed",
     summary="The head revision, the watermark(s), recent envelopes, exports and actions",
     tags=["feed"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_feed(
@@ -39,7 +39,7 @@ def get_feed(
     ] = None,
 ) -> Envelope[FeedView]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     client = rt.upstream.client(scope.settings)
     return ok(
         feed_view(client, scope.settings, scope.knowledge_base, rt.inbox, rt.watermarks, rt.actions, actions_after)
@@ -50,12 +50,12 @@ def get_feed(
     "/knowledge/feed/sync",
     summary="One pass of the feed, now",
     tags=["feed"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     client = rt.upstream.client(scope.settings)
     answer = feed_pass(rt.feed_stores(), client, scope.settings, scope.knowledge_base, scope.project, now=rt.clock)
     return ok(answer, answer.message)
@@ -69,7 +69,7 @@ DeadLetterId = Annotated[str, Path(pattern=identifiers.DEAD_LETTER_ID_PATTERN)]
     "/knowledge/feed/dead-letters",
     summary="The dead-letter queue: a knowledge base's, or with installation=true every one's",
     tags=["feed"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     responses=error_responses(400, 401, 403, 404, 500),
 )
 def get_dead_letters(
@@ -80,10 +80,10 @@ def get_dead_letters(
     rt = runtime()
     now = rt.clock()
     if installation:
-        if not caller(router.current_event).holds(Permission.MANAGE_KNOWLEDGE):
+        if not current_call().principal.holds(Permission.MANAGE_KNOWLEDGE):
             raise PermissionDenied("The installation's list takes the manage_knowledge permission.")
         return ok(operator.installation_queue(rt.dead_letters, rt.config.bindings(), state, now))
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(operator.queue(rt.dead_letters, rt.actions, scope.knowledge_base, state, now))
 
 
@@ -91,12 +91,12 @@ def get_dead_letters(
     "/knowledge/feed/dead-letters/<id>",
     summary="One dead letter whole: the envelope as kept and every attempt's text",
     tags=["feed"],
-    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ),
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
     responses=error_responses(400, 401, 403, 404, 409, 500),
 )
 def get_dead_letter(id: DeadLetterId, project: Project = None) -> Envelope[operator.DeadLetterDetail]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)
     operator.own_project_reaches(rt.config.bindings(), entry)
     return ok(operator.detail(entry, rt.clock()))
@@ -106,13 +106,13 @@ def get_dead_letter(id: DeadLetterId, project: Project = None) -> Envelope[opera
     "/knowledge/feed/dead-letters/<id>/replay",
     summary="Replay a dead letter (after a fix) in the scope it was filed under",
     tags=["feed"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500),
 )
 def post_replay(id: DeadLetterId, body: Annotated[operator.ReplayRequest, Body()]) -> Envelope[operator.ActionAnswer]:
     rt = runtime()
-    actor = operator.require_actor(caller(router.current_event).name)
-    scope = scope_of(router, body.project)
+    actor = operator.require_actor(current_call().principal.name)
+    scope = scope_of(body.project)
     entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)
     operator.own_project_reaches(rt.config.bindings(), entry)
     answer = operator.replay(
@@ -133,19 +133,19 @@ def post_replay(id: DeadLetterId, body: Annotated[operator.ReplayRequest, Body()
     "/knowledge/feed/dead-letters/<id>/discard",
     summary="Discard a dead letter with who and why (project form, or knowledge_base for an unreachable one)",
     tags=["feed"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR),
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
     responses=error_responses(400, 401, 403, 404, 409, 500),
 )
 def post_discard(id: DeadLetterId, body: Annotated[operator.DiscardRequest, Body()]) -> Envelope[operator.ActionAnswer]:
     rt = runtime()
-    actor = operator.require_actor(caller(router.current_event).name)
+    actor = operator.require_actor(current_call().principal.name)
     bindings = rt.config.bindings()
     if body.knowledge_base is not None and body.project is None:
         entry = operator.entry_in_scope(rt.dead_letters, body.knowledge_base, id)
         if operator.reaches(bindings, entry):
             raise Conflict("This dead letter's project still reaches it: it is that project's to decide.")
     else:
-        scope = scope_of(router, body.project)
+        scope = scope_of(body.project)
         entry = operator.entry_in_scope(rt.dead_letters, scope.knowledge_base, id)
         operator.own_project_reaches(bindings, entry)
     answer = operator.discard(

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from knowledge_service.domain import identifiers, ingestion
 from knowledge_service.domain.scope import Scope
 from knowledge_service.domain.upload_form import Form, flag, parse_form
-from knowledge_service.edge.access import REQUEST_BODY_KEY, ProjectAccess, access, caller, scope_of
+from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, current_call, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
 from knowledge_service.edge.resolver import bad_request_from
@@ -39,8 +39,8 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 IDEMPOTENCY_KEY_MAX = 255
 TAGS = ["ingestion"]
-MANAGE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.OPERATOR)
-READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
+MANAGE = access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR)
+READ = access(Permission.READ_KNOWLEDGE, project=Standing.READ)
 POSTS = error_responses(400, 401, 403, 404, 409, 422, 500, 502, 503, 504)
 UPLOADS = error_responses(400, 401, 403, 404, 409, 413, 422, 500, 502, 503, 504)
 UPLOAD_FIELDS = frozenset({"project", "force", "admission_job_id"})
@@ -82,7 +82,7 @@ def _request_body(form: dict[str, Any], session_model: type[BaseModel]) -> dict[
 )
 def post_job(request: Annotated[ingestion.JobRequest, Body()], project: Project = None) -> Envelope[Job]:
     rt = runtime()
-    scope = scope_of(router, _one_project(project, request.project))
+    scope = scope_of(_one_project(project, request.project))
     client = rt.upstream.client(scope.settings)
     return ok(
         _once(
@@ -107,7 +107,7 @@ def get_jobs(
     project: Project = None, limit: Annotated[int, Query(ge=1, le=ingestion.JOBS_LIMIT_MAX)] = 20
 ) -> Envelope[ingestion.JobsAnswer]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(ingestion.list_jobs(rt.upstream.client(scope.settings), scope.knowledge_base, limit))
 
 
@@ -120,7 +120,7 @@ def get_jobs(
 )
 def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     return ok(ingestion.get_job(rt.upstream.client(scope.settings), scope.knowledge_base, id))
 
 
@@ -133,7 +133,7 @@ def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
 )
 def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     client = rt.upstream.client(scope.settings)
     return ok(
         _once(
@@ -154,7 +154,7 @@ def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
 )
 def post_retry(id: JobId, project: Project = None) -> Envelope[Job]:
     rt = runtime()
-    scope = scope_of(router, project)
+    scope = scope_of(project)
     client = rt.upstream.client(scope.settings)
     return ok(
         _once(
@@ -178,9 +178,9 @@ def post_upload_session(
     request: Annotated[ingestion.UploadSessionRequest, Body()], project: Project = None
 ) -> Envelope[ingestion.UploadSession]:
     rt = runtime()
-    scope = scope_of(router, _one_project(project, request.project))
+    scope = scope_of(_one_project(project, request.project))
     rt.upstream.client(scope.settings)  # knowledge usable (configured), before anything is staged
-    actor = caller(router.current_event).name
+    actor = current_call().principal.name
     return ok(
         _once(
             scope,
@@ -259,8 +259,8 @@ def post_preflight(project: Project = None) -> Envelope[Admission]:
 def _one_project(query: str | None, body: str | None) -> str | None:
     """The one project a call names: an empty one (``""``, like one left out) names none."""
     if query and body and query != body:
-        scope_of(router, query)  # each is held first: a caller without standing learns nothing more,
-        scope_of(router, body)  # and one that names no project is told so (404), not that they differ
+        scope_of(query)  # each is held first: a caller without standing learns nothing more,
+        scope_of(body)  # and one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
     return body or query
 
@@ -275,7 +275,7 @@ def _scope_and_body(
     held as soon as the body is read.
     """
     event = router.current_event
-    scope = scope_of(router, project) if project else None
+    scope = scope_of(project) if project else None
     content_type = event.headers.get("content-type") or event.headers.get("Content-Type") or ""
     raw = _bounded_body(event.body or "", bool(event.is_base64_encoded))
     body: ModelT | Form
@@ -289,9 +289,9 @@ def _scope_and_body(
         body = parse_form(raw, content_type, fields)
         named = body.fields.get("project")
     if scope is None:
-        scope = scope_of(router, named or None)
+        scope = scope_of(named or None)
     elif named and named != scope.project:
-        scope_of(router, named)  # one that names no project is told so (404), not that they differ
+        scope_of(named)  # one that names no project is told so (404), not that they differ
         raise BadRequest("project", "is named twice, differently (the query and the body).")
     return scope, body
 
@@ -330,7 +330,7 @@ def _forwarded_key(scope: Scope) -> str:
     supplied = _supplied_key()
     if supplied is None:
         return uuid.uuid4().hex
-    return ingestion.upstream_key(caller(router.current_event).name, scope.project, supplied)
+    return ingestion.upstream_key(current_call().principal.name, scope.project, supplied)
 
 
 def _once(scope: Scope, payload: dict[str, Any], model: type[ModelT], act: Callable[[str], ModelT]) -> ModelT:
@@ -338,7 +338,7 @@ def _once(scope: Scope, payload: dict[str, Any], model: type[ModelT], act: Calla
     supplied = _supplied_key()
     if supplied is None:
         return act(uuid.uuid4().hex)
-    actor = caller(router.current_event).name
+    actor = current_call().principal.name
     key = ingestion.upstream_key(actor, scope.project, supplied)
     return runtime().idempotency.once(
         f"{actor}:{scope.project}:{supplied}",

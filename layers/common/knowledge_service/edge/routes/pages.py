@@ -25,7 +25,7 @@ from knowledge_service.domain.pages.service import (
     Written,
     invalid,
 )
-from knowledge_service.edge.access import ProjectAccess, access
+from knowledge_service.edge.access import Standing, access
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import PayloadTooLarge, UnsupportedMediaType
@@ -35,8 +35,8 @@ from knowledge_service.runtime import runtime
 router = APIGatewayRouter()
 
 BASE = "/api/v1/projects/<id>/kb"
-READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.ADMIN)
-WRITE = access(Permission.MANAGE_KNOWLEDGE, project=ProjectAccess.ADMIN)
+READ = access(Permission.READ_KNOWLEDGE, project=Standing.ADMIN)
+WRITE = access(Permission.MANAGE_KNOWLEDGE, project=Standing.ADMIN)
 TAGS = ["pages"]
 
 # A path's spelling in a URL is bounded before it is read: 2,000 characters spell any

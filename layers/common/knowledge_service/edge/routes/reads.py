@@ -11,24 +11,22 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain import reads as domain
-from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import EntityId, ForagerWords, Project, SourceId, StatementId
 from knowledge_service.errors import BadRequest
 from knowledge_service.identity.principal import Permission
-from knowledge_service.runtime import runtime
 from knowledge_service.upstream import models as upstream_models
 
 router = APIGatewayRouter()
 
-READ = access(Permission.READ_KNOWLEDGE, project=ProjectAccess.READ)
+READ = access(Permission.READ_KNOWLEDGE, project=Standing.READ)
 LIST_REFUSALS = error_responses(400, 401, 403, 404, 500, 502, 503, 504)
 TAGS = ["reads"]
 
 
 def _reader(project: str | None) -> domain.Reader:
-    rt = runtime()
-    return domain.reader(rt.env, rt.config, rt.upstream, caller(router.current_event), project)
+    return current_call().reader(project)
 
 
 @router.get(

@@ -8,11 +8,12 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
+from knowledge_service.budget import finished, started
 from knowledge_service.domain import modules as modules_domain
 from knowledge_service.domain import settings as settings_domain
 from knowledge_service.domain import status as status_domain
 from knowledge_service.domain.feed import operator
-from knowledge_service.edge.access import ProjectAccess, access, caller
+from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
@@ -24,28 +25,37 @@ router = APIGatewayRouter()
     "/knowledge/status",
     summary="What the colony's knowledge is doing",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
     responses=error_responses(401, 403, 500),
 )
 def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     rt = runtime()
-    counts = status_domain.FeedCounts(open_changes=rt.findings.open_count())
-    if rt.env.dead_letters_table:  # a colony that never followed a feed reports zeros
-        waiting = operator.colony_counts(rt.dead_letters, rt.config.bindings(), datetime.now(UTC))
-        counts.dead_letters = status_domain.DeadLetterCounts(**waiting)
-    return ok(status_domain.knowledge_status(rt.env, rt.config.settings(), rt.upstream, counts))
+    # The counts' reads and the settings' are independent: they run at once, each on the
+    # container's small pool under the request's budget, while the probe asks FORAGER.
+    open_changes = started(rt.findings.open_count)
+    waiting = (
+        started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), datetime.now(UTC)))
+        if rt.env.dead_letters_table  # a colony that never followed a feed reports zeros
+        else None
+    )
+    answer = status_domain.knowledge_status(rt.env, current_call().settings(), rt.upstream)
+    finished(open_changes, *([waiting] if waiting else []))
+    answer.open_changes = open_changes.result()
+    if waiting is not None:
+        answer.dead_letters = status_domain.DeadLetterCounts(**waiting.result())
+    return ok(answer)
 
 
 @router.get(
     "/knowledge/engine",
     summary="The engine this host manages (none, on a serverless host)",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
     responses=error_responses(401, 403, 500, 502, 503, 504),
 )
 def get_engine() -> Envelope[status_domain.EngineAnswer]:
     rt = runtime()
-    rt.upstream.client(rt.config.settings()).status()  # 503 while knowledge is off or down
+    rt.upstream.client(current_call().settings()).status()  # 503 while knowledge is off or down
     return ok(status_domain.engine(rt.env))
 
 
@@ -53,12 +63,12 @@ def get_engine() -> Envelope[status_domain.EngineAnswer]:
     "/modules",
     summary="Each hosted module on five axes",
     tags=["status"],
-    openapi_extensions=access(Permission.READ_STATUS, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
     responses=error_responses(401, 403, 500),
 )
 def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
     rt = runtime()
-    settings = rt.config.settings()
+    settings = current_call().settings()
     status = status_domain.knowledge_status(rt.env, settings, rt.upstream)
     return ok(modules_domain.modules(status, rt.upstream.why_not_connectable(settings)))
 
@@ -67,10 +77,10 @@ def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
     "/settings",
     summary="Write the console-writable knowledge settings",
     tags=["settings"],
-    openapi_extensions=access(Permission.MANAGE_SETTINGS, project=ProjectAccess.INSTALLATION),
+    openapi_extensions=access(Permission.MANAGE_SETTINGS, project=Standing.INSTALLATION),
     responses=error_responses(400, 401, 403, 409, 500),
 )
 def post_settings(update: Annotated[settings_domain.SettingsUpdate, Body()]) -> Envelope[settings_domain.SettingsView]:
     rt = runtime()
-    actor = caller(router.current_event)
+    actor = current_call().principal
     return ok(settings_domain.apply_settings(rt.env, rt.config, rt.credentials, update, actor.name))
