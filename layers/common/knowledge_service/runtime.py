@@ -15,6 +15,7 @@ from knowledge_service.domain.feed.consumer import FeedStores
 from knowledge_service.environment import Environment, current_environment
 from knowledge_service.identity.authorizer import principal_store
 from knowledge_service.storage import aws
+from knowledge_service.storage.agent_missions import AgentMissionStore
 from knowledge_service.storage.archives import ArchiveStore
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
@@ -59,6 +60,7 @@ class Runtime:
         return self.subscriptions.current()
 
     dead_letters: DeadLetterStore
+    agent_missions: AgentMissionStore
 
     @classmethod
     def build(cls, env: Environment) -> Runtime:
@@ -94,6 +96,7 @@ class Runtime:
             archives=ArchiveStore(aws.client("s3"), env.archive_bucket, dynamodb, env.config_table),
             subscriptions=CachedSubscription(config.subscription),
             dead_letters=DeadLetterStore(dynamodb, env.dead_letters_table, env.event_log_table),
+            agent_missions=AgentMissionStore(dynamodb, env.config_table),
         )
 
     def feed_stores(self) -> FeedStores:
