@@ -45,7 +45,7 @@ DECLARATION: dict[str, Any] = {
     PERMISSION_KEY: MISSION_CREDENTIAL,
     REQUEST_BODY_KEY: {"required": True, "content": {"application/json": {"schema": JSON_RPC_MESSAGE}}},
 }
-PROBLEM = {"application/problem+json": {"schema": {"type": "object"}}}
+PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "object"}}}
 
 
 @router.post(
