@@ -40,7 +40,7 @@ from devstack.bus import BusDelivery
 from devstack.gateway import ApiServer, Gateway, local_routes
 from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
 from devstack.schedules import Scheduler
-from devstack.seed import Admin, ensure_admin, seed_demo, write_secret
+from devstack.seed import DEMO_ROLE, Admin, ensure_admin, seed_demo, seed_demo_role, write_secret
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
 
 log = logging.getLogger("devstack")
@@ -395,6 +395,10 @@ class Stack:
             credential=credential,
             previous_endpoint=previous,
         )
+        from knowledge_service.storage.agent_missions import AgentMissionStore
+
+        if seed_demo_role(AgentMissionStore(dynamodb, template.physical_name("ConfigTable"))):
+            self.seeded.append(f"role {DEMO_ROLE}")
         admin = ensure_admin(principals, self.state_dir / "admin.token")
         if admin.minted:
             self.seeded.append(f"principal {admin.name}")
