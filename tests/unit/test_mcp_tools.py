@@ -27,9 +27,11 @@ ACCEPT = "application/json, text/event-stream"
 def start(rt: Runtime, tools: list[str], autonomy: str = "L2", project: str = "falcon", role: str = "admin") -> str:
     credential = missions.mint_credential()
     now = datetime.now(UTC)
+    mission_id = str(uuid.uuid4())
+    rt.pages.create_session(mission_id, project, "test mission")  # as intake does
     rt.agent_missions.record(
         MissionRecord(
-            mission_id=str(uuid.uuid4()),
+            mission_id=mission_id,
             project=project,
             role="test",
             tools=tuple(tools),
@@ -229,3 +231,34 @@ def _assertion_in(rt: Runtime, workspace: str) -> str:
     }
     made = door.invoke(stores, door.Call("knowledge.distil", ADMIN, workspace, json.dumps(request).encode()))
     return str(made.knowledge_id)  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ the brain
+def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_pages(rt: Runtime) -> None:
+    credential = start(rt, sorted(missions.BRAIN_READS + missions.BRAIN_WRITES), autonomy="L1")
+    put = call(credential, "brain_put", {"path": "/notes/plan.md", "content": "# Plan\n\nOne.\n"})[1]
+    assert put["ok"] and put["store"] == "project"
+    path, first = put["path"], put["version"]
+    second = call(credential, "brain_put", {"path": path, "content": "# Plan\n\nTwo.\n", "if_version": first})[1]
+    stale = refused(
+        credential, "brain_put", {"path": path, "content": "# Plan\n\nX.\n", "if_version": first}, "conflict"
+    )
+    assert stale["code"] == "conflict"
+    assert call(credential, "brain_get", {"path": path, "version": first})[1]["content"] == "# Plan\n\nOne.\n"
+    listed = call(credential, "brain_list", {"prefix": "/notes"})[1]
+    assert path in [e["path"] for e in listed["entries"]]
+    reverted = call(credential, "brain_revert", {"path": path, "version": first})[1]
+    assert reverted["version"] == first and reverted["changed"] is True
+    history = call(credential, "brain_history", {"path": path})[1]
+    assert [v["op"] for v in history["versions"]] == ["kb.revert", "kb.put", "kb.put"]
+    assert second["version"] in [v["version"] for v in history["versions"]]
+    # the session brain: the mission's own, promoted into a page with its source
+    noted = call(credential, "brain_put", {"path": "/scratch.md", "content": "# Found\n", "store": "session"})[1]
+    assert noted["store"] == "session"
+    assert call(credential, "brain_get", {"path": "/scratch.md", "store": "session"})[1]["content"] == "# Found\n"
+    promoted = call(credential, "brain_promote", {"from_path": noted["path"], "to_path": "/notes/found.md"})[1]
+    assert promoted.get("ok"), promoted
+    page = call(credential, "brain_get", {"path": promoted["path"]})[1]["content"]
+    assert "agenthub://session/" in page
+    assert call(credential, "brain_delete", {"path": promoted["path"]})[1]["ok"]
+    refused(credential, "brain_delete", {"path": promoted["path"]}, "not_found")
