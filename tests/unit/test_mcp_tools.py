@@ -133,6 +133,13 @@ def test_an_argument_naming_a_scope_is_refused_as_unknown_by_every_tool(rt: Runt
             assert payload["error"].startswith(f"{word}:"), (tool, payload)
 
 
+def test_tools_discover_refuses_an_unknown_argument_and_a_tool_not_offered(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge.publish", "knowledge.get"])
+    refused(credential, "tools_discover", {"project": "colony-docs"}, "bad_request")
+    refused(credential, "tools_discover", {"name": "knowledge.get"}, "tool_not_in_role")
+    refused(credential, "tools_discover", {"name": "knowledge.retire"}, "tool_not_in_role")
+
+
 def test_a_tool_not_in_the_role_is_refused(rt: Runtime) -> None:
     credential = start(rt, ["knowledge_search"])
     refused(credential, "knowledge_sources", {}, "tool_not_in_role")
@@ -251,6 +258,7 @@ def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_
     assert reverted["version"] == first and reverted["changed"] is True
     history = call(credential, "brain_history", {"path": path})[1]
     assert [v["op"] for v in history["versions"]] == ["kb.revert", "kb.put", "kb.put"]
+    assert all(v["actor"].startswith("agent:mission:") for v in history["versions"])
     assert second["version"] in [v["version"] for v in history["versions"]]
     # the session brain: the mission's own, promoted into a page with its source
     noted = call(credential, "brain_put", {"path": "/scratch.md", "content": "# Found\n", "store": "session"})[1]

@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from typing import Any
 
 import anyio
+from aws_lambda_powertools import Logger
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
@@ -32,13 +33,14 @@ from pydantic import AnyUrl
 
 from knowledge_service.domain.agent_missions import authenticate
 from knowledge_service.edge import mcp_tools
-from knowledge_service.errors import NotFound, PayloadTooLarge, ServiceError
+from knowledge_service.errors import InternalError, NotFound, PayloadTooLarge, ServiceError
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 
 MAX_BODY = 1024 * 1024
 """Bytes of JSON-RPC read at all (a page is at most 1 MiB; a put carries it JSON-escaped)."""
 SERVER_NAME = "knowledge-service"
+logger = Logger(child=True)
 
 _mission: ContextVar[MissionRecord] = ContextVar("mission")
 server: Server[Any, Any] = Server(
@@ -94,6 +96,9 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
         mission = authenticate(runtime().agent_missions, headers.get("authorization"))
     except ServiceError as refused:
         return problem(refused)
+    except Exception:  # the mission store failed: a 500 in the same shape, the trace in the log
+        logger.exception("mission lookup failed")
+        return problem(InternalError("The service failed to answer; the failure is logged."))
     token = _mission.set(mission)
     try:
         status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
+from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from knowledge_service.domain import identifiers
@@ -40,6 +41,7 @@ from knowledge_service.identity.principal import Principal
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 
+logger = Logger(child=True)
 RESOURCE_SCHEME = "agenthub"
 SCOPE_WORDS = ("project", "project_id", "scope", "knowledge_base", "workspace")
 
@@ -265,7 +267,7 @@ def _brain_history(c: Caller, a: Any) -> Any:
 
 
 def _brain_revert(c: Caller, a: Any) -> Any:
-    return _written(_pages(c).revert(a.path, a.version, a.if_version))
+    return _written(_pages(c).revert(a.path, a.version, a.if_version, actor=c.actor))
 
 
 def _verb(name: str) -> Callable[[Caller, Any], Any]:
@@ -367,6 +369,10 @@ def call(mission: MissionRecord, name: str, arguments: dict[str, Any] | None) ->
     except ServiceError as refused:
         rt.verb_audit.record({**row, "decision": "refused", "code": refused.code, "status": refused.status})
         return {"error": refused.message, "code": refused.code}, True
+    except Exception:  # a bug: logged with its trace, answered without one, audited all the same
+        logger.exception("tool failed", extra={"tool": name[:64], "mission": mission.mission_id})
+        rt.verb_audit.record({**row, "decision": "refused", "code": "internal", "status": 500})
+        return {"error": "The tool failed; the failure is logged.", "code": "internal"}, True
     rt.verb_audit.record({**row, "decision": "allowed"})
     return payload, False
 
@@ -374,7 +380,10 @@ def call(mission: MissionRecord, name: str, arguments: dict[str, Any] | None) ->
 def _dispatch(caller: Caller, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     mission = caller.mission
     if name == DISCOVER_TOOL:
-        return _discover(mission, DiscoverArgs.model_validate(arguments) if not _bad(arguments) else DiscoverArgs())
+        try:
+            return _discover(mission, DiscoverArgs.model_validate(arguments))
+        except ValidationError as invalid:
+            raise _refusal(invalid) from None
     if name not in mission.tools or name not in SPECS:
         raise PermissionDenied(f"{name[:64]} is not a tool of role '{mission.role}'.", code="tool_not_in_role")
     info = TOOLS[name]
@@ -394,10 +403,6 @@ def _dispatch(caller: Caller, name: str, arguments: dict[str, Any]) -> dict[str,
         raise _refusal(invalid) from None
     answer = _dump(spec.run(caller, args))
     return answer if isinstance(answer, dict) else {"result": answer}
-
-
-def _bad(arguments: dict[str, Any]) -> bool:
-    return not isinstance(arguments, dict)
 
 
 def _discover(mission: MissionRecord, args: DiscoverArgs) -> dict[str, Any]:
