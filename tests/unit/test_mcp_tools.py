@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forager_simulator.corpus import record_id
 from knowledge_service.domain import agent_missions as missions
@@ -223,7 +225,7 @@ def test_no_tool_reaches_another_projects_knowledge_page_or_assertion(rt: Runtim
     assert stolen_assertion == unknown or "colony-docs" not in json.dumps(stolen_assertion)
 
 
-def _assertion_in(rt: Runtime, workspace: str) -> str:
+def _assertion_in(rt: Runtime, workspace: str, text: str = "It moved.") -> str:
     from knowledge_service.domain.verbs import door
     from tests.conftest import ADMIN
 
@@ -232,7 +234,7 @@ def _assertion_in(rt: Runtime, workspace: str) -> str:
     capture = door.invoke(stores, door.Call("capture.create", ADMIN, workspace, json.dumps({"body": body}).encode()))
     request = {
         "subject": "chamber",
-        "assertion": "It moved.",
+        "assertion": text,
         "captureId": capture.capture_id,  # type: ignore[attr-defined]
         "evidenceQuote": "moved north",
     }
@@ -270,3 +272,59 @@ def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_
     assert "agenthub://session/" in page
     assert call(credential, "brain_delete", {"path": promoted["path"]})[1]["ok"]
     refused(credential, "brain_delete", {"path": promoted["path"]}, "not_found")
+
+
+# ------------------------------------------------------------------------------ whatever the arguments
+MARKER = "ZEBRA-SECRET-7"
+_HOSTILE = st.sampled_from(
+    [  # first what reaches furthest: Hypothesis draws the first elements most
+        "/notes/secret.md",
+        "/fs/notes/secret.md",
+        "colony-docs",
+        "../colony-docs/fs/notes/secret.md",
+        "%2e%2e/colony-docs",
+        "agenthub://project/colony-docs/kb/fs/notes/secret.md",
+        record_id("ki", "harbour", "opening_hours"),
+        "session",
+        "project",
+        MARKER,
+    ]
+)
+_VALUES = st.one_of(_HOSTILE, _HOSTILE, _HOSTILE, st.text(max_size=40), st.integers())
+
+
+def _arguments(tool: str) -> st.SearchStrategy[dict[str, Any]]:
+    """The tool's own fields (the required ones always there), a scope word now and then, and
+    values that name another project's page, record or URI more often than not."""
+    fields = mcp_tools.SPECS[tool].args.model_fields
+    names = [f.alias or n for n, f in fields.items()]
+    required = {f.alias or n: _VALUES for n, f in fields.items() if f.is_required()}
+    optional = st.dictionaries(st.sampled_from([*names, *mcp_tools.SCOPE_WORDS]), _VALUES, max_size=3)
+    return st.fixed_dictionaries(required).flatmap(lambda r: optional.map(lambda o: {**o, **r}))
+
+
+@pytest.mark.parametrize("tool", EVERY_TOOL)
+def test_whatever_the_arguments_no_tool_answers_another_projects_page_or_assertion(
+    scoped: tuple[Runtime, str], tool: str
+) -> None:
+    _, credential = scoped
+
+    @settings(max_examples=12, deadline=None, derandomize=True)
+    @given(arguments=_arguments(tool))
+    def holds(arguments: dict[str, Any]) -> None:
+        _, payload = call(credential, tool, arguments)
+        assert MARKER not in json.dumps(payload).replace(json.dumps(arguments), ""), (arguments, payload)
+
+    holds()
+
+
+@pytest.fixture
+def scoped(rt: Runtime) -> tuple[Runtime, str]:
+    """A falcon mission holding every tool; colony-docs holds a page and an assertion marked."""
+    Pages(rt.pages, "colony-docs").put("/notes/secret.md", f"# {MARKER}\n", None)
+    _assertion_in(rt, "colony-docs", MARKER)
+    credential = start(rt, EVERY_TOOL)
+    mission = rt.agent_missions.by_credential_hash(missions.credential_hash(credential))
+    assert mission is not None
+    rt.agent_missions.discover(mission, "knowledge.publish")
+    return rt, credential
