@@ -46,7 +46,7 @@ session that named the exception also saw ``negative_data_rejection`` take a wro
 
 BEYOND_THE_SCHEMA = (
     r"^/(settings|knowledge/(conflicts/\{id\}/resolve|duplicates/\{id\}/decide|"
-    r"entities/\{id\}/unmerge|items/\{id\}/review|events|feed))$"
+    r"entities/\{id\}/unmerge|items/\{id\}/review|events|feed)|mcp)$"
 )
 """The one exception, named: operations whose check refuses more than JSON Schema can state,
 so they are fuzzed with every check but ``positive_data_acceptance`` (a second, short run).
@@ -55,7 +55,9 @@ once percent-decoding, Unicode look-alikes, ``..`` and blocked folders are resol
 ``setting_refused``). The curation acts: a note is at most 2,000 characters *after trimming*,
 refused rather than cut. ``GET /knowledge/events`` (``cursor``) and ``GET /knowledge/feed``
 (``actions_after``): an opaque cursor the colony minted, which no pattern can tell from a made-up
-one. Declaring the first two exactly is the next step (issue 9's note)."""
+one. Declaring the first two exactly is the next step (issue 9's note). ``POST /mcp``: JSON-RPC
+answers a message it cannot serve (an unknown method, a tool's refused arguments) with a JSON-RPC
+error inside a 200, the protocol's own rule, which no response status can state."""
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +76,7 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
         "FUZZ_TOKEN": fuzz_stack.admin_token,
         "FUZZ_FORAGER_TOKEN": (fuzz_stack.state_dir / "simulator.token").read_text().strip(),
         "FUZZ_FORAGER_ENDPOINT": fuzz_stack.env["KNOWLEDGE_FORAGER_ENDPOINT"],
+        "FUZZ_MISSION_CREDENTIAL": fuzz_stack.admin("mission", "start", "falcon", "--role", "researcher").strip(),
         "PYTHONPATH": str(ROOT),
         "NO_COLOR": "1",
     }
