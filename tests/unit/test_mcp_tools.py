@@ -98,6 +98,16 @@ def test_a_body_over_its_bound_is_413_before_it_is_parsed(rt: Runtime) -> None:
     assert post(credential, "x" * (MAX_BODY + 1))["statusCode"] == 413
 
 
+@pytest.mark.parametrize(
+    "raw", ["\udcff\udcfe", "{", "[]", '{"jsonrpc": "2.0"}', '{"jsonrpc": "1.0", "method": "ping"}']
+)
+def test_a_body_that_is_no_json_rpc_message_is_400_never_a_500(rt: Runtime, raw: str) -> None:
+    credential = start(rt, ["knowledge_search"])
+    answer = post(credential, raw)
+    assert answer["statusCode"] == 400, answer
+    assert json.loads(answer["body"])["error"]["code"] in {-32700, -32600, -32602}
+
+
 def test_initialize_answers_the_server_and_its_capabilities(rt: Runtime) -> None:
     credential = start(rt, ["knowledge_search"])
     params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}

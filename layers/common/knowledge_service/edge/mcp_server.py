@@ -99,6 +99,10 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # the mission store failed: a 500 in the same shape, the trace in the log
         logger.exception("mission lookup failed")
         return problem(InternalError("The service failed to answer; the failure is logged."))
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:  # the SDK would fail on it (a 500): JSON-RPC's own parse error
+        return parse_error("Parse error: the body is not UTF-8.")
     token = _mission.set(mission)
     try:
         status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
@@ -119,6 +123,17 @@ def problem(error: ServiceError) -> dict[str, Any]:
         "statusCode": error.status,
         "headers": {"Content-Type": "application/problem+json", "Cache-Control": "no-store", **extra},
         "body": json.dumps({**body, "code": error.code}),
+        "isBase64Encoded": False,
+    }
+
+
+def parse_error(message: str) -> dict[str, Any]:
+    """JSON-RPC's parse error (-32700), answered 400 as the SDK answers a body that is not JSON."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
+    return {
+        "statusCode": 400,
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
+        "body": json.dumps(body),
         "isBase64Encoded": False,
     }
 
