@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.agent_missions import MissionRecord
+from tests.unit.test_fault_injection import FAULT_ANSWERS
 
 EVERY_TOOL = sorted(mcp_tools.SPECS)
 ACCEPT = "application/json, text/event-stream"
@@ -338,3 +340,26 @@ def scoped(rt: Runtime) -> tuple[Runtime, str]:
     assert mission is not None
     rt.agent_missions.discover(mission, "knowledge.publish")
     return rt, credential
+
+
+# ------------------------------------------------------------------------------ FORAGER's faults
+@pytest.mark.parametrize("fault", sorted(FAULT_ANSWERS))
+def test_a_knowledge_tool_under_an_upstream_fault_is_a_tool_error_with_its_code(
+    rt: Runtime, inject_fault: Callable[[str], None], fault: str
+) -> None:
+    credential = start(rt, ["knowledge_retrieve"])
+    inject_fault(fault)
+    answer = post(
+        credential,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "knowledge_retrieve", "arguments": {"query": "launch"}},
+        },
+    )
+    assert answer["statusCode"] == 200 and "Traceback" not in answer["body"], answer
+    result = json.loads(answer["body"])["result"]
+    payload = json.loads(result["content"][0]["text"])
+    assert result["isError"], payload
+    assert payload["code"] in {"knowledge_unreachable", "upstream_timeout", "upstream_error"}, payload
