@@ -13,6 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from knowledge_service.identity.principal import (
     Permission,
@@ -128,6 +129,33 @@ def seed_demo(
         config.bind(project, knowledge_base, ACTOR)
         written.append(f"binding {project} -> {knowledge_base}")
     return written
+
+
+DEMO_ROLE = "researcher"
+DEMO_ROLE_TOOLS = (
+    "knowledge_search",
+    "knowledge_retrieve",
+    "knowledge_item",
+    "knowledge_evidence",
+    "knowledge_sources",
+    "brain_get",
+    "brain_list",
+    "brain_history",
+    "brain_put",
+    "knowledge.get",
+    "knowledge.list",
+)
+
+
+def seed_demo_role(missions: Any) -> bool:
+    """The demo role contract for agent missions (``events/missions_started.json`` names it),
+    where missing; True when it was written."""
+    from knowledge_service.storage.agent_missions import RoleContract
+
+    if missions.role(DEMO_ROLE) is not None:
+        return False
+    missions.put_role(RoleContract(name=DEMO_ROLE, tools=DEMO_ROLE_TOOLS))
+    return True
 
 
 def write_secret(path: Path, text: str) -> None:

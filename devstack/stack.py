@@ -36,11 +36,12 @@ import boto3
 
 from devstack import persistence
 from devstack.aws import LOCAL_CREDENTIALS, MotoEmulator, deployed_template
+from devstack.bus import BusDelivery
 from devstack.gateway import ApiServer, Gateway, local_routes
 from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
 from devstack.metering import Meter
 from devstack.schedules import Scheduler
-from devstack.seed import Admin, ensure_admin, seed_demo, write_secret
+from devstack.seed import DEMO_ROLE, Admin, ensure_admin, seed_demo, seed_demo_role, write_secret
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
 
 log = logging.getLogger("devstack")
@@ -148,6 +149,7 @@ class Stack:
         self._moto: MotoEmulator | None = None
         self._api: ApiServer | None = None
         self._scheduler: Scheduler | None = None
+        self._bus: BusDelivery | None = None
         self._functions: FunctionHost | None = None
         self._session: Any = None
         self._endpoint_url: str | None = None
@@ -356,6 +358,14 @@ class Stack:
         )
         self.url = self._api.url
         self._scheduler.start()
+        if self._moto is not None:  # a deployed stack's own EventBridge delivers its rules
+            self._bus = BusDelivery(
+                template,
+                self._functions.invoke,
+                self._session.client("events", endpoint_url=self._endpoint_url),
+                self._session.client("sqs", endpoint_url=self._endpoint_url),
+            )
+            self._bus.start()
         if self.persist and self._moto is not None:
             self._persister = threading.Thread(target=self._persist_loop, name="devstack-snapshot", daemon=True)
             self._persister.start()
@@ -394,6 +404,10 @@ class Stack:
             credential=credential,
             previous_endpoint=previous,
         )
+        from knowledge_service.storage.agent_missions import AgentMissionStore
+
+        if seed_demo_role(AgentMissionStore(dynamodb, template.physical_name("ConfigTable"))):
+            self.seeded.append(f"role {DEMO_ROLE}")
         admin = ensure_admin(principals, self.state_dir / "admin.token")
         if admin.minted:
             self.seeded.append(f"principal {admin.name}")
@@ -437,6 +451,8 @@ class Stack:
             steps.append(("API", self._api.stop))
         if self._scheduler is not None:
             steps.append(("schedules", self._scheduler.stop))
+        if self._bus is not None:
+            steps.append(("bus rules", self._bus.stop))
         if self._persister is not None:
             persister = self._persister
             steps.append(("snapshot thread", lambda: persister.join(timeout=30)))
@@ -453,7 +469,7 @@ class Stack:
                 step()
             except Exception:
                 log.exception("stopping the %s failed", name)
-        self._api = self._scheduler = self._persister = None
+        self._api = self._scheduler = self._persister = self._bus = None
         self._moto = None
 
 

@@ -135,3 +135,13 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
 NOT_YET_BUILT: dict[tuple[str, str], Access] = {}
 """Rows typed from the specification ahead of their routes. A route of the code is looked up
 in both tables; a row here whose route is served moves up into ``PERMISSIONS``."""
+
+
+# --- agent tools over MCP -------------------------------------------------------------------
+# "No tool takes a project or scope argument ... Scope arrives ambiently ... entered by the
+# core at mission intake" (spec 000, "Agent tools"): POST /mcp takes no principal token and
+# no installation permission; the mission credential alone admits a call, and its record is
+# the project, the role's tools and the autonomy.
+MISSION_ROUTES: dict[tuple[str, str], str] = {
+    ("POST", "/mcp"): "mission_credential",
+}

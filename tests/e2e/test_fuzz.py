@@ -60,6 +60,7 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
         "FUZZ_TOKEN": fuzz_stack.admin_token,
         "FUZZ_FORAGER_TOKEN": (fuzz_stack.state_dir / "simulator.token").read_text().strip(),
         "FUZZ_FORAGER_ENDPOINT": fuzz_stack.env["KNOWLEDGE_FORAGER_ENDPOINT"],
+        "FUZZ_MISSION_CREDENTIAL": fuzz_stack.admin("mission", "start", "falcon", "--role", "researcher").strip(),
         "PYTHONPATH": str(ROOT),
         "NO_COLOR": "1",
     }

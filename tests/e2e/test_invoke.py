@@ -31,6 +31,8 @@ FUNCTION_OF_PREFIX = {
     "curation": "CurationFunction",
     "exports": "ExportsFunction",
     "pages": "PagesFunction",
+    "mcp": "McpFunction",
+    "missions": "AgentMissionsFunction",
     "verbs": "VerbsFunction",
 }
 ENVELOPED = ("/knowledge", "/modules", "/settings")  # the other surfaces keep their own wire shapes

@@ -237,3 +237,40 @@ def test_the_matrix_has_every_kind_of_caller_the_issue_names() -> None:
     assert {f"lacks-{p.value}" for p in Permission} <= names
     assert json.dumps([r.path for r in ROUTES])  # the route table is not empty
     assert len(ROUTES) >= 20
+
+
+# ---------------------------------------------------------------------- POST /mcp
+MCP_LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
+MCP_HEADERS = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")]
+
+
+def test_mcp_answers_every_principal_token_401_and_only_a_live_mission_credential(
+    gateway: tuple[Gateway, dict[str, str]], knowledge_on: Runtime
+) -> None:
+    """``POST /mcp`` takes no principal token, whatever it holds (every caller of the matrix,
+    owner and admin included): 401 problem+json from the function, not the authorizer. A live
+    mission of project falcon is answered; the same mission ended is 401 again."""
+    from knowledge_service.domain import agent_missions as missions
+
+    app, tokens = gateway
+    answered = {}
+    for row in CALLERS:
+        headers = list(MCP_HEADERS)
+        if row.name in tokens:
+            headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
+        response = app.handle("POST", "/mcp", headers, MCP_LIST)
+        answered[row.name] = (response.status, json.loads(response.body)["code"])
+    assert set(answered.values()) == {(401, "unauthenticated")}, answered
+
+    knowledge_on.agent_missions.put_role(missions.role_contract("reader", ["knowledge_search"], "viewer", None))
+    credential = missions.mint_credential()
+    started = {"project": "falcon", "role": "reader", "credential_sha256": missions.credential_hash(credential)}
+    event = {"id": "matrix-mission", "detail-type": missions.STARTED, "detail": started}
+    missions.intake(knowledge_on.agent_missions, knowledge_on.projects, knowledge_on.pages, event)
+    live = app.handle("POST", "/mcp", [*MCP_HEADERS, ("Authorization", f"Bearer {credential}")], MCP_LIST)
+    assert live.status == 200, live.body
+    assert [t["name"] for t in json.loads(live.body)["result"]["tools"]] == ["knowledge_search"]
+    ended = {"id": "matrix-end", "detail-type": missions.ENDED, "detail": {"mission_id": "matrix-mission"}}
+    missions.intake(knowledge_on.agent_missions, knowledge_on.projects, knowledge_on.pages, ended)
+    again = app.handle("POST", "/mcp", [*MCP_HEADERS, ("Authorization", f"Bearer {credential}")], MCP_LIST)
+    assert again.status == 401

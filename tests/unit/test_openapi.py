@@ -27,8 +27,8 @@ def test_every_route_is_described_with_its_permission() -> None:
 def test_the_document_says_400_where_powertools_would_say_422() -> None:
     document = openapi_document()
     for path, operations in document["paths"].items():
-        if path.startswith("/api/v1/projects/"):
-            continue  # the pages surface: problem+json, below
+        if path.startswith("/api/v1/projects/") or path == "/mcp":
+            continue  # the pages surface: problem+json, below; /mcp: the MCP SDK's answers, below
         for method, operation in operations.items():
             responses = operation["responses"]
             if "422" in responses:  # only a route's own idempotency_key_reused, in the envelope
@@ -96,3 +96,13 @@ def test_the_pages_surface_is_described_with_problem_json_refusals() -> None:
         assert responses["401"]["content"]["application/problem+json"]["schema"] == {
             "$ref": "#/components/schemas/Problem"
         }
+
+
+def test_mcp_is_described_behind_the_mission_credential_with_its_json_rpc_body() -> None:
+    operation = openapi_document()["paths"]["/mcp"]["post"]
+    assert operation["security"] == [{"mission": []}]
+    assert operation["x-permission"] == "mission_credential"
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert body["required"] == ["jsonrpc", "method"] and "tools/call" in body["properties"]["method"]["enum"]
+    assert {"200", "202", "400", "401", "413", "500"} <= set(operation["responses"])
+    assert "application/problem+json" in operation["responses"]["401"]["content"]

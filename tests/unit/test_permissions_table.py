@@ -61,3 +61,11 @@ def test_a_weakened_declaration_fails(weakened: tuple[str, str, str, str | None,
     method, path, permission, capability, project = weakened
     route = RouteInfo(method, path, permission, capability, project, None)
     assert len(mismatches([route], PERMISSIONS)) == 1, why
+
+
+def test_the_mcp_route_declares_the_mission_credential_and_no_permission() -> None:
+    from knowledge_service.edge.catalog import mcp_routes
+    from tests.permissions import MISSION_ROUTES
+
+    assert {(r.method, r.path): r.permission for r in mcp_routes()} == MISSION_ROUTES
+    assert all(r.project_access is None and r.capability is None for r in mcp_routes())

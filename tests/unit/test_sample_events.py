@@ -28,6 +28,8 @@ FUNCTION_OF_PREFIX = {
     "exports": "ExportsFunction",
     "verbs": "VerbsFunction",
     "pages": "PagesFunction",
+    "mcp": "McpFunction",
+    "missions": "AgentMissionsFunction",
 }
 
 
@@ -86,3 +88,21 @@ def test_the_pages_sample_event_writes_a_page(aws: Runtime) -> None:
     assert response["statusCode"] == 200, body
     assert body["path"] == "/fs/svc/caddy.md"
     assert aws.pages.head("falcon", "/fs/svc/caddy.md") is not None
+
+
+def test_the_mcp_sample_event_without_a_live_mission_is_401_problem_json(aws: Runtime) -> None:
+    response = invoke("McpFunction", json.loads((EVENTS / "mcp_tools_list.json").read_text()))
+    assert response["statusCode"] == 401
+    assert json.loads(response["body"])["code"] == "unauthenticated"
+
+
+def test_the_missions_sample_event_records_a_mission_once(aws: Runtime) -> None:
+    from devstack.seed import seed_demo_role
+
+    aws.projects.create("falcon", "colony")
+    seed_demo_role(aws.agent_missions)
+    event = json.loads((EVENTS / "missions_started.json").read_text())
+    first = invoke("AgentMissionsFunction", event)
+    assert first == invoke("AgentMissionsFunction", event)
+    mission = aws.agent_missions.by_id(event["id"])
+    assert mission is not None and (mission.project, mission.role) == ("falcon", "researcher")

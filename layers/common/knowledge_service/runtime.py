@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
     from knowledge_service.domain.connection import ForagerConnection
     from knowledge_service.domain.feed.consumer import FeedStores
+    from knowledge_service.storage.agent_missions import AgentMissionStore
     from knowledge_service.storage.archives import ArchiveStore
     from knowledge_service.storage.config_store import ConfigStore
     from knowledge_service.storage.credential import CredentialStore
@@ -181,6 +182,12 @@ class Runtime:
         from knowledge_service.storage.dead_letter_store import DeadLetterStore
 
         return DeadLetterStore(_dynamodb(), self.env.dead_letters_table, self.env.event_log_table)
+
+    @cached_property
+    def agent_missions(self) -> AgentMissionStore:
+        from knowledge_service.storage.agent_missions import AgentMissionStore
+
+        return AgentMissionStore(_dynamodb(), self.env.config_table)
 
     @cached_property
     def clock(self) -> Clock:

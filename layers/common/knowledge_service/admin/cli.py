@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from knowledge_service.admin.missions import add_parsers as add_mission_parsers
 from knowledge_service.domain.verbs.catalogue import VERBS, Autonomy
 from knowledge_service.errors import BadRequest, ServiceError
 from knowledge_service.identity.principal import (
@@ -381,6 +382,7 @@ def _parser() -> argparse.ArgumentParser:
     revoke.set_defaults(run=_principal_revoke)
 
     _verbs_parsers(nouns)
+    add_mission_parsers(nouns)
     _subscription_and_events_parsers(nouns)
     return parser
 

@@ -22,6 +22,7 @@ from knowledge_service.edge.routes import (
     exports,
     feed,
     ingestion,
+    mcp,
     pages,
     reads,
     status,
@@ -97,9 +98,20 @@ def verbs_routes() -> list[RouteInfo]:
     return _routes(full_verbs_api())
 
 
+def full_mcp_api() -> APIGatewayRestResolver:
+    """``POST /mcp``: the MCP SDK answers; the route declares its body and its credential."""
+    app = APIGatewayRestResolver()
+    app.include_router(mcp.router)
+    return app
+
+
+def mcp_routes() -> list[RouteInfo]:
+    return _routes(full_mcp_api())
+
+
 def all_routes() -> list[RouteInfo]:
     """Every route of every surface the API serves."""
-    return sorted(knowledge_routes() + verbs_routes() + pages_routes(), key=lambda r: (r.path, r.method))
+    return sorted(knowledge_routes() + verbs_routes() + pages_routes() + mcp_routes(), key=lambda r: (r.path, r.method))
 
 
 def _routes(app: APIGatewayRestResolver) -> list[RouteInfo]:

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Serve
 from knowledge_service.domain.identifiers import PROJECT_ID
 from knowledge_service.domain.verbs.models import INPUTS
 from knowledge_service.edge.access import REQUEST_BODY_KEY
-from knowledge_service.edge.catalog import full_knowledge_api, full_pages_api
+from knowledge_service.edge.catalog import full_knowledge_api, full_mcp_api, full_pages_api
 from knowledge_service.edge.envelope import ERROR_DESCRIPTIONS
 from knowledge_service.edge.problem import PROBLEM_DESCRIPTIONS, PROBLEM_JSON
 from knowledge_service.edge.routes import verbs
@@ -75,6 +75,7 @@ def openapi_document() -> dict[str, Any]:
             if is_verb and method == "post":
                 _describe_verb_input(operation, path.removeprefix(VERBS_PREFIX + "/"), schemas)
     _add_pages(document)
+    _add_mcp(document)
     schemas = document["components"]["schemas"]
     for name in _POWERTOOLS_ONLY:  # the 422's schemas, now referenced by nothing
         schemas.pop(name, None)
@@ -101,6 +102,22 @@ def _add_pages(document: dict[str, Any]) -> None:
     for name, schema in pages.get("components", {}).get("schemas", {}).items():
         schemas.setdefault(name, schema)
     document["components"]["schemas"] = dict(sorted(schemas.items()))
+
+
+def _add_mcp(document: dict[str, Any]) -> None:
+    """``POST /mcp`` joins the document behind its own scheme: the ``km_`` mission credential."""
+    mcp: dict[str, Any] = json.loads(full_mcp_api().get_openapi_json_schema(openapi_version="3.1.0"))
+    for path, operations in mcp["paths"].items():
+        for operation in operations.values():
+            operation["requestBody"] = operation.pop(REQUEST_BODY_KEY)
+            operation["responses"].pop("422", None)
+            for bare in ("202", "406"):  # no body: an accepted notification, a refused Accept
+                operation["responses"].get(bare, {}).pop("content", None)
+            operation["responses"] = dict(sorted(operation["responses"].items()))
+            operation["security"] = [{"mission": []}]
+        document["paths"][path] = operations
+    schemes = document["components"].setdefault("securitySchemes", {})
+    schemes["mission"] = {"type": "http", "scheme": "bearer", "bearerFormat": "km_ mission credential"}
 
 
 def _problem(status: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ LOGICAL_TO_VARIABLE = {
     "VerbsTable": "VERBS_TABLE",
     "VerbAuditTable": "VERB_AUDIT_TABLE",
     "ArchiveBucket": "ARCHIVE_BUCKET",
+    "KnowledgeBus": "EVENT_BUS_NAME",  # knowledge-admin mission start|end put their events there
 }
 
 

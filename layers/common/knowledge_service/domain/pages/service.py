@@ -244,7 +244,7 @@ class Pages:
             force_brought=True,
         )
 
-    def revert(self, raw_path: str, version: str, if_version: str | None) -> Written:
+    def revert(self, raw_path: str, version: str, if_version: str | None, actor: str = HUMAN) -> Written:
         path = paths.page_path(raw_path)
         self._named(path, version)
         if not self.store.is_kept(self.project, version):
@@ -256,7 +256,7 @@ class Pages:
             return Written(path, version, head.size_bytes, head.meta.get("lint", []), [], changed=False)
         content = self._bytes(version).decode("utf-8")
         return self._write(
-            path, content, if_version, op="kb.revert", signal="kb_reverted", actor=HUMAN, restored=version
+            path, content, if_version, op="kb.revert", signal="kb_reverted", actor=actor, restored=version
         )
 
     def promote(

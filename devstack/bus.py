@@ -1,0 +1,100 @@
+"""The local EventBridge bus's rules: each ``EventBridgeRule`` event of ``template.yaml``
+delivered to its function, as EventBridge would.
+
+moto's EventBridge matches patterns and delivers to SQS targets, but cannot invoke a
+function of ours. So each rule is created on the emulated bus, for real, with its pattern
+and one SQS queue as target; one daemon thread long-polls those queues and invokes the
+rule's function with the event, as Lambda would receive it. A handler that raises leaves
+the message to be delivered again (after the queue's visibility timeout), as EventBridge's
+retries would; intake is idempotent on the event id, so a redelivery records nothing new.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from devstack.template import Template
+
+log = logging.getLogger("devstack.bus")
+
+Invoke = Callable[[str, dict[str, Any]], Any]
+POLL_SECONDS = 1
+VISIBILITY_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class BusRule:
+    function: str
+    event: str
+    bus: str
+    pattern: dict[str, Any]
+
+
+def bus_rules(template: Template) -> list[BusRule]:
+    rules = []
+    for name, function in template.functions().items():
+        for event_id, event in function.get("Properties", {}).get("Events", {}).items():
+            if event["Type"] != "EventBridgeRule":
+                continue
+            props = event["Properties"]
+            bus = str(template.resolve(props.get("EventBusName", "default")))
+            rules.append(BusRule(name, event_id, bus, template.resolve(props["Pattern"])))
+    return rules
+
+
+class BusDelivery:
+    """The template's bus rules on the emulated bus, and the thread that delivers them."""
+
+    def __init__(self, template: Template, invoke: Invoke, events: Any, sqs: Any):
+        self._template = template
+        self._invoke = invoke
+        self._events = events
+        self._sqs = sqs
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._queues: list[tuple[BusRule, str]] = []
+
+    def start(self) -> None:
+        for rule in bus_rules(self._template):
+            name = f"{self._template.stack_name}-{rule.function}{rule.event}"
+            url = self._sqs.create_queue(QueueName=name, Attributes={"VisibilityTimeout": str(VISIBILITY_SECONDS)})[
+                "QueueUrl"
+            ]
+            arn = self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            self._events.put_rule(Name=name, EventBusName=rule.bus, EventPattern=json.dumps(rule.pattern))
+            self._events.put_targets(Rule=name, EventBusName=rule.bus, Targets=[{"Id": "function", "Arn": arn}])
+            self._queues.append((rule, url))
+        if self._queues:
+            self._thread = threading.Thread(target=self._loop, name="devstack-bus", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            for rule, url in self._queues:
+                try:
+                    self._deliver(rule, url)
+                except Exception:
+                    if not self._stop.is_set():
+                        log.exception("delivering %s's events failed", rule.function)
+                    self._stop.wait(POLL_SECONDS)
+
+    def _deliver(self, rule: BusRule, url: str) -> None:
+        answer = self._sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=POLL_SECONDS)
+        for message in answer.get("Messages", []):
+            event = json.loads(message["Body"])
+            try:
+                self._invoke(rule.function, event)
+            except Exception:
+                log.exception("%s failed on event %s; it will be delivered again", rule.function, event.get("id"))
+                continue
+            self._sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=POLL_SECONDS + 5)

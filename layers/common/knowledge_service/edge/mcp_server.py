@@ -1,0 +1,199 @@
+"""``POST /mcp``: the MCP server, Streamable HTTP in stateless JSON-response mode, in a Lambda.
+
+Built on the official ``mcp`` SDK's low-level ``Server`` and its
+``StreamableHTTPSessionManager(stateless=True, json_response=True)``: the SDK owns the
+protocol (initialize, version negotiation, ``tools/*``, ``resources/*``, JSON-RPC errors,
+the Accept and content-type rules); this module owns the credential and the bridge from an
+API Gateway proxy event to one ASGI request and back. Stateless fits a Lambda: any container
+answers any request, and nothing lives between requests but the mission record.
+
+Like every function, this one authenticates its own request (the API has no authorizer).
+The mission credential is not a principal token: it is checked here, before the SDK sees the
+request.
+An unknown, ended or expired credential is 401 ``application/problem+json`` with
+``WWW-Authenticate: Bearer``. The mission found is handed to the handlers in a context
+variable: tools, resources and their scope come from it alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import MutableMapping
+from contextvars import ContextVar
+from typing import Any
+
+import anyio
+from aws_lambda_powertools import Logger
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import McpError
+from pydantic import AnyUrl
+
+from knowledge_service.domain.agent_missions import authenticate
+from knowledge_service.edge import mcp_tools
+from knowledge_service.errors import InternalError, NotFound, PayloadTooLarge, ServiceError
+from knowledge_service.runtime import runtime
+from knowledge_service.storage.agent_missions import MissionRecord
+
+MAX_BODY = 1024 * 1024
+"""Bytes of JSON-RPC read at all (a page is at most 1 MiB; a put carries it JSON-escaped)."""
+SERVER_NAME = "knowledge-service"
+logger = Logger(child=True)
+
+_mission: ContextVar[MissionRecord] = ContextVar("mission")
+server: Server[Any, Any] = Server(
+    SERVER_NAME,
+    instructions=(
+        "Tools over this project's knowledge, its pages (brain_*) and its assertions (knowledge.*)."
+        " The project is the mission's: no tool takes one. Call tools_discover for on-demand tools."
+    ),
+)
+
+
+@server.list_tools()  # type: ignore[no-untyped-call,untyped-decorator]
+async def _list_tools() -> list[types.Tool]:
+    return [
+        types.Tool(name=s.name, description=s.description, inputSchema=mcp_tools.input_schema(s))
+        for s in mcp_tools.listed(_mission.get())
+    ]
+
+
+@server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+async def _call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    payload, is_error = mcp_tools.call(_mission.get(), name, arguments)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, default=str))],
+        structuredContent=payload,
+        isError=is_error,
+    )
+
+
+@server.list_resources()  # type: ignore[no-untyped-call,untyped-decorator]
+async def _list_resources() -> list[types.Resource]:
+    return [
+        types.Resource(uri=AnyUrl(r["uri"]), name=r["name"], mimeType=r["mimeType"])
+        for r in mcp_tools.resources(_mission.get())
+    ]
+
+
+@server.read_resource()  # type: ignore[no-untyped-call,untyped-decorator]
+async def _read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
+    try:
+        text = mcp_tools.read_resource(_mission.get(), str(uri))
+    except NotFound as missing:
+        raise McpError(types.ErrorData(code=-32002, message=missing.message)) from None
+    return [ReadResourceContents(content=text, mime_type="text/markdown")]
+
+
+# ------------------------------------------------------------------------------ the door
+def handle(event: dict[str, Any]) -> dict[str, Any]:
+    """One API Gateway proxy event in, one proxy answer out."""
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    try:
+        body = _body(event)
+        mission = authenticate(runtime().agent_missions, headers.get("authorization"))
+    except ServiceError as refused:
+        return problem(refused)
+    except Exception:  # the mission store failed: a 500 in the same shape, the trace in the log
+        logger.exception("mission lookup failed")
+        return problem(InternalError("The service failed to answer; the failure is logged."))
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:  # the SDK would fail on it (a 500): JSON-RPC's own parse error
+        return parse_error("Parse error: the body is not UTF-8.")
+    token = _mission.set(mission)
+    try:
+        status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
+    finally:
+        _mission.reset(token)
+    return {
+        "statusCode": status,
+        "headers": {**answer_headers, "Cache-Control": "no-store"},
+        "body": answer.decode("utf-8"),
+        "isBase64Encoded": False,
+    }
+
+
+def problem(error: ServiceError) -> dict[str, Any]:
+    extra = {"WWW-Authenticate": 'Bearer realm="mcp"'} if error.status == 401 else {}
+    body = {"type": "about:blank", "title": error.code, "status": error.status, "detail": error.message}
+    return {
+        "statusCode": error.status,
+        "headers": {"Content-Type": "application/problem+json", "Cache-Control": "no-store", **extra},
+        "body": json.dumps({**body, "code": error.code}),
+        "isBase64Encoded": False,
+    }
+
+
+def parse_error(message: str) -> dict[str, Any]:
+    """JSON-RPC's parse error (-32700), answered 400 as the SDK answers a body that is not JSON."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
+    return {
+        "statusCode": 400,
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def _body(event: dict[str, Any]) -> bytes:
+    raw = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        if len(raw) > (MAX_BODY // 3 + 1) * 4:
+            raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
+        data = base64.b64decode(raw)
+    else:
+        if len(raw) > MAX_BODY:
+            raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
+        data = raw.encode("utf-8", "surrogatepass")
+    if len(data) > MAX_BODY:
+        raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
+    return data
+
+
+async def _serve(method: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Run the request through a fresh stateless session manager (one per invocation: a
+    manager runs once) and collect the ASGI answer."""
+    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "https",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+        "client": ("127.0.0.1", 0),
+        "server": ("localhost", 443),
+    }
+    sent = False
+    status = 500
+    answer_headers: dict[str, str] = {}
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+            for key, value in message.get("headers", []):
+                answer_headers[key.decode("latin-1")] = value.decode("latin-1")
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)
+    return status, answer_headers, b"".join(chunks)

@@ -1,0 +1,78 @@
+"""``POST /mcp``: agent tools over MCP (Streamable HTTP, stateless, JSON responses).
+
+One route, answered by the MCP SDK behind ``edge.mcp_server``. It takes no principal token
+and has no API authorizer: the ``km_`` mission credential is checked by the function
+itself, so the declaration names it (``x-permission: mission_credential``) instead of an
+installation permission. The body is read by the SDK, so the route declares it here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from knowledge_service.edge.access import PERMISSION_KEY, REQUEST_BODY_KEY
+from knowledge_service.edge.mcp_server import MAX_BODY, handle
+
+router = APIGatewayRouter()
+
+MCP_PATH = "/mcp"
+MISSION_CREDENTIAL = "mission_credential"
+METHODS = [
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+]
+JSON_RPC_MESSAGE: dict[str, Any] = {
+    "type": "object",
+    "title": "JsonRpcMessage",
+    "description": f"One JSON-RPC 2.0 message of MCP (at most {MAX_BODY} bytes).",
+    "required": ["jsonrpc", "method"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "id": {"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 64}]},
+        "method": {"type": "string", "enum": METHODS},
+        "params": {"type": "object"},
+    },
+}
+DECLARATION: dict[str, Any] = {
+    PERMISSION_KEY: MISSION_CREDENTIAL,
+    REQUEST_BODY_KEY: {"required": True, "content": {"application/json": {"schema": JSON_RPC_MESSAGE}}},
+}
+PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "object"}}}
+
+
+@router.post(
+    MCP_PATH,
+    summary="MCP (Streamable HTTP, stateless JSON): tools and resources of one agent mission",
+    description=(
+        "Authorization: Bearer <km_ mission credential from knowledge-admin mission start>. "
+        "Scope, tools, autonomy and expiry are the mission's; no tool takes a project."
+    ),
+    tags=["mcp"],
+    openapi_extensions=DECLARATION,
+    responses={
+        200: {"description": "A JSON-RPC response", "content": {"application/json": {"schema": {"type": "object"}}}},
+        202: {"description": "A notification, accepted"},
+        400: {"description": "Not a JSON-RPC message MCP takes", "content": {"application/json": {}}},
+        401: {"description": "Unknown, ended or expired mission credential", "content": PROBLEM},
+        406: {"description": "Accept names neither application/json nor text/event-stream"},
+        413: {"description": f"A body over {MAX_BODY} bytes", "content": PROBLEM},
+        500: {"description": "The service failed to answer", "content": {"application/json": {}}},
+    },
+)
+def post_mcp() -> Response[str]:
+    answer = handle(router.current_event.raw_event)
+    headers = dict(answer.get("headers") or {})
+    return Response(
+        status_code=int(answer["statusCode"]),
+        content_type=headers.pop("content-type", headers.pop("Content-Type", None)),
+        body=answer.get("body") or "",
+        headers=headers,
+    )

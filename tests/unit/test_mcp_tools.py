@@ -1,0 +1,365 @@
+"""The MCP server in-process (moto, the FORAGER simulator): JSON-RPC through the SDK exactly
+as ``POST /mcp`` receives it, each tool's refusals, the audit row, and the scope wall."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forager_simulator.corpus import record_id
+from knowledge_service.domain import agent_missions as missions
+from knowledge_service.domain.pages.service import Pages
+from knowledge_service.edge import mcp_tools
+from knowledge_service.edge.mcp_server import MAX_BODY, handle
+from knowledge_service.identity.principal import ProjectRole
+from knowledge_service.models import KnowledgeSettings
+from knowledge_service.runtime import Runtime
+from knowledge_service.storage.agent_missions import MissionRecord
+from tests.unit.test_fault_injection import FAULT_ANSWERS
+
+EVERY_TOOL = sorted(mcp_tools.SPECS)
+ACCEPT = "application/json, text/event-stream"
+
+
+def start(rt: Runtime, tools: list[str], autonomy: str = "L2", project: str = "falcon", role: str = "admin") -> str:
+    credential = missions.mint_credential()
+    now = datetime.now(UTC)
+    mission_id = str(uuid.uuid4())
+    rt.pages.create_session(mission_id, project, "test mission")  # as intake does
+    rt.agent_missions.record(
+        MissionRecord(
+            mission_id=mission_id,
+            project=project,
+            role="test",
+            tools=tuple(tools),
+            project_role=ProjectRole(role),
+            autonomy=autonomy,
+            credential_hash=missions.credential_hash(credential),
+            started_at=now,
+            expires_at=now + timedelta(hours=1),
+        )
+    )
+    return credential
+
+
+def post(credential: str | None, body: Any, **headers: str) -> dict[str, Any]:
+    raw = body if isinstance(body, str) else json.dumps(body)
+    auth = {"Authorization": f"Bearer {credential}"} if credential else {}
+    event = {
+        "httpMethod": "POST",
+        "path": "/mcp",
+        "headers": {"Content-Type": "application/json", "Accept": ACCEPT, **auth, **headers},
+        "body": raw,
+        "isBase64Encoded": False,
+    }
+    return handle(event)
+
+
+def rpc(credential: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    answer = post(credential, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}})
+    assert answer["statusCode"] == 200, answer
+    return json.loads(answer["body"])  # type: ignore[no-any-return]
+
+
+def call(credential: str, tool: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    result = rpc(credential, "tools/call", {"name": tool, "arguments": arguments})["result"]
+    return bool(result.get("isError")), json.loads(result["content"][0]["text"])
+
+
+def refused(credential: str, tool: str, arguments: dict[str, Any], code: str) -> dict[str, Any]:
+    is_error, payload = call(credential, tool, arguments)
+    assert is_error and payload["code"] == code, payload
+    return payload
+
+
+@pytest.fixture
+def rt(knowledge_on: Runtime) -> Runtime:
+    knowledge_on.config.bind("colony-docs", "harbour", "test")
+    return knowledge_on
+
+
+# ------------------------------------------------------------------------------ the door
+@pytest.mark.parametrize("header", [None, "Bearer km_" + "x" * 43, "Bearer ks_" + "x" * 43, "Basic a"])
+def test_no_live_credential_is_401_problem_json_before_the_sdk_sees_the_body(rt: Runtime, header: str | None) -> None:
+    answer = handle({"httpMethod": "POST", "headers": {"Authorization": header} if header else {}, "body": "{"})
+    assert answer["statusCode"] == 401
+    assert answer["headers"]["Content-Type"] == "application/problem+json"
+    assert json.loads(answer["body"])["code"] == "unauthenticated"
+    assert answer["headers"]["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_a_body_over_its_bound_is_413_before_it_is_parsed(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    assert post(credential, "x" * (MAX_BODY + 1))["statusCode"] == 413
+
+
+@pytest.mark.parametrize(
+    "raw", ["\udcff\udcfe", "{", "[]", '{"jsonrpc": "2.0"}', '{"jsonrpc": "1.0", "method": "ping"}']
+)
+def test_a_body_that_is_no_json_rpc_message_is_400_never_a_500(rt: Runtime, raw: str) -> None:
+    credential = start(rt, ["knowledge_search"])
+    answer = post(credential, raw)
+    assert answer["statusCode"] == 400, answer
+    assert json.loads(answer["body"])["error"]["code"] in {-32700, -32600, -32602}
+
+
+def test_initialize_answers_the_server_and_its_capabilities(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    result = rpc(credential, "initialize", params)["result"]
+    assert result["serverInfo"]["name"] == "knowledge-service"
+    assert {"tools", "resources"} <= set(result["capabilities"])
+
+
+# ------------------------------------------------------------------------------ tools/list
+def test_tools_list_is_exactly_the_roles_tier_1_tools_with_schemas_that_name_no_scope(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_retrieve", "brain_put", "knowledge.get", "knowledge.publish"])
+    tools = {t["name"]: t for t in rpc(credential, "tools/list")["result"]["tools"]}
+    assert set(tools) == {"knowledge_retrieve", "brain_put", "knowledge.get", "tools_discover"}
+    for tool in tools.values():
+        assert not set(tool["inputSchema"].get("properties", {})) & set(mcp_tools.SCOPE_WORDS), tool["name"]
+        assert tool["inputSchema"].get("additionalProperties") is False, tool["name"]
+    assert tools["knowledge_retrieve"]["inputSchema"]["required"] == ["query"]
+
+
+def test_no_tool_of_the_catalogue_takes_a_project_or_scope_argument() -> None:
+    for spec in mcp_tools.SPECS.values():
+        fields = set(spec.args.model_fields) | {f.alias for f in spec.args.model_fields.values() if f.alias}
+        assert not fields & {"project", "project_id", "projectId", "scope", "knowledge_base", "workspace"}, spec.name
+
+
+# ------------------------------------------------------------------------------ refusals
+def test_an_argument_naming_a_scope_is_refused_as_unknown_by_every_tool(rt: Runtime) -> None:
+    credential = start(rt, EVERY_TOOL)
+    mission = rt.agent_missions.by_credential_hash(missions.credential_hash(credential))
+    assert mission is not None
+    rt.agent_missions.discover(mission, "knowledge.publish")
+    for tool in EVERY_TOOL:
+        for word in mcp_tools.SCOPE_WORDS:
+            payload = refused(credential, tool, {word: "colony-docs"}, "bad_request")
+            assert payload["error"].startswith(f"{word}:"), (tool, payload)
+
+
+def test_tools_discover_refuses_an_unknown_argument_and_a_tool_not_offered(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge.publish", "knowledge.get"])
+    refused(credential, "tools_discover", {"project": "colony-docs"}, "bad_request")
+    refused(credential, "tools_discover", {"name": "knowledge.get"}, "tool_not_in_role")
+    refused(credential, "tools_discover", {"name": "knowledge.retire"}, "tool_not_in_role")
+
+
+def test_a_tool_not_in_the_role_is_refused(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    refused(credential, "knowledge_sources", {}, "tool_not_in_role")
+    refused(credential, "knowledge.retire", {"knowledgeId": "x"}, "tool_not_in_role")
+
+
+def test_a_tier_2_tool_is_refused_until_discovered(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge.publish"])
+    refused(credential, "knowledge.publish", {"knowledgeId": "k"}, "tool_not_discovered")
+    is_error, loaded = call(credential, "tools_discover", {"name": "knowledge.publish"})
+    assert not is_error and loaded["loaded"] == "knowledge.publish"
+    assert "knowledge.publish" in {t["name"] for t in rpc(credential, "tools/list")["result"]["tools"]}
+
+
+@pytest.mark.parametrize("tool", ["brain_put", "brain_delete", "brain_promote", "brain_revert"])
+def test_an_l0_mission_may_not_call_a_write_tool(rt: Runtime, tool: str) -> None:
+    credential = start(rt, [tool], autonomy="L0")
+    assert "L1" in refused(credential, tool, {"path": "/notes/a.md"}, "permission_denied")["error"]
+
+
+def test_knowledge_off_is_a_tool_error_naming_knowledge_disabled_not_an_absent_tool(rt: Runtime) -> None:
+    credential = start(rt, list(missions.KNOWLEDGE_TOOLS))
+    rt.config.save_settings(KnowledgeSettings(knowledge_enabled=False))
+    assert {t["name"] for t in rpc(credential, "tools/list")["result"]["tools"]} == set(missions.KNOWLEDGE_TOOLS)
+    item = {"id": record_id("ki", "falcon", "launch_march")}
+    arguments = {
+        "knowledge_search": {"q": "launch"},
+        "knowledge_retrieve": {"query": "launch"},
+        "knowledge_item": item,
+        "knowledge_evidence": item,
+    }
+    for tool in missions.KNOWLEDGE_TOOLS:
+        refused(credential, tool, arguments.get(tool, {}), "knowledge_disabled")
+
+
+def test_a_publish_by_a_mission_without_sensitive_autonomy_is_refused_at_the_front_door(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge.publish"], autonomy="L1")
+    call(credential, "tools_discover", {"name": "knowledge.publish"})
+    refused(credential, "knowledge.publish", {"knowledgeId": "kn_" + "0" * 24}, "permission_denied")
+
+
+# ------------------------------------------------------------------------------ the audit
+def test_every_call_leaves_one_audit_row_and_never_the_arguments(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    mission = rt.agent_missions.by_credential_hash(missions.credential_hash(credential))
+    assert mission is not None
+    call(credential, "knowledge_search", {"q": "launch secret-words-here"})
+    refused(credential, "knowledge_sources", {}, "tool_not_in_role")
+    refused(credential, "knowledge_search", {"q": "secret-words-here", "project": "x"}, "bad_request")
+    rows = [r for r in rt.verb_audit.rows("falcon") if r.get("mission") == mission.mission_id]
+    assert [(r["verb"], r["decision"]) for r in rows] == [
+        ("mcp:knowledge_search", "allowed"),
+        ("mcp:knowledge_sources", "refused"),
+        ("mcp:knowledge_search", "refused"),
+    ]
+    assert "secret-words-here" not in json.dumps(rows, default=str)
+
+
+# ------------------------------------------------------------------------------ the scope wall
+def test_no_tool_reaches_another_projects_knowledge_page_or_assertion(rt: Runtime) -> None:
+    credential = start(rt, EVERY_TOOL)
+    harbour_item = record_id("ki", "harbour", "opening_hours")
+    for tool in ("knowledge_item", "knowledge_evidence"):
+        assert call(credential, tool, {"id": harbour_item})[1]["code"] == "not_found"
+    # a page of colony-docs, by every path spelling and every store
+    Pages(rt.pages, "colony-docs").put("/notes/secret.md", "# Secret\n", None)
+    for path in ("/notes/secret.md", "/fs/notes/secret.md", "../colony-docs/notes/secret.md"):
+        is_error, payload = call(credential, "brain_get", {"path": path})
+        assert is_error and "Secret" not in json.dumps(payload), payload
+        assert call(credential, "brain_history", {"path": path})[0]
+    listed = json.dumps(call(credential, "brain_list", {})[1])
+    assert "secret.md" not in listed
+    resources = rpc(credential, "resources/list")["result"]["resources"]
+    assert all("/project/falcon/" in r["uri"] for r in resources)
+    stolen = rpc(credential, "resources/read", {"uri": "agenthub://project/colony-docs/kb/fs/notes/secret.md"})
+    assert "error" in stolen and "Secret" not in json.dumps(stolen)
+    # an assertion of another workspace is not found, in the words an unknown id gets
+    knowledge_id = _assertion_in(rt, "colony-docs")
+    stolen_assertion = refused(credential, "knowledge.get", {"knowledgeId": knowledge_id}, "not_found")
+    unknown = refused(credential, "knowledge.get", {"knowledgeId": "kn_" + "0" * 24}, "not_found")
+    assert stolen_assertion == unknown or "colony-docs" not in json.dumps(stolen_assertion)
+
+
+def _assertion_in(rt: Runtime, workspace: str, text: str = "It moved.") -> str:
+    from knowledge_service.domain.verbs import door
+    from tests.conftest import ADMIN
+
+    stores = door.Stores(rt.projects, rt.verbs, rt.verb_audit)
+    body = "The chamber moved north last spring."
+    capture = door.invoke(stores, door.Call("capture.create", ADMIN, workspace, json.dumps({"body": body}).encode()))
+    request = {
+        "subject": "chamber",
+        "assertion": text,
+        "captureId": capture.capture_id,  # type: ignore[attr-defined]
+        "evidenceQuote": "moved north",
+    }
+    made = door.invoke(stores, door.Call("knowledge.distil", ADMIN, workspace, json.dumps(request).encode()))
+    return str(made.knowledge_id)  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------------ the brain
+def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_pages(rt: Runtime) -> None:
+    credential = start(rt, sorted(missions.BRAIN_READS + missions.BRAIN_WRITES), autonomy="L1")
+    put = call(credential, "brain_put", {"path": "/notes/plan.md", "content": "# Plan\n\nOne.\n"})[1]
+    assert put["ok"] and put["store"] == "project"
+    path, first = put["path"], put["version"]
+    second = call(credential, "brain_put", {"path": path, "content": "# Plan\n\nTwo.\n", "if_version": first})[1]
+    stale = refused(
+        credential, "brain_put", {"path": path, "content": "# Plan\n\nX.\n", "if_version": first}, "conflict"
+    )
+    assert stale["code"] == "conflict"
+    assert call(credential, "brain_get", {"path": path, "version": first})[1]["content"] == "# Plan\n\nOne.\n"
+    listed = call(credential, "brain_list", {"prefix": "/notes"})[1]
+    assert path in [e["path"] for e in listed["entries"]]
+    reverted = call(credential, "brain_revert", {"path": path, "version": first})[1]
+    assert reverted["version"] == first and reverted["changed"] is True
+    history = call(credential, "brain_history", {"path": path})[1]
+    assert [v["op"] for v in history["versions"]] == ["kb.revert", "kb.put", "kb.put"]
+    assert all(v["actor"].startswith("agent:mission:") for v in history["versions"])
+    assert second["version"] in [v["version"] for v in history["versions"]]
+    # the session brain: the mission's own, promoted into a page with its source
+    noted = call(credential, "brain_put", {"path": "/scratch.md", "content": "# Found\n", "store": "session"})[1]
+    assert noted["store"] == "session"
+    assert call(credential, "brain_get", {"path": "/scratch.md", "store": "session"})[1]["content"] == "# Found\n"
+    promoted = call(credential, "brain_promote", {"from_path": noted["path"], "to_path": "/notes/found.md"})[1]
+    assert promoted.get("ok"), promoted
+    page = call(credential, "brain_get", {"path": promoted["path"]})[1]["content"]
+    assert "agenthub://session/" in page
+    assert call(credential, "brain_delete", {"path": promoted["path"]})[1]["ok"]
+    refused(credential, "brain_delete", {"path": promoted["path"]}, "not_found")
+
+
+# ------------------------------------------------------------------------------ whatever the arguments
+MARKER = "ZEBRA-SECRET-7"
+_HOSTILE = st.sampled_from(
+    [  # first what reaches furthest: Hypothesis draws the first elements most
+        "/notes/secret.md",
+        "/fs/notes/secret.md",
+        "colony-docs",
+        "../colony-docs/fs/notes/secret.md",
+        "%2e%2e/colony-docs",
+        "agenthub://project/colony-docs/kb/fs/notes/secret.md",
+        record_id("ki", "harbour", "opening_hours"),
+        "session",
+        "project",
+        MARKER,
+    ]
+)
+_VALUES = st.one_of(_HOSTILE, _HOSTILE, _HOSTILE, st.text(max_size=40), st.integers())
+
+
+def _arguments(tool: str) -> st.SearchStrategy[dict[str, Any]]:
+    """The tool's own fields (the required ones always there), a scope word now and then, and
+    values that name another project's page, record or URI more often than not."""
+    fields = mcp_tools.SPECS[tool].args.model_fields
+    names = [f.alias or n for n, f in fields.items()]
+    required = {f.alias or n: _VALUES for n, f in fields.items() if f.is_required()}
+    optional = st.dictionaries(st.sampled_from([*names, *mcp_tools.SCOPE_WORDS]), _VALUES, max_size=3)
+    return st.fixed_dictionaries(required).flatmap(lambda r: optional.map(lambda o: {**o, **r}))
+
+
+@pytest.mark.parametrize("tool", EVERY_TOOL)
+def test_whatever_the_arguments_no_tool_answers_another_projects_page_or_assertion(
+    scoped: tuple[Runtime, str], tool: str
+) -> None:
+    _, credential = scoped
+
+    @settings(max_examples=12, deadline=None, derandomize=True)
+    @given(arguments=_arguments(tool))
+    def holds(arguments: dict[str, Any]) -> None:
+        _, payload = call(credential, tool, arguments)
+        assert MARKER not in json.dumps(payload).replace(json.dumps(arguments), ""), (arguments, payload)
+
+    holds()
+
+
+@pytest.fixture
+def scoped(rt: Runtime) -> tuple[Runtime, str]:
+    """A falcon mission holding every tool; colony-docs holds a page and an assertion marked."""
+    Pages(rt.pages, "colony-docs").put("/notes/secret.md", f"# {MARKER}\n", None)
+    _assertion_in(rt, "colony-docs", MARKER)
+    credential = start(rt, EVERY_TOOL)
+    mission = rt.agent_missions.by_credential_hash(missions.credential_hash(credential))
+    assert mission is not None
+    rt.agent_missions.discover(mission, "knowledge.publish")
+    return rt, credential
+
+
+# ------------------------------------------------------------------------------ FORAGER's faults
+@pytest.mark.parametrize("fault", sorted(FAULT_ANSWERS))
+def test_a_knowledge_tool_under_an_upstream_fault_is_a_tool_error_with_its_code(
+    rt: Runtime, inject_fault: Callable[[str], None], fault: str
+) -> None:
+    credential = start(rt, ["knowledge_retrieve"])
+    inject_fault(fault)
+    answer = post(
+        credential,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "knowledge_retrieve", "arguments": {"query": "launch"}},
+        },
+    )
+    assert answer["statusCode"] == 200 and "Traceback" not in answer["body"], answer
+    result = json.loads(answer["body"])["result"]
+    payload = json.loads(result["content"][0]["text"])
+    assert result["isError"], payload
+    assert payload["code"] in {"knowledge_unreachable", "upstream_timeout", "upstream_error"}, payload
