@@ -17,7 +17,8 @@ from forager_simulator.corpus import record_id
 from knowledge_service.domain import agent_missions as missions
 from knowledge_service.domain.pages.service import Pages
 from knowledge_service.edge import mcp_tools
-from knowledge_service.edge.mcp_server import MAX_BODY, handle
+from knowledge_service.edge.mcp_server import MAX_BODY, JsonRpcMessage, handle
+from knowledge_service.edge.openapi import openapi_document
 from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
@@ -108,6 +109,57 @@ def test_a_body_that_is_no_json_rpc_message_is_400_never_a_500(rt: Runtime, raw:
     answer = post(credential, raw)
     assert answer["statusCode"] == 400, answer
     assert json.loads(answer["body"])["error"]["code"] in {-32700, -32600, -32602}
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": None}, "params"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"}, "method"),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, "id"),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, "id"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, "id"),
+        ({"jsonrpc": "2.0", "id": 2**53, "method": "ping"}, "id"),
+        ({"jsonrpc": "2.0", "id": "x" * 65, "method": "ping"}, "id"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "extra": 1}, "extra"),
+    ],
+)
+def test_a_message_outside_the_declared_envelope_is_400_naming_its_field(
+    rt: Runtime, message: dict[str, Any], field: str
+) -> None:
+    """What the document declares for POST /mcp is what the door holds: the fuzz run's
+    negative_data_rejection found a null params answered inside a 200 before the door held it."""
+    credential = start(rt, ["knowledge_search"])
+    answer = post(credential, message)
+    assert answer["statusCode"] == 400, answer
+    error = json.loads(answer["body"])["error"]
+    assert error["code"] == -32600
+    assert error["message"].startswith(f"Invalid request: {field}:"), error
+
+
+def test_an_integral_number_is_an_integer_id_and_answered_as_one(rt: Runtime) -> None:
+    """JSON Schema's integer includes 7.0 (the fuzz run sent one); the SDK sees the integer."""
+    credential = start(rt, ["knowledge_search"])
+    answer = post(credential, '{"jsonrpc": "2.0", "id": 439110987874257.0, "method": "ping"}')
+    assert answer["statusCode"] == 200, answer
+    assert json.loads(answer["body"])["id"] == 439110987874257
+
+
+def test_a_body_nested_past_the_edges_bound_is_a_parse_error_before_anything_reads_it(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    deep = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ' + "[" * 40 + "]" * 40 + "}"
+    answer = post(credential, deep)
+    assert answer["statusCode"] == 400, answer
+    error = json.loads(answer["body"])["error"]
+    assert error["code"] == -32700 and "nested deeper" in error["message"]
+
+
+def test_post_mcp_declares_the_envelope_the_door_holds() -> None:
+    declared = openapi_document()["paths"]["/mcp"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    model = JsonRpcMessage.model_json_schema()
+    assert {k: v for k, v in declared.items() if k != "description"} == {
+        k: v for k, v in model.items() if k != "description"
+    }
 
 
 def test_initialize_answers_the_server_and_its_capabilities(rt: Runtime) -> None:

@@ -21,7 +21,7 @@ import base64
 import json
 from collections.abc import MutableMapping
 from contextvars import ContextVar
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from aws_lambda_powertools import Logger
@@ -30,10 +30,11 @@ from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import McpError
-from pydantic import AnyUrl
+from pydantic import AnyUrl, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from knowledge_service.domain.agent_missions import authenticate
 from knowledge_service.edge import mcp_tools
+from knowledge_service.edge.body import UnreadableBody, read_json
 from knowledge_service.errors import InternalError, NotFound, PayloadTooLarge, ServiceError
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
@@ -42,6 +43,59 @@ MAX_BODY = 1024 * 1024
 """Bytes of JSON-RPC read at all (a page is at most 1 MiB; a put carries it JSON-escaped)."""
 SERVER_NAME = "knowledge-service"
 logger = Logger(child=True)
+
+MAX_REQUEST_ID = 2**53 - 1
+"""The largest integer request id taken (JSON's exact integers); a string id is at most 64 characters."""
+METHODS = (
+    "initialize",
+    "notifications/initialized",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+)
+"""The JSON-RPC methods this server serves; any other is refused at the door."""
+
+
+def _integral(value: Any) -> Any:
+    """JSON Schema's integer is a number without a fraction: ``7.0`` is the integer 7."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+RequestId = (
+    Annotated[int, BeforeValidator(_integral), Field(ge=-MAX_REQUEST_ID, le=MAX_REQUEST_ID)]
+    | Annotated[str, Field(max_length=64)]
+)
+
+
+def _left_out_or_given(schema: dict[str, Any]) -> None:
+    """Declare an optional field as what it takes when given: no default, never null."""
+    schema.pop("default", None)
+    if "anyOf" in schema:
+        schema["anyOf"] = [branch for branch in schema["anyOf"] if branch.get("type") != "null"]
+
+
+class JsonRpcMessage(BaseModel):
+    """One JSON-RPC 2.0 message of MCP, as the door takes it (and as ``POST /mcp`` declares it):
+    the envelope is held here, exactly; what ``params`` must hold for its method is the
+    protocol's, answered by the SDK as a JSON-RPC error inside a 200 (``-32602``). A message
+    without ``id`` is a notification (``202``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="JsonRpcMessage")
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId | None = Field(default=None, json_schema_extra=_left_out_or_given)
+    method: Literal[METHODS]  # type: ignore[valid-type]
+    params: dict[str, Any] = Field(default_factory=dict, json_schema_extra=_left_out_or_given)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("a request id is an integer or a string; a notification leaves it out")
+        return value
+
 
 _mission: ContextVar[MissionRecord] = ContextVar("mission")
 server: Server[Any, Any] = Server(
@@ -100,10 +154,10 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # the mission store failed: a 500 in the same shape, the trace in the log
         logger.exception("mission lookup failed")
         return problem(InternalError("The service failed to answer; the failure is logged."))
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:  # the SDK would fail on it (a 500): JSON-RPC's own parse error
-        return parse_error("Parse error: the body is not UTF-8.")
+    message = _message(body)
+    if not isinstance(message, JsonRpcMessage):
+        return message
+    body = message.model_dump_json(exclude_unset=True).encode("utf-8")  # what the SDK reads: the envelope as held
     token = _mission.set(mission)
     try:
         status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
@@ -128,9 +182,33 @@ def problem(error: ServiceError) -> dict[str, Any]:
     }
 
 
-def parse_error(message: str) -> dict[str, Any]:
-    """JSON-RPC's parse error (-32700), answered 400 as the SDK answers a body that is not JSON."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": message}}
+def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
+    """The body as one :class:`JsonRpcMessage`, or the door's refusal of it.
+
+    The body is read within the edge's bounds (``edge.body``: size, depth, number length)
+    before anything believes it, then held to the envelope: not JSON is ``-32700``, not the
+    envelope ``-32600`` naming the field, both ``400`` as the SDK answers what it cannot read."""
+    try:
+        raw = read_json(body)
+    except UnicodeDecodeError:
+        return rpc_error(-32700, "Parse error: the body is not UTF-8.")
+    except UnreadableBody as unreadable:
+        return rpc_error(-32700, f"Parse error: the body {unreadable.message}")
+    except ValueError:
+        return rpc_error(-32700, "Parse error: the body is not JSON.")
+    try:
+        return JsonRpcMessage.model_validate(raw)
+    except ValidationError as invalid:
+        first = invalid.errors(include_url=False)[0]
+        field = str(first["loc"][0]) if first["loc"] else "body"  # the envelope's field, not a union branch
+        request_id = raw.get("id") if isinstance(raw, dict) else None
+        known = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+        return rpc_error(-32600, f"Invalid request: {field}: {first['msg']}", known)
+
+
+def rpc_error(code: int, message: str, request_id: int | str | None = None) -> dict[str, Any]:
+    """A JSON-RPC error answered 400, as the SDK answers a message it cannot read."""
+    body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return {
         "statusCode": 400,
         "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},

@@ -3,7 +3,8 @@
 One route, answered by the MCP SDK behind ``edge.mcp_server``. It takes no principal token
 and has no API authorizer: the ``km_`` mission credential is checked by the function
 itself, so the declaration names it (``x-permission: mission_credential``) instead of an
-installation permission. The body is read by the SDK, so the route declares it here.
+installation permission. The door holds the body to ``JsonRpcMessage`` before the SDK reads
+it, and the route declares that model's schema, so the document states what is enforced.
 """
 
 from __future__ import annotations
@@ -14,32 +15,15 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.edge.access import PERMISSION_KEY, REQUEST_BODY_KEY
-from knowledge_service.edge.mcp_server import MAX_BODY, handle
+from knowledge_service.edge.mcp_server import MAX_BODY, JsonRpcMessage, handle
 
 router = APIGatewayRouter()
 
 MCP_PATH = "/mcp"
 MISSION_CREDENTIAL = "mission_credential"
-METHODS = [
-    "initialize",
-    "notifications/initialized",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-]
 JSON_RPC_MESSAGE: dict[str, Any] = {
-    "type": "object",
-    "title": "JsonRpcMessage",
-    "description": f"One JSON-RPC 2.0 message of MCP (at most {MAX_BODY} bytes).",
-    "required": ["jsonrpc", "method"],
-    "properties": {
-        "jsonrpc": {"const": "2.0"},
-        "id": {"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 64}]},
-        "method": {"type": "string", "enum": METHODS},
-        "params": {"type": "object"},
-    },
+    **JsonRpcMessage.model_json_schema(),
+    "description": f"One JSON-RPC 2.0 message of MCP (at most {MAX_BODY} bytes); without id, a notification.",
 }
 DECLARATION: dict[str, Any] = {
     PERMISSION_KEY: MISSION_CREDENTIAL,
