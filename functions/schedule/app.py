@@ -25,7 +25,7 @@ logger = Logger()
 @event_source(data_class=EventBridgeEvent)
 def lambda_handler(event: EventBridgeEvent, context: LambdaContext) -> dict[str, Any]:
     rt = runtime()
-    report = six_hourly_pass(rt.config, rt.upstream, rt.feed_stores())
+    report = six_hourly_pass(rt.config, rt.upstream, rt.feed_stores(), now=rt.clock)
     logger.info("six-hourly pass", extra={"report": report.model_dump(mode="json"), "scheduled_at": event.time})
     return report.model_dump(mode="json")
 

@@ -462,6 +462,26 @@ def test_the_timer_runs_upkeep_for_an_unbound_knowledge_base_whatever_the_settin
     assert "escalated" in report.sentence
 
 
+def test_the_timer_reads_the_product_clock_it_is_given(knowledge_on: Runtime) -> None:
+    """The six-hourly pass runs on the runtime's clock (movable only under the local stack): an
+    entry 100 days old is escalated by a pass whose clock reads 100 days on, not by today's."""
+    today = datetime.now(UTC)
+    knowledge_on.dead_letters.file(entry("harbour", 1, resolved_days=None, dead_days=100, now=today))
+    settings = knowledge_on.config.settings()
+    knowledge_on.config.save_settings(
+        settings.model_copy(update={"knowledge_auto_study": "off", "knowledge_revision_study": "off"})
+    )
+    stores = knowledge_on.feed_stores()
+
+    now_report = six_hourly_pass(knowledge_on.config, knowledge_on.upstream, stores, now=lambda: today)
+    later = today + timedelta(days=100)
+    later_report = six_hourly_pass(knowledge_on.config, knowledge_on.upstream, stores, now=lambda: later)
+
+    assert [u.escalated for u in now_report.upkeep] == [0]
+    assert [u.escalated for u in later_report.upkeep] == [1]
+    assert later_report.ran_at == later
+
+
 # ------------------------------------------------------------------ actions on GET /knowledge/feed
 def test_feed_actions_are_newest_first_bounded_and_the_cursor_walks_the_rest() -> None:
     from knowledge_service.domain.feed.view import ACTIONS_PAGE, recent_actions

@@ -7,10 +7,11 @@ others still run.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import BaseModel
 
+from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, upkeep_sentence
 from knowledge_service.domain.feed.consumer import FeedStores
@@ -43,8 +44,13 @@ class PassReport(BaseModel):
 
 
 def six_hourly_pass(
-    config: ConfigStore, upstream: ForagerConnection | None = None, stores: FeedStores | None = None
+    config: ConfigStore,
+    upstream: ForagerConnection | None = None,
+    stores: FeedStores | None = None,
+    now: Clock = system_clock,
 ) -> PassReport:
+    """Every bound project's feed pass, then the upkeep nothing else swept, on the product clock
+    ``now`` (the runtime's: movable only under the local stack, as Sync's)."""
     bindings = sorted((b for b in config.bindings() if b.project != DEFAULT_PROJECT), key=lambda b: b.project)
     passes: list[ProjectPass] = []
     if upstream is not None and stores is not None and bindings:
@@ -55,12 +61,12 @@ def six_hourly_pass(
             run = ProjectPass(project=binding.project, knowledge_base=binding.knowledge_base)
             try:
                 run.answer = feed_pass(
-                    stores, upstream.client(settings), settings, binding.knowledge_base, binding.project
+                    stores, upstream.client(settings), settings, binding.knowledge_base, binding.project, now=now
                 )
             except ServiceError as error:
                 run.refused = error.message
             passes.append(run)
-    upkeep = _upkeep_elsewhere(stores, {p.knowledge_base for p in passes}, upstream)
+    upkeep = _upkeep_elsewhere(stores, {p.knowledge_base for p in passes}, now)
     projects = [b.project for b in bindings]
     if not projects:
         sentence = "Upkeep ran; no project is bound."
@@ -71,14 +77,10 @@ def six_hourly_pass(
         upkept = upkeep_sentence(UpkeepOutcome(done.dead_lettered, done.scrubbed, done.escalated))
         if upkept:
             sentence += f" {done.knowledge_base}: {upkept}"
-    return PassReport(
-        ran_at=datetime.now(UTC), bound_projects=projects, passes=passes, upkeep=upkeep, sentence=sentence.strip()
-    )
+    return PassReport(ran_at=now(), bound_projects=projects, passes=passes, upkeep=upkeep, sentence=sentence.strip())
 
 
-def _upkeep_elsewhere(
-    stores: FeedStores | None, swept: set[str], upstream: ForagerConnection | None
-) -> list[UpkeepReport]:
+def _upkeep_elsewhere(stores: FeedStores | None, swept: set[str], now: Clock) -> list[UpkeepReport]:
     """The dead-letter upkeep for every knowledge base no pass swept (unbound since, or never bound
     by a project the timer runs): it needs nothing from the engine and runs whatever the settings say."""
     if stores is None or stores.dead_letters is None:
@@ -87,7 +89,7 @@ def _upkeep_elsewhere(
     upkeep = Upkeep(stores.dead_letters, stores.actions, stores.inbox, stores.events)
     reports = []
     for knowledge_base in sorted(bases):
-        done = upkeep.run(knowledge_base, datetime.now(UTC))
+        done = upkeep.run(knowledge_base, now())
         reports.append(
             UpkeepReport(
                 knowledge_base=knowledge_base,

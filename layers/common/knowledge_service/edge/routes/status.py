@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -34,7 +33,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     # container's small pool under the request's budget, while the probe asks FORAGER.
     open_changes = started(rt.findings.open_count)
     waiting = (
-        started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), datetime.now(UTC)))
+        started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), rt.clock()))
         if rt.env.dead_letters_table  # a colony that never followed a feed reports zeros
         else None
     )
