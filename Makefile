@@ -29,7 +29,7 @@ invoke: ## one function on one event against the running stack: make invoke FN=R
 	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
 test: install lint template ## lint, template checks and every test tier
-	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 lint: ## ruff, mypy and the import contract (import-linter)
 	$(UV) run ruff check .

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from knowledge_service import door
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
 
@@ -60,8 +61,14 @@ def test_tracing_is_on_only_in_lambda_unless_disabled(environ: dict[str, str], o
     assert tracing_on(environ) is on
 
 
-def test_given_tracing_off_when_a_handler_is_traced_then_it_is_the_handler_itself() -> None:
+def test_given_tracing_off_when_a_handler_is_traced_then_it_is_the_handler_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Outside Lambda (an environment of its own: the local stack's warm containers set
+    AWS_LAMBDA_FUNCTION_NAME in this process's environment while they run an invocation)."""
+    monkeypatch.setattr(door, "tracing_on", lambda: tracing_on({}))
+
     def handler(event: object, context: object) -> object:
         return event
 
-    assert traced(handler) is handler  # the unit tier runs with POWERTOOLS_TRACE_DISABLED unset, outside Lambda
+    assert traced(handler) is handler
