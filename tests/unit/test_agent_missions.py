@@ -14,6 +14,8 @@ from knowledge_service.domain import agent_missions as missions
 from knowledge_service.errors import BadRequest, NotFound, Unauthenticated
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 from knowledge_service.runtime import Runtime
+from knowledge_service.storage.agent_missions import EXPIRY_ATTRIBUTE
+from tests.conftest import TEMPLATE
 
 
 @pytest.fixture
@@ -65,6 +67,16 @@ def test_the_same_event_twice_records_one_mission(rt: Runtime) -> None:
     again = intake(rt, {**event, "detail": {**event["detail"], "role": "writer"}})
     assert again == first
     assert rt.agent_missions.record(first) is False  # the transaction's condition holds it too
+
+
+def test_both_mission_items_carry_the_tables_ttl_thirty_days_after_expiry(rt: Runtime) -> None:
+    mission = intake(rt, started(missions.mint_credential()))
+    ttl = TEMPLATE.resources["ConfigTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": EXPIRY_ATTRIBUTE, "Enabled": True}
+    items = [i for i in rt.config._table.scan()["Items"] if i.get("mission_id") == mission.mission_id]  # type: ignore[attr-defined]
+    assert len(items) == 2
+    assert {int(i[EXPIRY_ATTRIBUTE]) for i in items} == {int((mission.expires_at + timedelta(days=30)).timestamp())}
+    assert {i["sk"] for i in items} == {mission.mission_id, mission.credential_hash}
 
 
 def test_the_credential_is_stored_only_as_its_hash(rt: Runtime) -> None:

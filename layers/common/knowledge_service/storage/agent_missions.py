@@ -13,20 +13,22 @@ table, under its own partitions:
 - ``pk=agent_credential, sk=<sha256>``: the same mission, found by its credential's hash.
 
 Both mission items are written in one transaction, conditional on the mission id being new:
-an event delivered twice records one mission.
+an event delivered twice records one mission. Both carry ``expire_at_epoch`` (the table's TTL
+attribute): DynamoDB removes a mission :data:`KEPT_AFTER_EXPIRY` after it expired, long after
+its credential stopped opening anything, so ``knowledge-admin mission show`` still reads a
+recent one and expired credentials do not pile up.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
-from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge_service.identity.principal import ProjectRole
-from knowledge_service.storage.conditions import is_condition_failure
+from knowledge_service.storage.toolkit import conditionally
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 ROLE_PK = "agent_role"
 MISSION_PK = "agent_mission"
 CREDENTIAL_PK = "agent_credential"
+EXPIRY_ATTRIBUTE = "expire_at_epoch"
+"""The config table's TTL attribute (``template.yaml``): epoch seconds after which DynamoDB removes the item."""
+KEPT_AFTER_EXPIRY = timedelta(days=30)
 
 
 class RoleContract(BaseModel):
@@ -90,9 +95,12 @@ class AgentMissionStore:
     # ------------------------------------------------------------------ missions
     def record(self, mission: MissionRecord) -> bool:
         """Both items at once, only for a new mission id: False when the id was recorded already."""
-        item = mission.model_dump(mode="json", exclude_none=True)
-        try:
-            self._client.transact_write_items(
+        item = {
+            **mission.model_dump(mode="json", exclude_none=True),
+            EXPIRY_ATTRIBUTE: int((mission.expires_at + KEPT_AFTER_EXPIRY).timestamp()),
+        }
+        return conditionally(
+            lambda: self._client.transact_write_items(
                 TransactItems=[
                     {
                         "Put": {
@@ -110,11 +118,7 @@ class AgentMissionStore:
                     },
                 ]
             )
-        except ClientError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+        )
 
     def by_id(self, mission_id: str) -> MissionRecord | None:
         item = self._table.get_item(Key={"pk": MISSION_PK, "sk": mission_id}, ConsistentRead=True).get("Item")
