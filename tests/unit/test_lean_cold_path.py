@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpcore
 import pytest
 
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
+from knowledge_service.upstream.client import connection_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 _LOADED = (
@@ -65,3 +69,25 @@ def test_given_tracing_off_when_a_handler_is_traced_then_it_is_the_handler_itsel
         return event
 
     assert traced(handler) is handler  # the unit tier runs with POWERTOOLS_TRACE_DISABLED unset, outside Lambda
+
+
+def _pool_of(http: object) -> Any:
+    return http._transport._pool  # type: ignore[attr-defined]
+
+
+def test_given_a_plain_http_endpoint_when_the_pool_connects_then_no_ssl_context_is_made() -> None:
+    pool = _pool_of(connection_pool(5.0))
+    assert pool._ssl_context is None  # building the pool made none
+    pool.create_connection(httpcore.Origin(b"http", b"forager.local", 8080))
+    assert pool._ssl_context is None
+
+
+def test_given_an_https_endpoint_when_the_pool_connects_then_it_verifies_with_one_shared_context() -> None:
+    pool = _pool_of(connection_pool(5.0))
+    first = pool.create_connection(httpcore.Origin(b"https", b"forager.example", 443))
+    context = pool._ssl_context
+    assert isinstance(context, ssl.SSLContext)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    pool.create_connection(httpcore.Origin(b"https", b"other.example", 443))
+    assert pool._ssl_context is context  # made once per container, on the first https connection
+    assert first._ssl_context is context
