@@ -91,3 +91,29 @@ def test_given_an_https_endpoint_when_the_pool_connects_then_it_verifies_with_on
     pool.create_connection(httpcore.Origin(b"https", b"other.example", 443))
     assert pool._ssl_context is context  # made once per container, on the first https connection
     assert first._ssl_context is context
+
+
+def test_given_the_libraries_a_door_imports_when_the_door_module_loads_then_they_are_frozen() -> None:
+    # The project's init then never makes a full collection walk the libraries' objects again.
+    script = (
+        "import gc, aws_lambda_powertools, pydantic\n"
+        "before = gc.get_freeze_count()\n"
+        "import knowledge_service.door\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "layers" / "common")}
+    out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
+    before, after = map(int, out.split())
+    assert before == 0 and after > 10_000
+
+
+def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> None:
+    for door in sorted((ROOT / "functions").glob("*/app.py")):
+        project_imports = [
+            line
+            for line in door.read_text().splitlines()
+            if line.startswith(("from knowledge_service", "import knowledge_service"))
+        ]
+        if door.parent.name == "schedule":  # a scheduled pass, not an API door: its domain module comes first
+            continue
+        assert project_imports[0].startswith("from knowledge_service.door import"), door
