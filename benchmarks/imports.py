@@ -13,11 +13,13 @@ For each function, in fresh interpreters with the function's directory first on 
 
 1. ``import app`` once, to learn every third-party module it pulls in (``sys.modules``,
    less the standard library and this project's own packages);
-2. ``python -X importtime``: the module's cumulative import time;
-3. ``python -X importtime`` importing exactly those third-party modules and nothing else.
+2. ``python -X importtime``: the module's cumulative import time (the layer from source);
+3. the same with the layer's bytecode shipped beside its source (what compiling the layer
+   in its build would save every cold start; ``sam build``'s python builder does not);
+4. ``python -X importtime`` importing exactly those third-party modules and nothing else.
 
-Both start from the same interpreter state (``importlib``, ``json`` and ``sys`` already
-imported). 2 and 3 alternate, round after round, so a busy machine slows both alike; each is
+All start from the same interpreter state (``importlib``, ``json`` and ``sys`` already
+imported). 2, 3 and 4 alternate, round after round, so a busy machine slows both alike; each is
 reported as its min and median, and the ratio of the medians is the function's import
 against its floor (its own code's share is the difference, shown as 0 when noise puts it
 below).
@@ -115,14 +117,17 @@ def _run(python: Path, function_dir: Path, layer: Path, *args: str) -> subproces
     return subprocess.run([str(python), *args], env=env, capture_output=True, text=True, check=True)
 
 
-def deployed_copy(root: Path, into: Path) -> Path:
-    """The layer's code as ``sam build`` ships it: its source, without any ``__pycache__``."""
-    layer = into / "opt-python"
+def deployed_copy(root: Path, into: Path, *, compiled: bool = False) -> Path:
+    """The layer's code as ``sam build`` ships it: its source, without any ``__pycache__``
+    (``compiled``: with its bytecode too, as a build step that compiled the layer would ship it)."""
+    layer = into / ("opt-python-compiled" if compiled else "opt-python")
     shutil.copytree(
         root / "layers" / "common" / "knowledge_service",
         layer / "knowledge_service",
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
     )
+    if compiled:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(layer)], check=True, capture_output=True)
     return layer
 
 
@@ -142,6 +147,7 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-imports-") as scratch:
         layer = deployed_copy(template.path.parent, Path(scratch))
+        compiled = deployed_copy(template.path.parent, Path(scratch), compiled=True)
         for logical_id, function in template.functions().items():
             if wanted and logical_id not in wanted:
                 continue
@@ -153,19 +159,19 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
             module = props["Handler"].rsplit(".", 1)[0]
             listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
             third_party = _run(python, function_dir, layer, "-c", listing).stdout.strip()
-            module_us, library_us = [], []
+            module_us, compiled_us, library_us = [], [], []
+            importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
             for _ in range(runs):  # alternating: the module, then its floor, round after round
-                whole = _depth0_cumulative_us(
-                    _run(
-                        python, function_dir, layer, "-X", "importtime", "-c", _IMPORT_MODULE.format(module=module)
-                    ).stderr
-                )
+                whole = _depth0_cumulative_us(_run(python, function_dir, layer, *importing).stderr)
                 module_us.append(whole[module])
+                whole = _depth0_cumulative_us(_run(python, function_dir, compiled, *importing).stderr)
+                compiled_us.append(whole[module])
                 libs = _depth0_cumulative_us(
                     _run(python, function_dir, layer, "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
                 )
                 library_us.append(sum(v for k, v in libs.items() if k.split(".")[0] not in {"importlib", "json"}))
             module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
+            compiled_ms = statistics.median(compiled_us) / 1000
             rows.append(
                 {
                     "function": logical_id,
@@ -175,6 +181,9 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
                     "third_party_import_min_ms": round(min(library_us) / 1000, 1),
                     "over_floor": round(module_ms / library_ms, 3) if library_ms else None,
                     "project_overhead_ms": round(max(0.0, module_ms - library_ms), 1),
+                    "compiled_layer_import_ms": round(compiled_ms, 1),
+                    "compiled_layer_import_min_ms": round(min(compiled_us) / 1000, 1),
+                    "compiled_layer_over_floor": round(compiled_ms / library_ms, 3) if library_ms else None,
                     "third_party_modules": len(json.loads(third_party)),
                     "runs": runs,
                     "environment": str(FLOOR_DIR),
@@ -188,6 +197,7 @@ if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these
         print(
             f"{row['function']:<22} module {row['module_import_ms']:>7} (min {row['module_import_min_ms']:>7})"
             f"  floor {row['third_party_import_ms']:>7} (min {row['third_party_import_min_ms']:>7})"
-            f"  x{row['over_floor']}",
+            f"  x{row['over_floor']}  with the layer's bytecode {row['compiled_layer_import_ms']:>7}"
+            f" (min {row['compiled_layer_import_min_ms']:>7}) x{row['compiled_layer_over_floor']}",
             flush=True,
         )
