@@ -117,3 +117,24 @@ def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> 
         if door.parent.name == "schedule":  # a scheduled pass, not an API door: its domain module comes first
             continue
         assert project_imports[0].startswith("from knowledge_service.door import"), door
+
+
+def test_given_the_reads_function_when_imported_then_no_forager_answer_model_is_built_until_used() -> None:
+    script = (
+        "import inspect\n"
+        "import app\n"
+        "from pydantic import BaseModel\n"
+        "from knowledge_service.upstream import models\n"
+        "built = [n for n, c in vars(models).items() if inspect.isclass(c) and issubclass(c, BaseModel)\n"
+        "         and c.__module__ == models.__name__ and c.__pydantic_complete__]\n"
+        "status = models.EngineStatus.model_validate(\n"
+        "    {'version': '1', 'schema_version': 1, 'search_backend': 'x', 'model_provider': 'y'})\n"
+        "print(len(built), models.EngineStatus.__pydantic_complete__, status.schema_version)\n"
+    )
+    base = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT / "functions" / "reads"),
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "True", "1"]  # none built at import; one built, and validating, on first use
