@@ -4,7 +4,7 @@ Measured in a separate virtual environment holding the layer's dependencies only
 versions this checkout's lock installed (``.bench-floor/``, made once with uv): the dev
 environment's extras (click, rich and pygments behind httpx's CLI) would inflate the floor.
 Its site-packages are compiled to bytecode once, as ``sam build`` (pip) ships the layer's
-dependencies and as the Lambda runtime ships boto3; the project's own code is imported from
+dependencies (pip compiles what it installs); the project's own code is imported from
 a fresh copy of its source with no bytecode, as ``sam build`` ships the layer
 (``layers/common/``, copied as it is) — so its share includes compiling it.
 
