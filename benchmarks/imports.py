@@ -3,17 +3,26 @@
 Measured in a separate virtual environment holding the layer's dependencies only, at the
 versions this checkout's lock installed (``.bench-floor/``, made once with uv): the dev
 environment's extras (click, rich and pygments behind httpx's CLI) would inflate the floor.
+Its site-packages are compiled to bytecode once, as ``sam build`` (pip) ships the layer's
+dependencies (pip compiles what it installs); the project's own code is imported from
+a fresh copy of its source with no bytecode, as ``sam build`` ships the layer
+(``layers/common/``, copied as it is) — so its share includes compiling it.
+
 For each function, in fresh interpreters with the function's directory first on the path
 (as Lambda puts /var/task first) and the layer's code (/opt/python) after it:
 
 1. ``import app`` once, to learn every third-party module it pulls in (``sys.modules``,
    less the standard library and this project's own packages);
-2. ``python -X importtime -c "import app"``: the module's cumulative import time;
-3. ``python -X importtime`` importing exactly those third-party modules and nothing else.
+2. ``python -X importtime``: the module's cumulative import time (the layer from source);
+3. the same with the layer's bytecode shipped beside its source (what compiling the layer
+   in its build would save every cold start; ``sam build``'s python builder does not);
+4. ``python -X importtime`` importing exactly those third-party modules and nothing else.
 
-2 and 3 alternate, round after round, so a busy machine slows both alike; each is reported
-as its min and median, and the ratio of the medians is the function's import against its
-floor (its own code's share is the difference, shown as 0 when noise puts it below).
+All start from the same interpreter state (``importlib``, ``json`` and ``sys`` already
+imported). 2, 3 and 4 alternate, round after round, so a busy machine slows both alike; each is
+reported as its min and median, and the ratio of the medians is the function's import
+against its floor (its own code's share is the difference, shown as 0 when noise puts it
+below).
 """
 
 from __future__ import annotations
@@ -25,6 +34,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from devstack.template import Template
@@ -40,9 +51,10 @@ _LIST_MODULES = (
     "         and n.split('.')[0] not in sys.stdlib_module_names and not n.startswith('_')]\n"
     "print(json.dumps(sorted(names)))\n"
 )
+_PRELUDE = "import importlib, json, sys\n"
+_IMPORT_MODULE = _PRELUDE + "import {module}\n"
 _IMPORT_ALL = (
-    "import importlib, json, sys\n"
-    "for name in json.loads(sys.argv[1]):\n"
+    _PRELUDE + "for name in json.loads(sys.argv[1]):\n"
     "    try:\n"
     "        importlib.import_module(name)\n"
     "    except Exception:\n"
@@ -83,20 +95,40 @@ def floor_python() -> Path:
     python = FLOOR_DIR / "bin" / "python"
     pins = layer_pins()
     marker = FLOOR_DIR / "pins.txt"
-    if python.exists() and marker.exists() and marker.read_text() == "\n".join(pins):
+    wanted = "\n".join([*pins, "compiled"])
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
         return python
     uv = shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(FLOOR_DIR)], check=True)
-    subprocess.run([uv, "pip", "install", "--quiet", "--python", str(python), *pins], check=True)
-    marker.write_text("\n".join(pins))
+    # --compile-bytecode: as pip installs the layer's dependencies for ``sam build``
+    subprocess.run([uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(python), *pins], check=True)
+    marker.write_text(wanted)
     return python
 
 
-def _run(python: Path, function_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    layer = function_dir.parents[1] / "layers" / "common"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(function_dir), str(layer)])}
+def _run(python: Path, function_dir: Path, layer: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(function_dir), str(layer)]),
+        "PYTHONDONTWRITEBYTECODE": "1",  # the project's source stays uncompiled, round after round
+    }
     env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPYCACHEPREFIX", None)
     return subprocess.run([str(python), *args], env=env, capture_output=True, text=True, check=True)
+
+
+def deployed_copy(root: Path, into: Path, *, compiled: bool = False) -> Path:
+    """The layer's code as ``sam build`` ships it: its source, without any ``__pycache__``
+    (``compiled``: with its bytecode too, as a build step that compiled the layer would ship it)."""
+    layer = into / ("opt-python-compiled" if compiled else "opt-python")
+    shutil.copytree(
+        root / "layers" / "common" / "knowledge_service",
+        layer / "knowledge_service",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    if compiled:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(layer)], check=True, capture_output=True)
+    return layer
 
 
 def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
@@ -108,39 +140,64 @@ def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
     return found
 
 
-def measure(runs: int = 7) -> list[dict[str, object]]:
+def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
     template = Template()
     python = floor_python()
+    wanted = set(only)
     rows = []
-    for logical_id, function in template.functions().items():
-        props = function["Properties"]
-        function_dir = template.path.parent / props["CodeUri"]
-        module = props["Handler"].rsplit(".", 1)[0]
-        listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
-        third_party = _run(python, function_dir, "-c", listing).stdout.strip()
-        module_us, library_us = [], []
-        for _ in range(runs):  # alternating: the module, then its floor, round after round
-            whole = _depth0_cumulative_us(
-                _run(python, function_dir, "-X", "importtime", "-c", f"import {module}").stderr
+    with tempfile.TemporaryDirectory(prefix="bench-imports-") as scratch:
+        layer = deployed_copy(template.path.parent, Path(scratch))
+        compiled = deployed_copy(template.path.parent, Path(scratch), compiled=True)
+        for logical_id, function in template.functions().items():
+            if wanted and logical_id not in wanted:
+                continue
+            props = function["Properties"]
+            function_dir = Path(scratch) / logical_id
+            shutil.copytree(
+                template.path.parent / props["CodeUri"], function_dir, ignore=shutil.ignore_patterns("__pycache__")
             )
-            module_us.append(whole[module])
-            libs = _depth0_cumulative_us(
-                _run(python, function_dir, "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
+            module = props["Handler"].rsplit(".", 1)[0]
+            listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
+            third_party = _run(python, function_dir, layer, "-c", listing).stdout.strip()
+            module_us, compiled_us, library_us = [], [], []
+            importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
+            for _ in range(runs):  # alternating: the module, then its floor, round after round
+                whole = _depth0_cumulative_us(_run(python, function_dir, layer, *importing).stderr)
+                module_us.append(whole[module])
+                whole = _depth0_cumulative_us(_run(python, function_dir, compiled, *importing).stderr)
+                compiled_us.append(whole[module])
+                libs = _depth0_cumulative_us(
+                    _run(python, function_dir, layer, "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
+                )
+                library_us.append(sum(v for k, v in libs.items() if k.split(".")[0] not in {"importlib", "json"}))
+            module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
+            compiled_ms = statistics.median(compiled_us) / 1000
+            rows.append(
+                {
+                    "function": logical_id,
+                    "module_import_ms": round(module_ms, 1),
+                    "module_import_min_ms": round(min(module_us) / 1000, 1),
+                    "third_party_import_ms": round(library_ms, 1),
+                    "third_party_import_min_ms": round(min(library_us) / 1000, 1),
+                    "over_floor": round(module_ms / library_ms, 3) if library_ms else None,
+                    "project_overhead_ms": round(max(0.0, module_ms - library_ms), 1),
+                    "compiled_layer_import_ms": round(compiled_ms, 1),
+                    "compiled_layer_import_min_ms": round(min(compiled_us) / 1000, 1),
+                    "compiled_layer_over_floor": round(compiled_ms / library_ms, 3) if library_ms else None,
+                    "third_party_modules": len(json.loads(third_party)),
+                    "runs": runs,
+                    "environment": str(FLOOR_DIR),
+                }
             )
-            library_us.append(sum(v for k, v in libs.items() if k.split(".")[0] not in {"importlib", "json"}))
-        module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
-        rows.append(
-            {
-                "function": logical_id,
-                "module_import_ms": round(module_ms, 1),
-                "module_import_min_ms": round(min(module_us) / 1000, 1),
-                "third_party_import_ms": round(library_ms, 1),
-                "third_party_import_min_ms": round(min(library_us) / 1000, 1),
-                "over_floor": round(module_ms / library_ms, 3) if library_ms else None,
-                "project_overhead_ms": round(max(0.0, module_ms - library_ms), 1),
-                "third_party_modules": len(json.loads(third_party)),
-                "runs": runs,
-                "environment": str(FLOOR_DIR),
-            }
-        )
     return rows
+
+
+if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these functions only
+    for row in measure(only=sys.argv[1:]):
+        print(
+            f"{row['function']:<22} module {row['module_import_ms']:>7} (min {row['module_import_min_ms']:>7})"
+            f"  floor {row['third_party_import_ms']:>7} (min {row['third_party_import_min_ms']:>7})"
+            f"  x{row['over_floor']}  with the layer's bytecode {row['compiled_layer_import_ms']:>7}"
+            f" (min {row['compiled_layer_import_min_ms']:>7}) x{row['compiled_layer_over_floor']}",
+            flush=True,
+        )

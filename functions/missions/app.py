@@ -8,6 +8,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from knowledge_service import door  # first: the libraries are frozen before the project loads
 from knowledge_service.domain.agent_missions import intake
 from knowledge_service.runtime import runtime
 
@@ -15,6 +16,7 @@ logger = Logger()
 
 
 @logger.inject_lambda_context
+@door.traced
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     rt = runtime()
     mission = intake(rt.agent_missions, rt.projects, rt.pages, event)
@@ -23,3 +25,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         return {"mission_id": None}
     logger.info("mission", extra={"mission_id": mission.mission_id, "ended": mission.ended_at is not None})
     return {"mission_id": mission.mission_id, "ended": mission.ended_at is not None}
+
+
+door.end_of_init()  # the last line of init: what init made is never collected

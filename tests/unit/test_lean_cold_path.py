@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpcore
 import pytest
 
 from knowledge_service import door
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
+from knowledge_service.upstream.client import connection_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 _LOADED = (
@@ -72,3 +76,74 @@ def test_given_tracing_off_when_a_handler_is_traced_then_it_is_the_handler_itsel
         return event
 
     assert traced(handler) is handler
+
+
+def _pool_of(http: object) -> Any:
+    return http._transport._pool  # type: ignore[attr-defined]
+
+
+def test_given_a_plain_http_endpoint_when_the_pool_connects_then_no_ssl_context_is_made() -> None:
+    pool = _pool_of(connection_pool(5.0))
+    assert pool._ssl_context is None  # building the pool made none
+    pool.create_connection(httpcore.Origin(b"http", b"forager.local", 8080))
+    assert pool._ssl_context is None
+
+
+def test_given_an_https_endpoint_when_the_pool_connects_then_it_verifies_with_one_shared_context() -> None:
+    pool = _pool_of(connection_pool(5.0))
+    first = pool.create_connection(httpcore.Origin(b"https", b"forager.example", 443))
+    context = pool._ssl_context
+    assert isinstance(context, ssl.SSLContext)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    pool.create_connection(httpcore.Origin(b"https", b"other.example", 443))
+    assert pool._ssl_context is context  # made once per container, on the first https connection
+    assert first._ssl_context is context
+
+
+def test_given_the_libraries_a_door_imports_when_the_door_module_loads_then_they_are_frozen() -> None:
+    # The project's init then never makes a full collection walk the libraries' objects again.
+    script = (
+        "import gc, aws_lambda_powertools, pydantic\n"
+        "before = gc.get_freeze_count()\n"
+        "import knowledge_service.door\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "layers" / "common")}
+    out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
+    before, after = map(int, out.split())
+    assert before == 0 and after > 10_000
+
+
+def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> None:
+    for app_file in sorted((ROOT / "functions").glob("*/app.py")):
+        project_imports = [
+            line
+            for line in app_file.read_text().splitlines()
+            if line.startswith(("from knowledge_service", "import knowledge_service"))
+        ]
+        if app_file.parent.name == "schedule":  # a scheduled pass, not an API door: its domain module comes first
+            continue
+        assert project_imports[0].startswith(
+            ("from knowledge_service.door import", "from knowledge_service import door")
+        ), app_file
+
+
+def test_given_the_reads_function_when_imported_then_no_forager_answer_model_is_built_until_used() -> None:
+    script = (
+        "import inspect\n"
+        "import app\n"
+        "from pydantic import BaseModel\n"
+        "from knowledge_service.upstream import models\n"
+        "built = [n for n, c in vars(models).items() if inspect.isclass(c) and issubclass(c, BaseModel)\n"
+        "         and c.__module__ == models.__name__ and c.__pydantic_complete__]\n"
+        "status = models.EngineStatus.model_validate(\n"
+        "    {'version': '1', 'schema_version': 1, 'search_backend': 'x', 'model_provider': 'y'})\n"
+        "print(len(built), models.EngineStatus.__pydantic_complete__, status.schema_version)\n"
+    )
+    base = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT / "functions" / "reads"),
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "True", "1"]  # none built at import; one built, and validating, on first use

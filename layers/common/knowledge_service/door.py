@@ -3,6 +3,10 @@
 - :func:`traced` wraps the handler in Powertools' ``Tracer`` only when tracing is on
   (``environment.tracing_on``): the X-Ray SDK is imported by a container that traces, never
   by one that does not.
+- Importing this module (every door's first project import, after the third-party ones)
+  freezes what is loaded so far: the project's own init then never makes the collector walk
+  the libraries' objects again (without it, one full collection during init walked them all,
+  15–18 ms of every cold start).
 - :func:`end_of_init` is the door's last line: ``gc.freeze()`` moves every object init
   made (modules, routes, models) out of the collector's reach, so a request's full
   collection walks only what requests made (a frozen full collection costs ~0 instead of
@@ -18,6 +22,8 @@ from typing import Any, TypeVar, cast
 from knowledge_service.environment import tracing_on
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+gc.freeze()  # what the door has imported so far (the libraries) lives as long as the container
 
 
 def traced(handler: Handler) -> Handler:

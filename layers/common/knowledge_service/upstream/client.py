@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextvars
 import json
 import ssl
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -168,18 +169,34 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
+class _LazyTLSPool(httpcore.ConnectionPool):
+    """httpcore's pool, making its SSL context (httpx's default: certifi's CA bundle, loaded
+    and parsed, tens of milliseconds) on its first ``https`` connection rather than when the
+    pool is built: a container whose FORAGER endpoint is plain ``http`` never makes one."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(ssl_context=None, **options)
+        self._tls_lock = threading.Lock()
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
+        if origin.scheme in (b"https", b"wss") and self._ssl_context is None:
+            with self._tls_lock:
+                if self._ssl_context is None:
+                    self._ssl_context = httpx.create_ssl_context()
+        return super().create_connection(origin)
+
+
 class _DeadlineTransport(httpx.HTTPTransport):
     """httpx's transport on a connection pool whose sockets keep the call's deadline.
 
-    httpx offers no way to hand its transport a network backend, so the pool it builds is
-    replaced by the same pool (httpx's defaults) on :class:`_DeadlineBackend`.
+    httpx offers no way to hand its transport a network backend, so the pool it would build
+    is never built (nor the SSL context it would make for it): the transport holds the same
+    pool (httpx's defaults) on :class:`_DeadlineBackend`, its SSL context made on first use.
     """
 
     def __init__(self, network: httpcore.NetworkBackend | None = None) -> None:
-        super().__init__()
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+        self._pool = _LazyTLSPool(
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -12,7 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class UpstreamModel(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # defer_build: a model's validator is built the first time it validates (or a route's
+    # schema needs it), not when this module is imported — a function builds the few answers
+    # its routes read, not all of FORAGER's contract, on every cold start.
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
 
 class EngineStatus(UpstreamModel):
