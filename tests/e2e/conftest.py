@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,3 +152,18 @@ def _no_fault_left_behind(stack: LocalStack) -> Iterator[None]:
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def move_clock(stack: LocalStack) -> Iterator[Callable[[int], None]]:
+    """Moves the functions' clock (``PUT /_local/clock``); put back to the wall clock after the test,
+    with the engine's faults cleared."""
+
+    def move(seconds: int) -> None:
+        answer = httpx.put(f"{stack.url}/_local/clock", json={"offset_seconds": seconds})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["offset_seconds"] == seconds
+
+    yield move
+    move(0)
+    stack.fault(None)

@@ -4,13 +4,16 @@ every route, every refusal, a full curation round and the rows each act leaves."
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
 from forager_simulator.corpus import record_id
+from knowledge_service.domain.commerce import SUBSCRIPTION_CACHE_SECONDS
 from tests.e2e.conftest import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
@@ -115,31 +118,30 @@ def test_curation_refusals_over_http(http: httpx.Client, stack: LocalStack, peop
 
 
 def test_the_commercial_gate_follows_the_subscription_the_operator_sets(
-    http: httpx.Client, stack: LocalStack, people: dict[str, str]
+    http: httpx.Client, stack: LocalStack, people: dict[str, str], move_clock: Callable[[int], None]
 ) -> None:
+    """The functions read the subscription at most every 30 s: each change is seen once the
+    functions' clock has moved past that (``PUT /_local/clock``), not after waiting for it."""
     op, path, body = people["operator"], f"/knowledge/items/{CHECKLIST}/review", {"action": "mark_reviewed"}
+    step = int(SUBSCRIPTION_CACHE_SECONDS) + 1
+    ahead = itertools.count(step, step)
+
+    def then(status: int) -> httpx.Response:
+        move_clock(next(ahead))
+        answer = post(http, op, path, body)
+        assert answer.status_code == status, answer.text
+        return answer
+
     stack.admin("subscription", "set", "active")
-    refused = _eventually(lambda: post(http, op, path, body), 402)
-    assert refused.json()["code"] == "payment_required"
+    assert then(402).json()["code"] == "payment_required"
     stack.admin("subscription", "set", "active", "--capability", "forager.knowledge.curate")
-    _eventually(lambda: post(http, op, path, body), 200)
+    then(200)
     stack.admin("subscription", "set", "lapsed")
-    _eventually(lambda: post(http, op, path, body), 402)
+    then(402)
     exports = http.get("/knowledge/exports", params=PROJECT, headers=bearer(op))
     assert exports.status_code == 200  # exports are never gated
     stack.admin("subscription", "set", "unenrolled")
-    _eventually(lambda: post(http, op, path, body), 200)
-
-
-def _eventually(call: Any, status: int, seconds: float = 40.0) -> httpx.Response:
-    """The functions read the subscription at most every 30 s: wait for the new one."""
-    deadline = time.monotonic() + seconds
-    while True:
-        answer: httpx.Response = call()
-        if answer.status_code == status or time.monotonic() > deadline:
-            assert answer.status_code == status, answer.text
-            return answer
-        time.sleep(1.0)
+    then(200)
 
 
 def test_knowledge_admin_lists_the_event_log(stack: LocalStack) -> None:

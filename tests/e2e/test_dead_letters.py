@@ -6,7 +6,7 @@ event log read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -51,21 +51,6 @@ def test_an_envelope_refused_at_the_door_is_listed_and_discarded(
     assert [r["state"] for r in after if r["dead_letter_id"] == row["dead_letter_id"]] == ["resolved"]
     receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts").json()["receipts"]
     assert any(r["event_id"] == bad["event_id"] and r["status"] == "failed" for r in receipts)
-
-
-@pytest.fixture
-def move_clock(stack: LocalStack) -> Iterator[Callable[[int], None]]:
-    """Moves the functions' clock (``PUT /_local/clock``); put back to the wall clock after the test,
-    with the engine's faults cleared."""
-
-    def move(seconds: int) -> None:
-        answer = httpx.put(f"{stack.url}/_local/clock", json={"offset_seconds": seconds})
-        assert answer.status_code == 200, answer.text
-        assert answer.json()["offset_seconds"] == seconds
-
-    yield move
-    move(0)
-    stack.fault(None)
 
 
 def test_a_door_refusal_and_an_exhausted_retry_are_listed_then_one_replayed_after_a_fix_and_the_other_discarded(

@@ -267,6 +267,9 @@ def test_the_subscription_is_read_once_per_container_within_its_cache(knowledge_
     now[0] = 31
     cache.current()
     assert len(reads) == 2
+    now[0] = 5  # the clock moved back (the local stack's clock put back to the wall clock): read again
+    cache.current()
+    assert len(reads) == 3
 
 
 # ---------------------------------------------------------------- the event log's read

@@ -175,7 +175,8 @@ class Runtime:
     def subscriptions(self) -> CachedSubscription:
         from knowledge_service.domain.commerce import CachedSubscription
 
-        return CachedSubscription(self.config.subscription)
+        clock = self.clock  # the product clock: moving it (local stack only) ages the cache too
+        return CachedSubscription(self.config.subscription, clock=lambda: clock().timestamp())
 
     @cached_property
     def dead_letters(self) -> DeadLetterStore:

@@ -59,7 +59,7 @@ class CachedSubscription:
     def current(self) -> SubscriptionRecord:
         with self._lock:
             now = self._clock()
-            if self._value is None or now - self._read_at >= self._ttl:
+            if self._value is None or not 0 <= now - self._read_at < self._ttl:  # stale, or the clock moved back
                 self._value = self._read()
                 self._read_at = now
             return self._value
