@@ -14,8 +14,9 @@ For each function, in fresh interpreters with the function's directory first on 
 1. ``import app`` once, to learn every third-party module it pulls in (``sys.modules``,
    less the standard library and this project's own packages);
 2. ``python -X importtime``: the module's cumulative import time (the layer from source);
-3. the same with the layer's bytecode shipped beside its source (what compiling the layer
-   in its build would save every cold start; ``sam build``'s python builder does not);
+3. the same with the layer's bytecode beside its source, compiled in ``unchecked-hash`` mode
+   as ``layers/common/Makefile`` ships it for ``sam build`` (the shipped figure; 2 is what a
+   layer shipped as source would cost, as it did before 2026-12-01);
 4. ``python -X importtime`` importing exactly those third-party modules and nothing else.
 
 All start from the same interpreter state (``importlib``, ``json`` and ``sys`` already
@@ -118,8 +119,8 @@ def _run(python: Path, function_dir: Path, layer: Path, *args: str) -> subproces
 
 
 def deployed_copy(root: Path, into: Path, *, compiled: bool = False) -> Path:
-    """The layer's code as ``sam build`` ships it: its source, without any ``__pycache__``
-    (``compiled``: with its bytecode too, as a build step that compiled the layer would ship it)."""
+    """The layer's code as source only, without any ``__pycache__`` (``compiled``: with its
+    unchecked-hash bytecode too, as ``layers/common/Makefile`` ships it for ``sam build``)."""
     layer = into / ("opt-python-compiled" if compiled else "opt-python")
     shutil.copytree(
         root / "layers" / "common" / "knowledge_service",
@@ -127,7 +128,11 @@ def deployed_copy(root: Path, into: Path, *, compiled: bool = False) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
     )
     if compiled:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(layer)], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", str(layer)],
+            check=True,
+            capture_output=True,
+        )
     return layer
 
 

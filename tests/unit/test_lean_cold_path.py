@@ -47,6 +47,25 @@ def test_given_the_reads_function_when_imported_then_it_loads_no_store_a_read_ne
     assert not any(name.startswith("aws_xray_sdk") for name in loaded)
 
 
+def test_given_the_status_function_when_imported_then_it_loads_no_feed_domain() -> None:
+    # GET /knowledge/status reads one count from the dead letters; that route imports the feed
+    # domain when it runs, so the function's other routes never load it.
+    loaded = _loaded_by("status", AWS_LAMBDA_FUNCTION_NAME="status", POWERTOOLS_TRACE_DISABLED="true")
+    feed = {
+        name
+        for name in loaded
+        if name.startswith(("knowledge_service.domain.feed", "knowledge_service.domain.findings"))
+        or name
+        in {
+            "knowledge_service.storage.dead_letter_store",
+            "knowledge_service.storage.feed_store",
+            "knowledge_service.storage.findings_store",
+        }
+    }
+    assert "knowledge_service.edge.routes.status" in loaded
+    assert feed == set()
+
+
 def test_given_tracing_on_when_imported_then_the_xray_sdk_is_loaded() -> None:
     loaded = _loaded_by("reads", AWS_LAMBDA_FUNCTION_NAME="reads", AWS_DEFAULT_REGION="us-east-1")
     assert any(name.startswith("aws_xray_sdk") for name in loaded)

@@ -11,7 +11,6 @@ from knowledge_service.budget import finished, started
 from knowledge_service.domain import modules as modules_domain
 from knowledge_service.domain import settings as settings_domain
 from knowledge_service.domain import status as status_domain
-from knowledge_service.domain.feed import operator
 from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
@@ -32,11 +31,13 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     # The counts' reads and the settings' are independent: they run at once, each on the
     # container's small pool under the request's budget, while the probe asks FORAGER.
     open_changes = started(rt.findings.open_count)
-    waiting = (
-        started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), rt.clock()))
-        if rt.env.dead_letters_table  # a colony that never followed a feed reports zeros
-        else None
-    )
+    waiting = None
+    if rt.env.dead_letters_table:  # a colony that never followed a feed reports zeros
+        # Imported here, not with the router: the feed domain (its consumer, door, stores) is
+        # this one route's, for one count; the function's other routes never load it.
+        from knowledge_service.domain.feed import operator
+
+        waiting = started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), rt.clock()))
     answer = status_domain.knowledge_status(rt.env, current_call().settings(), rt.upstream)
     finished(open_changes, *([waiting] if waiting else []))
     answer.open_changes = open_changes.result()
