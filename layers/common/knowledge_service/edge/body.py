@@ -13,12 +13,13 @@ otherwise. :func:`as_json_request` says so to Powertools before it picks a parse
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
 from typing import Any
 
-from knowledge_service.errors import BadRequest
+from knowledge_service.errors import BadRequest, PayloadTooLarge
 
 MAX_BODY_BYTES = 1_048_576
 """The largest body the edge parses (API Gateway would carry 10 MB, Lambda 6 MB)."""
@@ -39,6 +40,23 @@ class UnreadableBody(BadRequest):
 
     def __init__(self, problem: str) -> None:
         super().__init__("body", problem)
+
+
+def body_bytes(body: str | None, base64_encoded: bool, limit: int) -> bytes:
+    """A proxy event's body as bytes, refused ``413`` before it is decoded whole when it cannot
+    fit ``limit`` (a base64 body is measured by its encoded length first)."""
+    raw = body or ""
+    if base64_encoded:
+        if len(raw) > (limit // 3 + 1) * 4:
+            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+        data = base64.b64decode(raw)
+    else:
+        if len(raw) > limit:
+            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+        data = raw.encode("utf-8", "surrogatepass")
+    if len(data) > limit:
+        raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
+    return data
 
 
 def read_json(text: str | bytes | bytearray) -> Any:

@@ -17,7 +17,6 @@ variable: tools, resources and their scope come from it alone.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import MutableMapping
 from contextvars import ContextVar
@@ -34,8 +33,8 @@ from pydantic import AnyUrl, BaseModel, BeforeValidator, ConfigDict, Field, Vali
 
 from knowledge_service.domain.agent_missions import authenticate
 from knowledge_service.edge import mcp_tools
-from knowledge_service.edge.body import UnreadableBody, read_json
-from knowledge_service.errors import InternalError, NotFound, PayloadTooLarge, ServiceError
+from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
+from knowledge_service.errors import InternalError, NotFound, ServiceError
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 
@@ -147,7 +146,7 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
     """One API Gateway proxy event in, one proxy answer out."""
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     try:
-        body = _body(event)
+        body = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), MAX_BODY)
         mission = authenticate(runtime().agent_missions, headers.get("authorization"))
     except ServiceError as refused:
         return problem(refused)
@@ -193,7 +192,7 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
     except UnicodeDecodeError:
         return rpc_error(-32700, "Parse error: the body is not UTF-8.")
     except UnreadableBody as unreadable:
-        return rpc_error(-32700, f"Parse error: the body {unreadable.message}")
+        return rpc_error(-32700, f"Parse error: {unreadable.message}")
     except ValueError:
         return rpc_error(-32700, "Parse error: the body is not JSON.")
     try:
@@ -215,21 +214,6 @@ def rpc_error(code: int, message: str, request_id: int | str | None = None) -> d
         "body": json.dumps(body),
         "isBase64Encoded": False,
     }
-
-
-def _body(event: dict[str, Any]) -> bytes:
-    raw = event.get("body") or ""
-    if event.get("isBase64Encoded"):
-        if len(raw) > (MAX_BODY // 3 + 1) * 4:
-            raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
-        data = base64.b64decode(raw)
-    else:
-        if len(raw) > MAX_BODY:
-            raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
-        data = raw.encode("utf-8", "surrogatepass")
-    if len(data) > MAX_BODY:
-        raise PayloadTooLarge(f"The body is over its limit of {MAX_BODY} bytes.")
-    return data
 
 
 async def _serve(method: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:

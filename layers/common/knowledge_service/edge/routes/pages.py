@@ -7,7 +7,6 @@ answers are the specification's shapes; refusals are problem+json.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote
@@ -26,9 +25,10 @@ from knowledge_service.domain.pages.service import (
     invalid,
 )
 from knowledge_service.edge.access import Standing, access
+from knowledge_service.edge.body import body_bytes
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
-from knowledge_service.errors import PayloadTooLarge, UnsupportedMediaType
+from knowledge_service.errors import UnsupportedMediaType
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
 
@@ -99,18 +99,7 @@ def _media_type() -> str:
 def _raw_body(limit: int) -> bytes:
     """The body, refused with 413 before it is decoded whole when it cannot fit ``limit``."""
     event = router.current_event
-    raw = event.body or ""
-    if event.is_base64_encoded:
-        if len(raw) > (limit // 3 + 1) * 4:
-            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
-        data = base64.b64decode(raw)
-    else:
-        if len(raw) > limit:
-            raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
-        data = raw.encode("utf-8", "surrogatepass")
-    if len(data) > limit:
-        raise PayloadTooLarge(f"The body is over its limit of {limit} bytes.")
-    return data
+    return body_bytes(event.body, bool(event.is_base64_encoded), limit)
 
 
 def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
