@@ -145,6 +145,15 @@ def test_an_integral_number_is_an_integer_id_and_answered_as_one(rt: Runtime) ->
     assert json.loads(answer["body"])["id"] == 439110987874257
 
 
+def test_a_lone_surrogate_escaped_in_params_is_answered_never_a_500(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    arguments = '{"name": "knowledge_search", "arguments": {"q": "\\udc00"}}'  # JSON's escape of a lone surrogate
+    raw = '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ' + arguments + "}"
+    answer = post(credential, raw)
+    assert answer["statusCode"] in {200, 400}, answer
+    assert json.loads(answer["body"])["id"] == 3
+
+
 def test_a_body_nested_past_the_edges_bound_is_a_parse_error_before_anything_reads_it(rt: Runtime) -> None:
     credential = start(rt, ["knowledge_search"])
     deep = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ' + "[" * 40 + "]" * 40 + "}"

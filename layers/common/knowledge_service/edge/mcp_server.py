@@ -156,7 +156,9 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
     message = _message(body)
     if not isinstance(message, JsonRpcMessage):
         return message
-    body = message.model_dump_json(exclude_unset=True).encode("utf-8")  # what the SDK reads: the envelope as held
+    # What the SDK reads: the envelope as held (an integral id as the integer), escaped as JSON's
+    # ASCII so that a lone surrogate a string escaped stays text the SDK can parse.
+    body = json.dumps(message.model_dump(exclude_unset=True)).encode("ascii")
     token = _mission.set(mission)
     try:
         status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
