@@ -4,6 +4,7 @@ as ``POST /mcp`` receives it, each tool's refusals, the audit row, and the scope
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devstack.lambdas import FakeLambdaContext
+from forager_simulator import Simulator
 from forager_simulator.corpus import record_id
 from knowledge_service.domain import agent_missions as missions
 from knowledge_service.domain.pages.service import Pages
@@ -404,6 +407,33 @@ def scoped(rt: Runtime) -> tuple[Runtime, str]:
 
 
 # ------------------------------------------------------------------------------ FORAGER's faults
+def test_a_tool_call_shares_the_requests_budget_a_stalled_forager_is_answered_inside_it(
+    rt: Runtime, forager: Simulator
+) -> None:
+    """Lambda's remaining time less the margin bounds every FORAGER call a tool makes, as on
+    every route: 2.6 s left is a 0.6 s budget, so a FORAGER stalling 30 s after its headers is
+    a tool error in well under the client's own 8 s deadline."""
+    credential = start(rt, ["knowledge_search"])
+    forager.set_fault("stall", delay_seconds=30.0)
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    message["params"] = {"name": "knowledge_search", "arguments": {"q": "launch"}}
+    event = {
+        "httpMethod": "POST",
+        "path": "/mcp",
+        "headers": {"Content-Type": "application/json", "Accept": ACCEPT, "Authorization": f"Bearer {credential}"},
+        "body": json.dumps(message),
+        "isBase64Encoded": False,
+    }
+    started = time.monotonic()
+    try:
+        answer = handle(event, FakeLambdaContext(timeout_seconds=2.6))
+    finally:
+        forager.clear_faults()
+    assert time.monotonic() - started < 4.0  # the budget (0.6 s), not the call's own 8 s
+    result = json.loads(answer["body"])["result"]
+    assert result["isError"] and json.loads(result["content"][0]["text"])["code"] == "upstream_timeout"
+
+
 @pytest.mark.parametrize("fault", sorted(FAULT_ANSWERS))
 def test_a_knowledge_tool_under_an_upstream_fault_is_a_tool_error_with_its_code(
     rt: Runtime, inject_fault: Callable[[str], None], fault: str

@@ -31,6 +31,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import McpError
 from pydantic import AnyUrl, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from knowledge_service import budget
+from knowledge_service.budget import RemainingTime
 from knowledge_service.domain.agent_missions import authenticate
 from knowledge_service.edge import mcp_tools
 from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
@@ -142,8 +144,9 @@ async def _read_resource(uri: AnyUrl) -> list[ReadResourceContents]:
 
 
 # ------------------------------------------------------------------------------ the door
-def handle(event: dict[str, Any]) -> dict[str, Any]:
-    """One API Gateway proxy event in, one proxy answer out."""
+def handle(event: dict[str, Any], context: RemainingTime | None = None) -> dict[str, Any]:
+    """One API Gateway proxy event in, one proxy answer out; every FORAGER call a tool makes
+    shares the request's budget (Lambda's remaining time in ``context``, as every route's)."""
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     try:
         body = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), MAX_BODY)
@@ -161,7 +164,8 @@ def handle(event: dict[str, Any]) -> dict[str, Any]:
     body = json.dumps(message.model_dump(exclude_unset=True)).encode("ascii")
     token = _mission.set(mission)
     try:
-        status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
+        with budget.spending(budget.request_budget(context)):
+            status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
     finally:
         _mission.reset(token)
     return {

@@ -52,7 +52,7 @@ PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "obje
     },
 )
 def post_mcp() -> Response[str]:
-    answer = handle(router.current_event.raw_event)
+    answer = handle(router.current_event.raw_event, router.lambda_context)
     headers = dict(answer.get("headers") or {})
     return Response(
         status_code=int(answer["statusCode"]),
