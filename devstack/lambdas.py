@@ -261,7 +261,10 @@ def load_isolated(
     function = getattr(module, function_name, None)
     if not callable(function):
         raise HandlerNotFound(f"{path} has no callable {function_name!r}.")
-    own = {name: m for name, m in sys.modules.items() if name.partition(".")[0].endswith(suffix)}
+    # A copy taken at once (one C call): other containers' handlers import lazily while they
+    # run, outside the load lock, and iterating sys.modules itself would race them.
+    loaded = dict(sys.modules)
+    own = {name: m for name, m in loaded.items() if name.partition(".")[0].endswith(suffix)}
     return function, {module_name: module, **own}
 
 
