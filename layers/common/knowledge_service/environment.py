@@ -11,12 +11,14 @@ import os
 from collections.abc import Mapping
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
+
+from knowledge_service.base_model import Model
 
 GATE_ENV_VAR = "ANTHILL_KNOWLEDGE_ENABLED"
 
 
-class Environment(BaseModel):
+class Environment(Model):
     """The function's environment variables, by their lower-cased names (``CONFIG_TABLE`` is
     ``config_table``). A plain model rather than pydantic-settings: one model does not need a
     settings framework on every cold start."""

@@ -6,7 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
+
+from knowledge_service.base_model import Model
 
 
 class AutoStudy(StrEnum):
@@ -26,7 +28,7 @@ class RevisionStudy(StrEnum):
     ON = "on"
 
 
-class KnowledgeSettings(BaseModel):
+class KnowledgeSettings(Model):
     """The console-writable knowledge settings, as stored.
 
     ``knowledge_forager_endpoint`` is None until someone writes one; the deployment's
@@ -55,7 +57,7 @@ DEFAULT_PROJECT = ""
 """The project key of the console default binding (``?project=`` omitted)."""
 
 
-class Binding(BaseModel):
+class Binding(Model):
     """An ANTHILL project (or the console default, ``""``) bound to a FORAGER project."""
 
     model_config = ConfigDict(frozen=True)
@@ -66,7 +68,7 @@ class Binding(BaseModel):
     bound_by: str | None = None
 
 
-class ProjectRecord(BaseModel):
+class ProjectRecord(Model):
     """An ANTHILL project: the ids ``?project=`` names, each in an organization."""
 
     model_config = ConfigDict(frozen=True)
@@ -101,7 +103,7 @@ class Subscription(StrEnum):
     LAPSED = "lapsed"
 
 
-class SubscriptionRecord(BaseModel):
+class SubscriptionRecord(Model):
     """What the colony's Forager subscription is, and which paid capabilities it carries."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

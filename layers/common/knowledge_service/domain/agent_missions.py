@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.verbs.catalogue import VERBS, Autonomy, RiskClass
 from knowledge_service.errors import BadRequest, NotFound, Unauthenticated
@@ -81,7 +82,7 @@ def autonomy(level: str) -> Autonomy:
     return Autonomy[level] if level in AUTONOMY_LEVELS else Autonomy.L0
 
 
-class MissionStarted(BaseModel):
+class MissionStarted(Model):
     """The ``detail`` of ``agent.mission.started``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -93,7 +94,7 @@ class MissionStarted(BaseModel):
     expires_in_seconds: int | None = Field(default=None, ge=60, le=7 * 24 * 3600)
 
 
-class MissionEnded(BaseModel):
+class MissionEnded(Model):
     """The ``detail`` of ``agent.mission.ended``."""
 
     model_config = ConfigDict(extra="forbid")

@@ -11,8 +11,9 @@ import uuid
 from typing import Annotated
 
 from aws_lambda_powertools import Logger
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
@@ -27,7 +28,7 @@ from knowledge_service.upstream.models import ForagerProject
 logger = Logger(child=True)
 
 
-class ProjectMapRequest(BaseModel):
+class ProjectMapRequest(Model):
     """Bind ``project`` to ``knowledge_base``.
 
     An empty ``knowledge_base`` unbinds; an empty ``project`` is the console default. Both
@@ -41,7 +42,7 @@ class ProjectMapRequest(BaseModel):
     knowledge_base: Annotated[str, Field(max_length=64, pattern=identifiers.KNOWLEDGE_BASE_OR_UNBIND_PATTERN)]
 
 
-class ProjectMapView(BaseModel):
+class ProjectMapView(Model):
     project_map: dict[str, str]
     default_project: str
 
@@ -50,7 +51,7 @@ def _trimmed(value: str) -> str:
     return value.strip(identifiers.BLANK)
 
 
-class KnowledgeBaseRequest(BaseModel):
+class KnowledgeBaseRequest(Model):
     """Make a knowledge base in FORAGER and bind ``project`` (or the console default) to it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -62,7 +63,7 @@ class KnowledgeBaseRequest(BaseModel):
     project: Annotated[str, Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)] = DEFAULT_PROJECT
 
 
-class KnowledgeBaseCreated(BaseModel):
+class KnowledgeBaseCreated(Model):
     knowledge_base: ForagerProject
     project: str
     bound: bool

@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.reads import Reader, missing
 from knowledge_service.errors import BadRequest, Conflict, UpstreamError, UpstreamRefused
@@ -55,7 +56,7 @@ def _trimmed_notes(value: str | None) -> str | None:
     return text or None
 
 
-class _Curation(BaseModel):
+class _Curation(Model):
     model_config = ConfigDict(extra="forbid")
 
     notes: str | None = Field(
@@ -94,19 +95,19 @@ class ReviewRequest(_Curation):
     action: Literal["mark_reviewed", "reject", "restore"]
 
 
-class DuplicateDecided(BaseModel):
+class DuplicateDecided(Model):
     duplicate: upstream_models.Duplicate
     merged: bool
     kept: upstream_models.DuplicateSide | None
     merged_away: upstream_models.DuplicateSide | None
 
 
-class Unmerged(BaseModel):
+class Unmerged(Model):
     restored: upstream_models.PersonRow
     winner: upstream_models.PersonRow
 
 
-class Reviewed(BaseModel):
+class Reviewed(Model):
     knowledge_id: str
     status: str
     review_status: str

@@ -13,8 +13,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel
-
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.errors import BadRequest
 from knowledge_service.storage.event_log import EventLog, LoggedEvent
@@ -28,7 +27,7 @@ CURSOR = re.compile(CURSOR_PATTERN)
 CURSOR_PROBLEM = identifiers.EVENTS_CURSOR_PROBLEM
 
 
-class EventPage(BaseModel):
+class EventPage(Model):
     events: list[LoggedEvent]
     next_cursor: str | None
 

@@ -31,8 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain.archive_digest import ArchiveDigest
 from knowledge_service.domain.reads import Reader, missing
 from knowledge_service.errors import BadRequest, Conflict, Gone, NotFound, UpstreamMismatch, UpstreamRefused
@@ -53,7 +54,7 @@ IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-class ExportOptions(BaseModel):
+class ExportOptions(Model):
     """FORAGER's own export options, every one optional."""
 
     model_config = ConfigDict(extra="forbid")
@@ -66,7 +67,7 @@ class ExportOptions(BaseModel):
     vault_name: str | None = Field(default=None, min_length=1, max_length=VAULT_NAME_MAX)
 
 
-class StartExportRequest(BaseModel):
+class StartExportRequest(Model):
     """``POST /knowledge/exports``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,7 +76,7 @@ class StartExportRequest(BaseModel):
     options: ExportOptions = Field(default_factory=ExportOptions)
 
 
-class ExportHistory(BaseModel):
+class ExportHistory(Model):
     exports: list[upstream_models.ExportRow]
 
 

@@ -18,8 +18,9 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Protocol
 
-from pydantic import BaseModel
+from pydantic import Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.errors import Conflict, NotFound
 from knowledge_service.storage.findings_store import Finding, FindingsStore, FindingStatus, SeedReceipt
 from knowledge_service.storage.missions import MissionBus
@@ -30,14 +31,14 @@ class SourceLister(Protocol):
     def sources(self, project_ref: str) -> list[ForagerSource]: ...
 
 
-class StudyResult(BaseModel):
-    findings: list[str] = []
-    mission_ids: list[str] = []
+class StudyResult(Model):
+    findings: list[str] = Field(default_factory=list)
+    mission_ids: list[str] = Field(default_factory=list)
     sources: int = 0
     already_studied: int = 0  # sources whose seed receipt stands at their logical_content_hash
 
 
-class FindingView(BaseModel):
+class FindingView(Model):
     id: str
     project_ref: str
     source_id: str
@@ -50,12 +51,12 @@ class FindingView(BaseModel):
     detected_at: str
 
 
-class FindingsAnswer(BaseModel):
+class FindingsAnswer(Model):
     findings: list[FindingView]
     count: int
 
 
-class SeedAnswer(BaseModel):
+class SeedAnswer(Model):
     knowledge_base: str
     project: str  # the project the missions were queued in ("" — the console default: no project)
     sources: int  # sources the engine lists
@@ -67,7 +68,7 @@ class SeedAnswer(BaseModel):
     message: str
 
 
-class ScanAnswer(BaseModel):
+class ScanAnswer(Model):
     knowledge_base: str
     sources: int
     new_findings: int

@@ -25,8 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools import Logger
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import ConfigDict, Field, StrictBool, field_validator
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
 from knowledge_service.errors import Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
@@ -57,7 +58,7 @@ ProjectField = Annotated[str | None, Field(max_length=63, pattern=identifiers.PR
 """The project a body names; ``""`` (like leaving it out) names none: the query's, or the console default."""
 
 
-class JobRequest(BaseModel):
+class JobRequest(Model):
     """Queue an import of workspace folders or files."""
 
     model_config = ConfigDict(extra="forbid")
@@ -69,7 +70,7 @@ class JobRequest(BaseModel):
     force: StrictBool = False
 
 
-class JobsAnswer(BaseModel):
+class JobsAnswer(Model):
     jobs: list[Job]
 
 
@@ -80,7 +81,7 @@ def _json_number(value: Any) -> Any:
     return value
 
 
-class SessionFile(BaseModel):
+class SessionFile(Model):
     model_config = ConfigDict(extra="forbid")
 
     name: Annotated[str, Field(min_length=1, max_length=1024)]
@@ -89,7 +90,7 @@ class SessionFile(BaseModel):
     _size_is_a_number = field_validator("size_bytes", mode="before")(_json_number)
 
 
-class UploadSessionRequest(BaseModel):
+class UploadSessionRequest(Model):
     """Open an upload session for a batch too large to send inline."""
 
     model_config = ConfigDict(extra="forbid")
@@ -98,7 +99,7 @@ class UploadSessionRequest(BaseModel):
     files: Annotated[list[SessionFile], Field(min_length=1, max_length=10 * UPLOAD_MAX_FILES)]
 
 
-class UploadPart(BaseModel):
+class UploadPart(Model):
     name: str
     size_bytes: int
     method: Literal["PUT"] = "PUT"
@@ -106,14 +107,14 @@ class UploadPart(BaseModel):
     headers: dict[str, str]
 
 
-class UploadSession(BaseModel):
+class UploadSession(Model):
     session_id: str
     project: str
     expires_at: str
     parts: list[UploadPart]
 
 
-class UploadCommit(BaseModel):
+class UploadCommit(Model):
     """Commit an upload session: its staged parts go to FORAGER as one upload."""
 
     model_config = ConfigDict(extra="forbid")
@@ -124,7 +125,7 @@ class UploadCommit(BaseModel):
     admission_job_id: Annotated[str | None, Field(pattern=ADMISSION_ID)] = None
 
 
-class PreflightSession(BaseModel):
+class PreflightSession(Model):
     """Measure a staged batch (an upload session) before it is committed."""
 
     model_config = ConfigDict(extra="forbid")

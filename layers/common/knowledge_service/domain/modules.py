@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from pydantic import BaseModel
-
+from knowledge_service.base_model import Model
 from knowledge_service.domain.status import KnowledgeStatus
 from knowledge_service.environment import GATE_ENV_VAR
 
@@ -21,7 +20,7 @@ class AxisState(StrEnum):
     NOT_APPLICABLE = "not_applicable"
 
 
-class Axis(BaseModel):
+class Axis(Model):
     state: AxisState
     ok: bool | None
     condition: str
@@ -30,7 +29,7 @@ class Axis(BaseModel):
     last_successful_check_at: datetime | None = None
 
 
-class Axes(BaseModel):
+class Axes(Model):
     installed: Axis
     configured: Axis
     healthy: Axis
@@ -38,7 +37,7 @@ class Axes(BaseModel):
     entitled: Axis
 
 
-class Module(BaseModel):
+class Module(Model):
     id: str
     label: str
     route: str
@@ -48,7 +47,7 @@ class Module(BaseModel):
     first_problem: Axis | None
 
 
-class ModulesAnswer(BaseModel):
+class ModulesAnswer(Model):
     modules: list[Module]
     entitlement_note: str
     checked_at: datetime

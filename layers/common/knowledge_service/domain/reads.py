@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import ConfigDict, Field, StrictBool
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.scope import Scope
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
@@ -54,7 +55,7 @@ class Reader:
 
 
 # ------------------------------------------------------------------------------ answers
-class RetrieveRequest(BaseModel):
+class RetrieveRequest(Model):
     """``POST /knowledge/retrieve``. There is no ``include_conflicts``: conflicts are never hidden."""
 
     model_config = ConfigDict(extra="forbid")
@@ -65,7 +66,7 @@ class RetrieveRequest(BaseModel):
     include_historical: StrictBool = False
 
 
-class RetrievalAnswer(BaseModel):
+class RetrievalAnswer(Model):
     query: str
     project: str
     items: list[upstream_models.RetrievedItem]
@@ -74,12 +75,12 @@ class RetrievalAnswer(BaseModel):
     rendered: str
 
 
-class EvidenceAnswer(BaseModel):
+class EvidenceAnswer(Model):
     knowledge_id: str
     evidence: list[upstream_models.EvidenceLink]
 
 
-class EntitiesAnswer(BaseModel):
+class EntitiesAnswer(Model):
     """Canonical entities (``?name=``) or FORAGER's People and organizations page."""
 
     entities: list[upstream_models.NamedEntity]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, upkeep_sentence
@@ -21,25 +22,25 @@ from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.config_store import ConfigStore
 
 
-class ProjectPass(BaseModel):
+class ProjectPass(Model):
     project: str
     knowledge_base: str
     answer: SyncAnswer | None = None
     refused: str | None = None
 
 
-class UpkeepReport(BaseModel):
+class UpkeepReport(Model):
     knowledge_base: str
     dead_lettered: int
     scrubbed: int
     escalated: int
 
 
-class PassReport(BaseModel):
+class PassReport(Model):
     ran_at: datetime
     bound_projects: list[str]
     passes: list[ProjectPass]
-    upkeep: list[UpkeepReport] = []
+    upkeep: list[UpkeepReport] = Field(default_factory=list)
     sentence: str
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.gate import require_enabled
 from knowledge_service.environment import Environment
@@ -47,7 +48,7 @@ SCOPED = frozenset({Standing.READ, Standing.OPERATOR})
 OPERATOR_ROLES = frozenset({ProjectRole.ADMIN, ProjectRole.OPERATOR})
 
 
-class Scope(BaseModel):
+class Scope(Model):
     """The resolved scope of one call."""
 
     model_config = ConfigDict(frozen=True)

@@ -12,9 +12,10 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, StrictBool, field_validator
+from pydantic import ConfigDict, Field, SecretStr, StrictBool, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import knowledge_enabled
 from knowledge_service.domain.workspace_paths import PATH_MAX, SEGMENT_MAX_BYTES, PathRefused, contain, shown
@@ -87,7 +88,7 @@ def _at_least_one_never_null(schema: dict[str, Any]) -> None:
             del field["default"]
 
 
-class SettingsUpdate(BaseModel):
+class SettingsUpdate(Model):
     """The settings to change; a field left out stays as it is."""
 
     # At least one setting; a field may be left out but never null (the document says both).
@@ -137,7 +138,7 @@ class SettingsUpdate(BaseModel):
         raise ValueError("is file-only: a deployment parameter that no API call can change")
 
 
-class SettingsView(BaseModel):
+class SettingsView(Model):
     """The settings as they now stand. The credential is reported as set or not, never shown."""
 
     knowledge_enabled: bool

@@ -6,8 +6,9 @@ configured*, *unreachable* and *working* apart, and never shows the credential.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.budget import finished, started
 from knowledge_service.domain import workspace_paths
 from knowledge_service.domain.connection import ForagerConnection
@@ -26,7 +27,7 @@ INPUT_ROOTS_VARIABLE = "FORAGER_ALLOWED_INPUT_ROOTS"
 DEAD_LETTER_ESCALATION_DAYS = 180
 
 
-class DeadLetterCounts(BaseModel):
+class DeadLetterCounts(Model):
     scope: str = "colony"
     unresolved: int = 0
     escalated: int = 0
@@ -35,7 +36,7 @@ class DeadLetterCounts(BaseModel):
     escalation_days: int = DEAD_LETTER_ESCALATION_DAYS
 
 
-class FeedCounts(BaseModel):
+class FeedCounts(Model):
     """Colony-wide counts from the change feed's tables.
 
     The feed's tables arrive with the change-feed work; until a colony follows a feed it
@@ -46,17 +47,17 @@ class FeedCounts(BaseModel):
     dead_letters: DeadLetterCounts = Field(default_factory=DeadLetterCounts)
 
 
-class RootsHanded(BaseModel):
+class RootsHanded(Model):
     roots: list[str]
     from_: str = Field(serialization_alias="from", validation_alias="from")
 
 
-class RefusedRoot(BaseModel):
+class RefusedRoot(Model):
     folder: str
     reason: str
 
 
-class InputRoots(BaseModel):
+class InputRoots(Model):
     key: str = INPUT_ROOTS_KEY
     variable: str = INPUT_ROOTS_VARIABLE
     managed: bool
@@ -68,7 +69,7 @@ class InputRoots(BaseModel):
     waiting: bool
 
 
-class KnowledgeStatus(BaseModel):
+class KnowledgeStatus(Model):
     enabled: bool
     reachable: bool
     usable: bool
@@ -96,7 +97,7 @@ class KnowledgeStatus(BaseModel):
     input_roots: InputRoots
 
 
-class EngineAnswer(BaseModel):
+class EngineAnswer(Model):
     managed: bool
     note: str
 

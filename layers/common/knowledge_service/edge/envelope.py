@@ -7,20 +7,20 @@ from typing import Any, Generic, Literal, TypeVar
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.errors import ServiceError
 
 DataT = TypeVar("DataT")
 
 
-class Envelope(BaseModel, Generic[DataT]):
+class Envelope(Model, Generic[DataT]):
     success: Literal[True] = True
     message: str = "ok"
     data: DataT
 
 
-class ErrorEnvelope(BaseModel):
+class ErrorEnvelope(Model):
     success: Literal[False] = False
     message: str
     data: None = None

@@ -29,9 +29,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import McpError
-from pydantic import AnyUrl, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AnyUrl, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from knowledge_service import budget
+from knowledge_service.base_model import Model
 from knowledge_service.budget import RemainingTime
 from knowledge_service.domain.agent_missions import authenticate
 from knowledge_service.edge import mcp_tools
@@ -77,7 +78,7 @@ def _left_out_or_given(schema: dict[str, Any]) -> None:
         schema["anyOf"] = [branch for branch in schema["anyOf"] if branch.get("type") != "null"]
 
 
-class JsonRpcMessage(BaseModel):
+class JsonRpcMessage(Model):
     """One JSON-RPC 2.0 message of MCP, as the door takes it (and as ``POST /mcp`` declares it):
     the envelope is held here, exactly; what ``params`` must hold for its method is the
     protocol's, answered by the SDK as a JSON-RPC error inside a 200 (``-32602``). A message

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain import reads as domain
 from knowledge_service.domain.agent_missions import DISCOVER_TOOL, TOOLS, autonomy, principal_of
@@ -47,7 +48,7 @@ RESOURCE_SCHEME = "agenthub"
 SCOPE_WORDS = ("project", "project_id", "scope", "knowledge_base", "workspace")
 
 
-class _Args(BaseModel):
+class _Args(Model):
     model_config = ConfigDict(extra="forbid")
 
 

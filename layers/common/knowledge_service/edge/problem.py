@@ -13,8 +13,8 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.edge.envelope import ErrorEnvelope
 from knowledge_service.errors import ServiceError
 
@@ -22,7 +22,7 @@ PROBLEM_JSON = "application/problem+json"
 _HUB_CODES = {"bad_request": "invalid_argument"}
 
 
-class Problem(BaseModel):
+class Problem(Model):
     type: str = "about:blank"
     title: str
     status: int

@@ -13,7 +13,9 @@ import re
 import secrets
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from knowledge_service.base_model import Model
 
 TOKEN_PREFIX = "ks_"  # noqa: S105 - a prefix, not a secret
 _TOKEN_SHAPE = re.compile(r"^ks_[A-Za-z0-9_-]{43}$")
@@ -43,7 +45,7 @@ class PrincipalKind(StrEnum):
 AGENT_FORBIDDEN = frozenset({Permission.MANAGE_KNOWLEDGE, Permission.MANAGE_SETTINGS})
 
 
-class Principal(BaseModel):
+class Principal(Model):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str

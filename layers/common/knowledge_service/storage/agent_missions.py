@@ -25,8 +25,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.storage.toolkit import conditionally
 
@@ -41,7 +42,7 @@ EXPIRY_ATTRIBUTE = "expire_at_epoch"
 KEPT_AFTER_EXPIRY = timedelta(days=30)
 
 
-class RoleContract(BaseModel):
+class RoleContract(Model):
     """What a role may do over MCP: its tools, its standing in the project, its missions' length."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -52,7 +53,7 @@ class RoleContract(BaseModel):
     mission_seconds: int = Field(default=8 * 3600, ge=60, le=7 * 24 * 3600)
 
 
-class MissionRecord(BaseModel):
+class MissionRecord(Model):
     """One mission as intake recorded it: scope, role tool list, autonomy and expiry."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)

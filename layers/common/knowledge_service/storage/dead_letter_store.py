@@ -21,8 +21,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.storage.event_log import LoggedEvent, event_item
 from knowledge_service.storage.toolkit import conditionally, query_pages, scan_all
 
@@ -43,7 +44,7 @@ UNRESOLVED = DeadLetterState.UNRESOLVED
 RESOLVED = DeadLetterState.RESOLVED
 
 
-class Attempt(BaseModel):
+class Attempt(Model):
     model_config = ConfigDict(extra="forbid")
 
     at: str
@@ -54,7 +55,7 @@ class Attempt(BaseModel):
     count: int = 1  # identical consecutive attempts are one record
 
 
-class Resolution(BaseModel):
+class Resolution(Model):
     model_config = ConfigDict(extra="forbid")
 
     action: str  # replayed | replayed_after_fix | discarded
@@ -66,7 +67,7 @@ class Resolution(BaseModel):
     reconciliation: str | None = None
 
 
-class DeadLetter(BaseModel):
+class DeadLetter(Model):
     model_config = ConfigDict(extra="ignore")
 
     knowledge_base: str
@@ -82,7 +83,7 @@ class DeadLetter(BaseModel):
     effect_key: str | None = None
     envelope: str | None = None  # verbatim; after the scrub its header, or nothing
     header_validated: bool = False
-    attempts: list[Attempt] = []
+    attempts: list[Attempt] = Field(default_factory=list)
     schema_version: str
     registry_version: str
     first_seen_at: str

@@ -12,15 +12,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.storage.toolkit import query_pages
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 
-class LoggedEvent(BaseModel):
+class LoggedEvent(Model):
     event_id: str
     event_type: str
     at: datetime

@@ -28,8 +28,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from pydantic import BaseModel
+from pydantic import Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.storage.toolkit import batch_get_all, conditionally, query_all, scan_all
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def stream_key(knowledge_base: str, instance_id: str, generation: str, stream: s
     return key if epoch == 0 else f"{key}#e{epoch}"
 
 
-class InboxRow(BaseModel):
+class InboxRow(Model):
     stream_key: str
     sequence: int
     knowledge_base: str
@@ -63,7 +64,7 @@ class WatermarkStatus(StrEnum):
     DEGRADED = "degraded"
 
 
-class Watermark(BaseModel):
+class Watermark(Model):
     knowledge_base: str
     stream_key: str
     instance_id: str
@@ -79,7 +80,9 @@ class Watermark(BaseModel):
     anchor_event_id: str | None = None
     status: WatermarkStatus = WatermarkStatus.OK
     note: str | None = None
-    reconciled_over: list[list[int]] = []  # [first, last] sequence ranges covered by reconciliation
+    reconciled_over: list[list[int]] = Field(
+        default_factory=list
+    )  # [first, last] sequence ranges covered by reconciliation
     superseded_by: str | None = None  # the epoch that replaced this one; a superseded row never moves
     updated_at: str = ""
 
@@ -95,7 +98,7 @@ class ActionOutcome(StrEnum):
     DEAD_LETTERED = "dead_lettered"
 
 
-class Action(BaseModel):
+class Action(Model):
     knowledge_base: str
     effect_key: str
     instance_id: str
@@ -108,7 +111,7 @@ class Action(BaseModel):
     outcome: ActionOutcome = ActionOutcome.CLAIMED
     republished: bool = False
     findings: int = 0
-    mission_ids: list[str] = []
+    mission_ids: list[str] = Field(default_factory=list)
     # The retry lane: where the revision's envelope is kept, when it was first tried, when it may
     # be tried next, every attempt (folded), the receipt the producer is still owed, and the
     # dead letter it became when its retries ran out.
@@ -116,7 +119,7 @@ class Action(BaseModel):
     sequence: int | None = None
     first_attempt_at: str | None = None
     next_attempt_at: str | None = None
-    attempts: list[dict[str, Any]] = []
+    attempts: list[dict[str, Any]] = Field(default_factory=list)
     receipt_owed: str | None = None  # available | failed
     dead_letter_id: str | None = None
 

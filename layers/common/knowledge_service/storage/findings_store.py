@@ -18,8 +18,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.storage.toolkit import conditionally, query_all, query_count
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ OPEN = FindingStatus.OPEN.value
 """The sparse ``open_findings`` index's key value (``open_flag``)."""
 
 
-class Finding(BaseModel):
+class Finding(Model):
     id: str
     knowledge_base: str
     project_ref: str
@@ -52,7 +52,7 @@ class Finding(BaseModel):
     detected_at: str
 
 
-class SeedReceipt(BaseModel):
+class SeedReceipt(Model):
     knowledge_base: str
     source_id: str
     logical_content_hash: str

@@ -20,8 +20,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from knowledge_service.base_model import Model
 from knowledge_service.errors import InternalError
 from knowledge_service.storage.toolkit import conditionally, query_all
 
@@ -34,7 +35,7 @@ CAPTURE_PREFIX = "captures/sha256/"
 EVIDENCE_GATED = ("DISTILLED", "PUBLISHED", "SUPERSEDED", "RETIRED")
 
 
-class AssertionRecord(BaseModel):
+class AssertionRecord(Model):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     workspace: str
@@ -54,7 +55,7 @@ class AssertionRecord(BaseModel):
     updated_at: datetime
 
 
-class CaptureRecord(BaseModel):
+class CaptureRecord(Model):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     workspace: str
@@ -67,7 +68,7 @@ class CaptureRecord(BaseModel):
     created_at: datetime
 
 
-class Budget(BaseModel):
+class Budget(Model):
     model_config = ConfigDict(frozen=True)
 
     workspace: str

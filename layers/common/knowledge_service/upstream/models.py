@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from knowledge_service.base_model import Model
 
 
-class UpstreamModel(BaseModel):
+class UpstreamModel(Model):
     # defer_build: a model's validator is built the first time it validates (or a route's
     # schema needs it), not when this module is imported — a function builds the few answers
     # its routes read, not all of FORAGER's contract, on every cold start.

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from pydantic import BaseModel
-
+from knowledge_service.base_model import Model
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
 from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
@@ -24,7 +23,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["FeedClient", "FeedConsumer", "FeedStores", "SyncAnswer", "feed_pass"]
 
 
-class SyncAnswer(BaseModel):
+class SyncAnswer(Model):
     project: str
     knowledge_base: str
     change_feed: bool

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.consumer import inbox_row, new_action
@@ -42,7 +43,7 @@ DISCARDED_EVENT = "platform.deadletter.discarded"
 COMMERCIAL_PREFIXES = ("commerce.", "billing.")
 
 
-class ReplayRequest(BaseModel):
+class ReplayRequest(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     project: str = Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)
@@ -51,7 +52,7 @@ class ReplayRequest(BaseModel):
     change: str | None = Field(default=None, max_length=200)
 
 
-class DiscardRequest(BaseModel):
+class DiscardRequest(Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     project: str | None = Field(default=None, max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)
@@ -59,7 +60,7 @@ class DiscardRequest(BaseModel):
     reason: Literal["sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable"]
 
 
-class AttemptView(BaseModel):
+class AttemptView(Model):
     at: str
     error_class: str
     fingerprint: str
@@ -67,7 +68,7 @@ class AttemptView(BaseModel):
     count: int
 
 
-class DeadLetterRow(BaseModel):
+class DeadLetterRow(Model):
     dead_letter_id: str
     knowledge_base: str
     project: str
@@ -87,14 +88,14 @@ class DeadLetterRow(BaseModel):
     reachable: bool | None = None  # the installation's list only
 
 
-class DeadLetterCounts(BaseModel):
+class DeadLetterCounts(Model):
     unresolved: int
     escalated: int
     retrying: int
     resolved: int
 
 
-class DeadLetterList(BaseModel):
+class DeadLetterList(Model):
     counts: DeadLetterCounts
     retention_days: int = DEAD_LETTER_RETENTION_DAYS
     escalation_days: int = ESCALATION_DAYS
@@ -113,7 +114,7 @@ class DeadLetterDetail(DeadLetterRow):
     registry_version: str
 
 
-class ActionAnswer(BaseModel):
+class ActionAnswer(Model):
     dead_letter_id: str
     action: str
     actor: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from knowledge_service.base_model import Model
 
 FEED_REPLAY_DAYS = 30
 DEAD_LETTER_RETENTION_DAYS = 90
@@ -17,7 +17,7 @@ def inbox_days(feed_replay_days: int = FEED_REPLAY_DAYS, dead_letter_days: int =
 INBOX_RETENTION_DAYS = inbox_days()
 
 
-class Retention(BaseModel):
+class Retention(Model):
     inbox_days: int = INBOX_RETENTION_DAYS
     dead_letter_days: int = DEAD_LETTER_RETENTION_DAYS
     feed_replay_days: int = FEED_REPLAY_DAYS

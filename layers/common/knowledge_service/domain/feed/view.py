@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel
-
+from knowledge_service.base_model import Model
 from knowledge_service.budget import finished, started
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed.consumer import STREAM, mine_export
@@ -20,7 +19,7 @@ from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import HeadRevision
 
 
-class WatermarkView(BaseModel):
+class WatermarkView(Model):
     sequence: int
     status: str
     note: str | None
@@ -37,14 +36,14 @@ class WatermarkRow(WatermarkView):
     updated_at: str
 
 
-class InboxView(BaseModel):
+class InboxView(Model):
     sequence: int
     event_type: str
     revision_id: str | None
     publication_sequence: int | None
 
 
-class ExportView(BaseModel):
+class ExportView(Model):
     sequence: int
     revision_id: str | None
     export_id: str | None
@@ -55,14 +54,14 @@ class ExportView(BaseModel):
     reconciled: bool = False
 
 
-class ActionView(BaseModel):
+class ActionView(Model):
     revision_id: str
     action_type: str
     outcome: str
     republished: bool
 
 
-class FeedView(BaseModel):
+class FeedView(Model):
     change_feed: bool
     instance_id: str | None
     generation: str | None

@@ -7,8 +7,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from knowledge_service.base_model import Model
 
 KNOWLEDGE_ID = r"^kn_[0-9a-f]{24}$"
 CAPTURE_ID = r"^cap_[0-9a-f]{24}$"
@@ -35,7 +37,7 @@ class ReviewDecision(StrEnum):
     REJECT = "REJECT"
 
 
-class VerbModel(BaseModel):
+class VerbModel(Model):
     model_config = ConfigDict(
         extra="forbid", strict=True, frozen=True, alias_generator=to_camel, populate_by_name=False
     )
@@ -88,7 +90,7 @@ class CaptureGetInput(VerbModel):
 
 
 # ---------------------------------------------------------------------- answers
-class Answer(BaseModel):
+class Answer(Model):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
@@ -169,7 +171,7 @@ class VerbCatalogue(Answer):
     verbs: list[VerbDescription]
 
 
-class VerbError(BaseModel):
+class VerbError(Model):
     """A refusal on this surface: ``{error, code}``."""
 
     model_config = ConfigDict(extra="forbid")

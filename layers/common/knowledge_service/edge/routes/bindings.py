@@ -7,8 +7,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import bindings
 from knowledge_service.domain.idempotency import scoped_key
 from knowledge_service.edge.access import Standing, access, current_call
@@ -24,7 +24,7 @@ IDEMPOTENCY_KEY_MAX = 255
 BASES_ROUTE = "POST /knowledge/bases"
 
 
-class ForagerProjects(BaseModel):
+class ForagerProjects(Model):
     projects: list[ForagerProject]
 
 

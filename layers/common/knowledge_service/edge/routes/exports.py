@@ -13,8 +13,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain import exports as domain
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.reads import Reader
@@ -32,7 +32,7 @@ TAKE = access(Permission.READ_KNOWLEDGE, project=Standing.OPERATOR, capability="
 TAGS = ["exports"]
 
 
-class ArchiveHandedOver(BaseModel):
+class ArchiveHandedOver(Model):
     """The 303's body: where the verified archive is, for a client that does not follow."""
 
     url: str

@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from knowledge_service.base_model import Model
 from knowledge_service.domain.pages.service import (
     MAX_BODY_BYTES,
     MAX_HISTORY_ROWS,
@@ -50,7 +51,7 @@ Cursor = Annotated[str | None, Query(max_length=64)]
 Bounded = Annotated[str | None, Query(max_length=URL_PATH_CHARS)]
 
 
-class _Body(BaseModel):
+class _Body(Model):
     model_config = ConfigDict(extra="forbid")
 
 
