@@ -9,8 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import exports, feed, imports, load, pages, reads, requests, stack_routes, uploads
-from benchmarks import kb as kb_command
+from benchmarks import exports, feed, imports, kb as kb_command, load, pages, reads, requests, stack_routes, uploads
 
 RESULTS = Path("bench-results.json")
 

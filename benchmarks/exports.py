@@ -114,8 +114,7 @@ def _timed(call: Any, spent: list[float]) -> Any:
 
 
 def _child(size: int) -> dict[str, Any]:
-    from forager_simulator import exports as sim_exports
-    from forager_simulator import start_simulator
+    from forager_simulator import exports as sim_exports, start_simulator
     from knowledge_service.domain import exports as domain
     from knowledge_service.domain.reads import Reader
     from knowledge_service.domain.scope import Scope

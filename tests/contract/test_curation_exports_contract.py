@@ -9,8 +9,7 @@ import time
 import httpx
 import pytest
 
-from forager_simulator import Simulator
-from forager_simulator import exports as sim_exports
+from forager_simulator import Simulator, exports as sim_exports
 from forager_simulator.corpus import record_id
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from knowledge_service.domain.archive_digest import ArchiveDigest
 from knowledge_service.errors import UpstreamMismatch

@@ -10,8 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler

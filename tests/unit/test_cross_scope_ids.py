@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from devstack.samples import SAMPLE_IDS, request_for
-from forager_simulator import Simulator
-from forager_simulator import exports as sim_exports
+from forager_simulator import Simulator, exports as sim_exports
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import DeadLetter

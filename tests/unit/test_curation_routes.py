@@ -7,8 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from forager_simulator import Simulator
 from forager_simulator.corpus import record_id

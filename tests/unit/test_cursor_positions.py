@@ -9,8 +9,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowledge_service.domain.feed.view import ACTIONS_PAGE, recent_actions
 from knowledge_service.domain.identifiers import ACTIONS_CURSOR_PATTERN, EVENTS_CURSOR_PATTERN

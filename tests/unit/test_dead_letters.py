@@ -16,8 +16,7 @@ from forager_simulator import Simulator
 from knowledge_service.domain.feed import door, feed_pass
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.policy import REVISIONS_OFF
-from knowledge_service.domain.feed.retry import attempt as new_attempt
-from knowledge_service.domain.feed.retry import backoff, ceiling, fold
+from knowledge_service.domain.feed.retry import attempt as new_attempt, backoff, ceiling, fold
 from knowledge_service.domain.feed.upkeep import ESCALATED_EVENT, Upkeep, is_escalated
 from knowledge_service.domain.schedule import six_hourly_pass
 from knowledge_service.errors import ServiceError, UpstreamError

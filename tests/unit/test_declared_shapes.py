@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.endpoint_policy import check_endpoint

@@ -5,8 +5,7 @@ from __future__ import annotations
 import ipaddress
 
 import pytest
-from hypothesis import assume, given
-from hypothesis import strategies as st
+from hypothesis import assume, given, strategies as st
 
 from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
 

@@ -10,8 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import boto3
 import pytest
 
-from forager_simulator import Simulator
-from forager_simulator import exports as sim_exports
+from forager_simulator import Simulator, exports as sim_exports
 from knowledge_service.domain import exports as domain
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime

@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowledge_service.domain.settings import INPUT_ROOT_PATTERN, input_root_refusal
 from knowledge_service.domain.workspace_paths import BLOCKED_SEGMENTS, PATH_MAX, resolve

@@ -11,8 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from devstack.lambdas import FakeLambdaContext
 from forager_simulator import Simulator

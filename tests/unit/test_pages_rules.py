@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowledge_service.domain.pages import frontmatter, links, paths
 from knowledge_service.domain.pages.frontmatter import BlockState

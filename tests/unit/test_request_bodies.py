@@ -13,8 +13,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from knowledge_service.edge.body import (
     MAX_BODY_BYTES,

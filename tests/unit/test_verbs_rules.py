@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from knowledge_service.domain.verbs.rules import quote_is_evidence, walk_forward
 

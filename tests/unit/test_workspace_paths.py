@@ -13,8 +13,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowledge_service.domain.workspace_paths import (
     BLOCKED_SEGMENTS,

@@ -27,8 +27,7 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain import identifiers
-from knowledge_service.domain import reads as domain
+from knowledge_service.domain import identifiers, reads as domain
 from knowledge_service.domain.agent_missions import DISCOVER_TOOL, TOOLS, autonomy, principal_of
 from knowledge_service.domain.pages import paths
 from knowledge_service.domain.pages.service import MAX_HISTORY_ROWS, MAX_LISTING, Pages, Written
@@ -36,8 +35,7 @@ from knowledge_service.domain.pages.tree import walk
 from knowledge_service.domain.scope import Standing, resolve_scope
 from knowledge_service.domain.verbs import door
 from knowledge_service.domain.verbs.models import INPUTS
-from knowledge_service.edge.routes.pages import Promote as PromoteBody
-from knowledge_service.edge.routes.pages import PutPage, RevertPage
+from knowledge_service.edge.routes.pages import Promote as PromoteBody, PutPage, RevertPage
 from knowledge_service.errors import BadRequest, NotFound, PermissionDenied, ServiceError
 from knowledge_service.identity.principal import Principal
 from knowledge_service.runtime import runtime

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from knowledge_service.domain.feed.history import as_int, same_stream
-from knowledge_service.domain.feed.history import held as held_by
+from knowledge_service.domain.feed.history import as_int, held as held_by, same_stream
 from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.feed_store import InboxRow, Watermark, WatermarkStatus, envelope_text, stream_key

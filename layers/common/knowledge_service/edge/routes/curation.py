@@ -13,8 +13,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
-from knowledge_service.domain import curation as domain
-from knowledge_service.domain import event_log, identifiers
+from knowledge_service.domain import curation as domain, event_log, identifiers
 from knowledge_service.domain.reads import Reader
 from knowledge_service.edge.access import Standing, access, current_call, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok

@@ -15,8 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain import exports as domain
-from knowledge_service.domain import identifiers
+from knowledge_service.domain import exports as domain, identifiers
 from knowledge_service.domain.reads import Reader
 from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok

@@ -9,8 +9,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
-from knowledge_service.domain import identifiers
-from knowledge_service.domain import reads as domain
+from knowledge_service.domain import identifiers, reads as domain
 from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import EntityId, ForagerWords, Project, SourceId, StatementId

@@ -8,9 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.budget import finished, started
-from knowledge_service.domain import modules as modules_domain
-from knowledge_service.domain import settings as settings_domain
-from knowledge_service.domain import status as status_domain
+from knowledge_service.domain import modules as modules_domain, settings as settings_domain, status as status_domain
 from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
