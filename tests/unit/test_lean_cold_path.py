@@ -147,17 +147,23 @@ def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> 
         ), app_file
 
 
-def test_given_the_reads_function_when_imported_then_no_forager_answer_model_is_built_until_used() -> None:
+def test_given_the_reads_function_when_imported_then_no_model_is_built_and_only_its_forager_areas_exist() -> None:
     script = (
-        "import inspect\n"
+        "import json, sys\n"
         "import app\n"
-        "from pydantic import BaseModel\n"
+        "from knowledge_service.base_model import Model\n"
+        "def family(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from family(sub)\n"
+        "models_defined = len(list(family(Model)))\n"
+        "built = sorted(c.__qualname__ for c in family(Model) if c.__pydantic_complete__)\n"
+        "areas = sorted(n for n in sys.modules if n.startswith('knowledge_service.upstream.models.'))\n"
         "from knowledge_service.upstream import models\n"
-        "built = [n for n, c in vars(models).items() if inspect.isclass(c) and issubclass(c, BaseModel)\n"
-        "         and c.__module__ == models.__name__ and c.__pydantic_complete__]\n"
         "status = models.EngineStatus.model_validate(\n"
         "    {'version': '1', 'schema_version': 1, 'search_backend': 'x', 'model_provider': 'y'})\n"
-        "print(len(built), models.EngineStatus.__pydantic_complete__, status.schema_version)\n"
+        "after = sorted(n for n in sys.modules if n.startswith('knowledge_service.upstream.models.'))\n"
+        "print(json.dumps([models_defined > 10, built, areas, after, models.EngineStatus.__pydantic_complete__]))\n"
     )
     base = {
         "PATH": "/usr/bin:/bin",
@@ -165,4 +171,19 @@ def test_given_the_reads_function_when_imported_then_no_forager_answer_model_is_
         "POWERTOOLS_TRACE_DISABLED": "true",
     }
     out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["0", "True", "1"]  # none built at import; one built, and validating, on first use
+    some_defined, built, areas, after, status_built = json.loads(out)
+    assert some_defined
+    assert built == []  # every model the function defines is built on first use (base_model.Model)
+    # Only the FORAGER areas its own answer models name (retrieval, evidence, entities) are
+    # defined at import; the areas only other functions read never are.
+    assert {area.rsplit(".", 1)[1] for area in areas} <= {
+        "base",
+        "conflicts",
+        "entities",
+        "retrieval",
+        "search",
+        "statements",
+    }
+    # the first answer of another area read defines that area, and builds only that model
+    assert set(after) - set(areas) == {"knowledge_service.upstream.models.engine"}
+    assert status_built is True

@@ -26,9 +26,6 @@ PAID_CAPABILITIES = frozenset({"forager.knowledge.curate"})
 SUBSCRIPTION_CACHE_SECONDS = 30.0
 
 
-UNENROLLED = SubscriptionRecord()
-
-
 def require_capability(capability: str, subscription: SubscriptionRecord) -> None:
     """402 when an enrolled colony's subscription does not carry a paid ``capability``."""
     if capability in BASE_CAPABILITIES:

@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpcore
 import httpx
@@ -37,39 +37,10 @@ from pydantic import BaseModel, ValidationError
 
 from knowledge_service import budget
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, UpstreamRefused, UpstreamTimeout
-from knowledge_service.upstream.models import (
-    Admission,
-    Capabilities,
-    ConflictRecord,
-    ConflictRecords,
-    DuplicateDecision,
-    DuplicateList,
-    EngineStatus,
-    EntityDetail,
-    EvidenceList,
-    ExportList,
-    ExportRow,
-    FeedCursorRefused,
-    FeedPage,
-    ForagerProject,
-    ForagerSource,
-    HeadRevision,
-    Job,
-    JobList,
-    KnowledgeItem,
-    NamedEntities,
-    PeoplePage,
-    ProjectList,
-    ReceiptAnswer,
-    RegisteredSources,
-    Retrieval,
-    SearchResult,
-    SourceDetail,
-    SourceList,
-    StatementsPage,
-    Unmerged,
-)
-from knowledge_service.upstream.multipart import FilePart, MultipartBody
+from knowledge_service.upstream import models
+
+if TYPE_CHECKING:
+    from knowledge_service.upstream.multipart import FilePart, MultipartBody
 
 OWN_WORDS_403 = frozenset({"path_not_allowed"})
 """403s that are FORAGER's own fence speaking, not a refused credential."""
@@ -229,123 +200,131 @@ class ForagerClient:
         self._http = http or connection_pool(timeout_seconds)
 
     # ------------------------------------------------------------------ the contract
-    def status(self) -> EngineStatus:
-        return self._get("/api/status", EngineStatus)
+    def status(self) -> models.EngineStatus:
+        return self._get("/api/status", models.EngineStatus)
 
-    def capabilities(self) -> Capabilities:
-        return self._get("/api/capabilities", Capabilities)
+    def capabilities(self) -> models.Capabilities:
+        return self._get("/api/capabilities", models.Capabilities)
 
-    def projects(self) -> list[ForagerProject]:
-        return self._get("/api/projects", ProjectList).projects
+    def projects(self) -> list[models.ForagerProject]:
+        return self._get("/api/projects", models.ProjectList).projects
 
-    def create_project(self, name: str, description: str, *, idempotency_key: str | None = None) -> ForagerProject:
+    def create_project(
+        self, name: str, description: str, *, idempotency_key: str | None = None
+    ) -> models.ForagerProject:
         body = {"name": name}
         if description:
             body["description"] = description
-        return self._post("/api/projects", body, ForagerProject, idempotency_key=idempotency_key)
+        return self._post("/api/projects", body, models.ForagerProject, idempotency_key=idempotency_key)
 
     # ------------------------------------------------------------------ the change feed
-    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = 500) -> FeedPage:
+    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = 500) -> models.FeedPage:
         """The project's feed after ``after``; a 409 cursor refusal raises ``FeedCursorRefused``."""
         params: dict[str, Any] = {"after": after, "limit": limit}
         if generation:
             params["generation"] = generation
         try:
-            return self._get(f"/api/projects/{project_ref}/feed", FeedPage, params=params)
+            return self._get(f"/api/projects/{project_ref}/feed", models.FeedPage, params=params)
         except UpstreamRefused as refused:
             if refused.upstream_status == 409 and refused.upstream_code in FEED_REFUSALS:
-                raise FeedCursorRefused(
+                raise models.FeedCursorRefused(
                     refused.upstream_code, refused.upstream_message, refused.data or {}
                 ) from refused
             raise
 
-    def head_revision(self, project_ref: str) -> HeadRevision | None:
+    def head_revision(self, project_ref: str) -> models.HeadRevision | None:
         try:
-            return self._get(f"/api/projects/{project_ref}/revisions/head", HeadRevision)
+            return self._get(f"/api/projects/{project_ref}/revisions/head", models.HeadRevision)
         except UpstreamRefused as refused:
             if refused.upstream_status == 404:
                 return None
             raise
 
-    def sources(self, project_ref: str) -> list[ForagerSource]:
-        return self._get(f"/api/projects/{project_ref}/sources", SourceList).sources
+    def sources(self, project_ref: str) -> list[models.ForagerSource]:
+        return self._get(f"/api/projects/{project_ref}/sources", models.SourceList).sources
 
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
-    ) -> ReceiptAnswer:
+    ) -> models.ReceiptAnswer:
         body: dict[str, Any] = {"event_id": event_id, "status": status, "detail": detail}
         if synthesized:
             body["synthesized"] = True
         return self._post(
             f"/api/projects/{project_ref}/feed/receipts",
             body,
-            ReceiptAnswer,
+            models.ReceiptAnswer,
             idempotency_key=f"receipt:{event_id}:{status}",
         )
 
     # ------------------------------------------------------------------ reads
-    def search(self, project_ref: str, q: str, *, limit: int, include_historical: bool) -> SearchResult:
+    def search(self, project_ref: str, q: str, *, limit: int, include_historical: bool) -> models.SearchResult:
         params = {"q": q, "limit": limit, "include_historical": _flag(include_historical)}
-        return self._get(f"/api/projects/{project_ref}/search", SearchResult, params=params)
+        return self._get(f"/api/projects/{project_ref}/search", models.SearchResult, params=params)
 
-    def retrieve(self, project_ref: str, query: str, *, top_k: int, include_historical: bool) -> Retrieval:
+    def retrieve(self, project_ref: str, query: str, *, top_k: int, include_historical: bool) -> models.Retrieval:
         body = {"query": query, "top_k": top_k, "include_historical": include_historical}
-        return self._post(f"/api/projects/{project_ref}/retrieve", body, Retrieval)
+        return self._post(f"/api/projects/{project_ref}/retrieve", body, models.Retrieval)
 
-    def knowledge_item(self, knowledge_id: str) -> KnowledgeItem:
+    def knowledge_item(self, knowledge_id: str) -> models.KnowledgeItem:
         """Not project-scoped upstream: the caller holds ``project_ref`` to its scope."""
-        return self._get(f"/api/knowledge/{knowledge_id}", KnowledgeItem)
+        return self._get(f"/api/knowledge/{knowledge_id}", models.KnowledgeItem)
 
-    def evidence(self, knowledge_id: str) -> EvidenceList:
-        return self._get(f"/api/knowledge/{knowledge_id}/evidence", EvidenceList)
+    def evidence(self, knowledge_id: str) -> models.EvidenceList:
+        return self._get(f"/api/knowledge/{knowledge_id}/evidence", models.EvidenceList)
 
-    def entities_named(self, project_ref: str, name: str) -> NamedEntities:
-        return self._get(f"/api/projects/{project_ref}/entities", NamedEntities, params={"name": name})
+    def entities_named(self, project_ref: str, name: str) -> models.NamedEntities:
+        return self._get(f"/api/projects/{project_ref}/entities", models.NamedEntities, params={"name": name})
 
     def people(
         self, project_ref: str, *, q: str | None, types: list[str], sort: str, page: int, page_size: int
-    ) -> PeoplePage:
+    ) -> models.PeoplePage:
         params = _present({"q": q, "type": ",".join(types), "sort": sort, "page": page, "page_size": page_size})
-        return self._get(f"/api/projects/{project_ref}/people", PeoplePage, params=params)
+        return self._get(f"/api/projects/{project_ref}/people", models.PeoplePage, params=params)
 
-    def entity(self, entity_id: str) -> EntityDetail:
+    def entity(self, entity_id: str) -> models.EntityDetail:
         """Not project-scoped upstream (GET /api/entities/:id): carries ``project_ref``."""
-        return self._get(f"/api/entities/{entity_id}", EntityDetail)
+        return self._get(f"/api/entities/{entity_id}", models.EntityDetail)
 
-    def statements(self, project_ref: str, filters: dict[str, str], *, page: int, page_size: int) -> StatementsPage:
+    def statements(
+        self, project_ref: str, filters: dict[str, str], *, page: int, page_size: int
+    ) -> models.StatementsPage:
         params = _present({**filters, "page": page, "page_size": page_size})
-        return self._get(f"/api/projects/{project_ref}/statements", StatementsPage, params=params)
+        return self._get(f"/api/projects/{project_ref}/statements", models.StatementsPage, params=params)
 
-    def duplicates(self, project_ref: str, status: str) -> DuplicateList:
-        return self._get(f"/api/projects/{project_ref}/duplicates", DuplicateList, params={"status": status})
+    def duplicates(self, project_ref: str, status: str) -> models.DuplicateList:
+        return self._get(f"/api/projects/{project_ref}/duplicates", models.DuplicateList, params={"status": status})
 
-    def registered_sources(self, project_ref: str) -> RegisteredSources:
+    def registered_sources(self, project_ref: str) -> models.RegisteredSources:
         """The sources as GET /knowledge/sources lists them (every field, not the feed's few)."""
-        return self._get(f"/api/projects/{project_ref}/sources", RegisteredSources)
+        return self._get(f"/api/projects/{project_ref}/sources", models.RegisteredSources)
 
-    def source(self, source_id: str) -> SourceDetail:
+    def source(self, source_id: str) -> models.SourceDetail:
         """Not project-scoped upstream (GET /api/sources/:id): ``source.project_ref`` says whose."""
-        return self._get(f"/api/sources/{source_id}", SourceDetail)
+        return self._get(f"/api/sources/{source_id}", models.SourceDetail)
 
-    def conflicts(self, project_ref: str, status: str) -> ConflictRecords:
-        return self._get(f"/api/projects/{project_ref}/conflicts", ConflictRecords, params={"status": status})
+    def conflicts(self, project_ref: str, status: str) -> models.ConflictRecords:
+        return self._get(f"/api/projects/{project_ref}/conflicts", models.ConflictRecords, params={"status": status})
 
     # ------------------------------------------------------------------ ingestion
-    def queue_job(self, project_ref: str, paths: list[str], *, force: bool, idempotency_key: str) -> Job:
+    def queue_job(self, project_ref: str, paths: list[str], *, force: bool, idempotency_key: str) -> models.Job:
         body = {"paths": paths, "force": force}
-        return self._post(f"/api/projects/{project_ref}/jobs", body, Job, idempotency_key=idempotency_key)
+        return self._post(f"/api/projects/{project_ref}/jobs", body, models.Job, idempotency_key=idempotency_key)
 
-    def jobs(self, project_ref: str, *, limit: int) -> list[Job]:
-        return self._get(f"/api/projects/{project_ref}/jobs", JobList, params={"limit": limit}).jobs
+    def jobs(self, project_ref: str, *, limit: int) -> list[models.Job]:
+        return self._get(f"/api/projects/{project_ref}/jobs", models.JobList, params={"limit": limit}).jobs
 
-    def job(self, project_ref: str, job_id: str) -> Job:
-        return self._get(f"/api/projects/{project_ref}/jobs/{job_id}", Job)
+    def job(self, project_ref: str, job_id: str) -> models.Job:
+        return self._get(f"/api/projects/{project_ref}/jobs/{job_id}", models.Job)
 
-    def cancel_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> Job:
-        return self._post(f"/api/projects/{project_ref}/jobs/{job_id}/cancel", {}, Job, idempotency_key=idempotency_key)
+    def cancel_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> models.Job:
+        return self._post(
+            f"/api/projects/{project_ref}/jobs/{job_id}/cancel", {}, models.Job, idempotency_key=idempotency_key
+        )
 
-    def retry_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> Job:
-        return self._post(f"/api/projects/{project_ref}/jobs/{job_id}/retry", {}, Job, idempotency_key=idempotency_key)
+    def retry_job(self, project_ref: str, job_id: str, *, idempotency_key: str) -> models.Job:
+        return self._post(
+            f"/api/projects/{project_ref}/jobs/{job_id}/retry", {}, models.Job, idempotency_key=idempotency_key
+        )
 
     def upload(
         self,
@@ -355,44 +334,50 @@ class ForagerClient:
         force: bool,
         admission_job_id: str | None,
         idempotency_key: str,
-    ) -> Job:
+    ) -> models.Job:
         """The batch as one streamed multipart body: no file is held whole on the way."""
+        from knowledge_service.upstream.multipart import MultipartBody  # only uploads load it
+
         fields = [("force", _flag(force))]
         if admission_job_id:
             fields.append(("admission_job_id", admission_job_id))
         body = MultipartBody(fields, files)
-        return self._post_stream(f"/api/projects/{project_ref}/uploads", body, Job, idempotency_key)
+        return self._post_stream(f"/api/projects/{project_ref}/uploads", body, models.Job, idempotency_key)
 
-    def preflight(self, project_ref: str, files: list[FilePart], *, idempotency_key: str) -> Admission:
+    def preflight(self, project_ref: str, files: list[FilePart], *, idempotency_key: str) -> models.Admission:
+        from knowledge_service.upstream.multipart import MultipartBody  # only uploads load it
+
         body = MultipartBody([], files)
-        return self._post_stream(f"/api/projects/{project_ref}/preflight", body, Admission, idempotency_key)
+        return self._post_stream(f"/api/projects/{project_ref}/preflight", body, models.Admission, idempotency_key)
 
     # ------------------------------------------------------------------ curation
-    def resolve_conflict(self, conflict_id: str, body: dict[str, Any]) -> ConflictRecord:
-        return self._post(f"/api/conflicts/{conflict_id}/resolve", _present(body), ConflictRecord)
+    def resolve_conflict(self, conflict_id: str, body: dict[str, Any]) -> models.ConflictRecord:
+        return self._post(f"/api/conflicts/{conflict_id}/resolve", _present(body), models.ConflictRecord)
 
-    def reopen_conflict(self, conflict_id: str, actor: str) -> ConflictRecord:
-        return self._post(f"/api/conflicts/{conflict_id}/reopen", {"actor": actor}, ConflictRecord)
+    def reopen_conflict(self, conflict_id: str, actor: str) -> models.ConflictRecord:
+        return self._post(f"/api/conflicts/{conflict_id}/reopen", {"actor": actor}, models.ConflictRecord)
 
-    def decide_duplicate(self, candidate_id: str, body: dict[str, Any]) -> DuplicateDecision:
-        return self._post(f"/api/duplicates/{candidate_id}/decide", _present(body), DuplicateDecision)
+    def decide_duplicate(self, candidate_id: str, body: dict[str, Any]) -> models.DuplicateDecision:
+        return self._post(f"/api/duplicates/{candidate_id}/decide", _present(body), models.DuplicateDecision)
 
-    def unmerge_entity(self, entity_id: str, body: dict[str, Any]) -> Unmerged:
-        return self._post(f"/api/entities/{entity_id}/unmerge", _present(body), Unmerged)
+    def unmerge_entity(self, entity_id: str, body: dict[str, Any]) -> models.Unmerged:
+        return self._post(f"/api/entities/{entity_id}/unmerge", _present(body), models.Unmerged)
 
-    def review_item(self, knowledge_id: str, body: dict[str, Any]) -> KnowledgeItem:
-        return self._post(f"/api/knowledge/{knowledge_id}/review", _present(body), KnowledgeItem)
+    def review_item(self, knowledge_id: str, body: dict[str, Any]) -> models.KnowledgeItem:
+        return self._post(f"/api/knowledge/{knowledge_id}/review", _present(body), models.KnowledgeItem)
 
     # ------------------------------------------------------------------ exports
-    def exports(self, project_ref: str) -> ExportList:
-        return self._get(f"/api/projects/{project_ref}/exports", ExportList)
+    def exports(self, project_ref: str) -> models.ExportList:
+        return self._get(f"/api/projects/{project_ref}/exports", models.ExportList)
 
-    def start_export(self, project_ref: str, body: dict[str, Any], *, idempotency_key: str | None) -> ExportRow:
-        return self._post(f"/api/projects/{project_ref}/exports", body, ExportRow, idempotency_key=idempotency_key)
+    def start_export(self, project_ref: str, body: dict[str, Any], *, idempotency_key: str | None) -> models.ExportRow:
+        return self._post(
+            f"/api/projects/{project_ref}/exports", body, models.ExportRow, idempotency_key=idempotency_key
+        )
 
-    def export(self, export_id: str) -> ExportRow:
+    def export(self, export_id: str) -> models.ExportRow:
         """Not project-scoped upstream: ``project_ref`` says whose."""
-        return self._get(f"/api/exports/{export_id}", ExportRow)
+        return self._get(f"/api/exports/{export_id}", models.ExportRow)
 
     @contextmanager
     def download_archive(self, export_id: str) -> Iterator[ArchiveDownload]:
