@@ -139,10 +139,16 @@ FIRST_ROUNDS = 5
 
 def _first_requests(environment: dict[str, str], token: str, rounds: int = FIRST_ROUNDS) -> list[dict[str, Any]]:
     """In ``.bench-floor/`` (the layer's locked dependencies, compiled as ``sam build`` ships them)
-    with the layer's own code from its source, as the import benchmark measures it."""
+    with the layer's own code as it ships too: its source and its unchecked-hash bytecode
+    (``layers/common/Makefile``), so a module a route imports on first use is loaded, not
+    compiled, as in Lambda."""
     with tempfile.TemporaryDirectory(prefix="bench-first-") as scratch:
         return _first_requests_in(
-            imports.floor_python(), imports.deployed_copy(ROOT, Path(scratch)), environment, token, rounds
+            imports.floor_python(),
+            imports.deployed_copy(ROOT, Path(scratch), compiled=True),
+            environment,
+            token,
+            rounds,
         )
 
 

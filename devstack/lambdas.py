@@ -96,6 +96,7 @@ def _import_file(module_name: str, path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(module_name, None)
+        gc.enable()  # a door turns collection off for its init; one that raised never turned it on
         raise
     return module
 
@@ -257,6 +258,7 @@ def load_isolated(
             loader.exec_module(module)
         except BaseException:
             sys.modules.pop(module_name, None)
+            gc.enable()  # as load_handler: a door whose init raised left collection off
             raise
     function = getattr(module, function_name, None)
     if not callable(function):

@@ -8,7 +8,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from knowledge_service import door  # first: the libraries are frozen before the project loads
+from knowledge_service import door  # first: collection is off for the project's init
 from knowledge_service.domain.agent_missions import intake
 from knowledge_service.runtime import runtime
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpcore
 import pytest
 
-from knowledge_service import door
+from knowledge_service import environment
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
 from knowledge_service.upstream.client import connection_pool
@@ -89,7 +89,7 @@ def test_given_tracing_off_when_a_handler_is_traced_then_it_is_the_handler_itsel
 ) -> None:
     """Outside Lambda (an environment of its own: the local stack's warm containers set
     AWS_LAMBDA_FUNCTION_NAME in this process's environment while they run an invocation)."""
-    monkeypatch.setattr(door, "tracing_on", lambda: tracing_on({}))
+    monkeypatch.setattr(environment, "tracing_on", lambda: tracing_on({}))
 
     def handler(event: object, context: object) -> object:
         return event
@@ -119,18 +119,23 @@ def test_given_an_https_endpoint_when_the_pool_connects_then_it_verifies_with_on
     assert first._ssl_context is context
 
 
-def test_given_the_libraries_a_door_imports_when_the_door_module_loads_then_they_are_frozen() -> None:
-    # The project's init then never makes a full collection walk the libraries' objects again.
+def test_given_a_door_when_it_loads_then_init_runs_without_collection_until_end_of_init_freezes_it() -> None:
+    # Init makes only what lives as long as the container: no collection walks it, then or later.
     script = (
         "import gc, aws_lambda_powertools, pydantic\n"
-        "before = gc.get_freeze_count()\n"
-        "import knowledge_service.door\n"
-        "print(before, gc.get_freeze_count())\n"
+        "on_before = gc.isenabled()\n"
+        "from knowledge_service import door\n"
+        "on_during = gc.isenabled()\n"
+        "frozen_during = gc.get_freeze_count()\n"
+        "import boto3, knowledge_service.edge.resolver\n"
+        "door.end_of_init()\n"
+        "print(on_before, on_during, frozen_during, gc.isenabled(), gc.get_freeze_count())\n"
     )
     base = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "layers" / "common")}
     out = subprocess.run([sys.executable, "-c", script], env=base, capture_output=True, text=True, check=True).stdout
-    before, after = map(int, out.split())
-    assert before == 0 and after > 10_000
+    on_before, on_during, frozen_during, on_after, frozen_after = out.split()
+    assert (on_before, on_during, on_after) == ("True", "False", "True")
+    assert frozen_during == "0" and int(frozen_after) > 10_000  # the libraries and the project's init
 
 
 def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> None:
@@ -140,8 +145,6 @@ def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> 
             for line in app_file.read_text().splitlines()
             if line.startswith(("from knowledge_service", "import knowledge_service"))
         ]
-        if app_file.parent.name == "schedule":  # a scheduled pass, not an API door: its domain module comes first
-            continue
         assert project_imports[0].startswith(
             ("from knowledge_service.door import", "from knowledge_service import door")
         ), app_file

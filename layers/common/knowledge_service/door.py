@@ -4,13 +4,17 @@
   (``environment.tracing_on``): the X-Ray SDK is imported by a container that traces, never
   by one that does not.
 - Importing this module (every door's first project import, after the third-party ones)
-  freezes what is loaded so far: the project's own init then never makes the collector walk
-  the libraries' objects again (without it, one full collection during init walked them all,
-  15–18 ms of every cold start).
+  turns the cyclic garbage collector off for the rest of init: what init makes — modules,
+  classes, routes, the libraries the project imports next — lives as long as the container,
+  so a collection during init is work for nothing (each full one walks the whole heap of
+  boto3, botocore and pydantic: 7–10 ms of a cold start measured, ``docs/benchmarks.md``).
+  This is the order the ``gc`` documentation gives for long-lived processes:
+  ``gc.disable()`` early, ``gc.freeze()`` once the long-lived objects are made.
 - :func:`end_of_init` is the door's last line: ``gc.freeze()`` moves every object init
-  made (modules, routes, models) out of the collector's reach, so a request's full
-  collection walks only what requests made (a frozen full collection costs ~0 instead of
-  the tens of milliseconds a Lambda-sized heap takes).
+  made out of the collector's reach, then ``gc.enable()`` turns it back on, so a request's
+  collections walk only what requests made (a frozen full collection costs ~0 instead of
+  the tens of milliseconds a Lambda-sized heap takes). A door whose init raises never gets
+  there: Lambda discards that sandbox (the local stack turns collection back on itself).
 """
 
 from __future__ import annotations
@@ -19,14 +23,14 @@ import gc
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from knowledge_service.environment import tracing_on
-
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
-gc.freeze()  # what the door has imported so far (the libraries) lives as long as the container
+gc.disable()  # init makes only what lives as long as the container: nothing to collect until its end
 
 
 def traced(handler: Handler) -> Handler:
+    from knowledge_service.environment import tracing_on  # loaded after collection is off
+
     if not tracing_on():
         return handler
     from aws_lambda_powertools import Tracer  # imports the X-Ray SDK: only when tracing
@@ -36,3 +40,4 @@ def traced(handler: Handler) -> Handler:
 
 def end_of_init() -> None:
     gc.freeze()
+    gc.enable()
