@@ -4,6 +4,7 @@ the FORAGER simulator on loopback, and a way to call a function as API Gateway w
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -30,6 +31,15 @@ from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collector_on() -> None:
+    """A door turns the cyclic collector off for a Lambda's init (``knowledge_service/door.py``)
+    and its ``end_of_init`` turns it back on; a test module that imports the door alone, as
+    some do, would leave this process running without it."""
+    gc.enable()
+
 
 TEMPLATE = Template()
 
