@@ -38,13 +38,14 @@ def main() -> int:
     )
     print(
         f"{'function':<22}{'module med':>11}{'module min':>11}{'floor med':>10}{'floor min':>10}{'x floor':>8}"
-        f"{'own ms':>8}{'bytecode med':>13}{'x floor':>8}"
+        f"{'own ms':>8}{'bytecode med':>13}{'x floor':>8}{'floor, gc off':>14}{'x':>7}"
     )
     for row in results["imports"]:
         print(
             f"{row['function']:<22}{row['module_import_ms']:>11}{row['module_import_min_ms']:>11}"
             f"{row['third_party_import_ms']:>10}{row['third_party_import_min_ms']:>10}{row['over_floor']:>8}"
             f"{row['project_overhead_ms']:>8}{row['compiled_layer_import_ms']:>13}{row['compiled_layer_over_floor']:>8}"
+            f"{row['third_party_collector_off_ms']:>14}{row['compiled_layer_over_collector_off_floor']:>7}"
         )
     stack_routes.report(results["stack_routes"])
     print("\nPer route (warm handler, moto in-process, simulator on loopback; latency over 50 calls)")

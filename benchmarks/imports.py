@@ -17,13 +17,18 @@ For each function, in fresh interpreters with the function's directory first on 
 3. the same with the layer's bytecode beside its source, compiled in ``unchecked-hash`` mode
    as ``layers/common/Makefile`` ships it for ``sam build`` (the shipped figure; 2 is what a
    layer shipped as source would cost, as it did before 2026-12-01);
-4. ``python -X importtime`` importing exactly those third-party modules and nothing else.
+4. ``python -X importtime`` importing exactly those third-party modules and nothing else
+   (the floor), each with ``__import__`` as an ``import`` statement does;
+5. the same with the cyclic collector off, as a door runs the rest of init.
 
 All start from the same interpreter state (``importlib``, ``json`` and ``sys`` already
-imported). 2, 3 and 4 alternate, round after round, so a busy machine slows both alike; each is
+imported). 2 to 5 alternate, round after round, so a busy machine slows them alike; each is
 reported as its min and median, and the ratio of the medians is the function's import
 against its floor (its own code's share is the difference, shown as 0 when noise puts it
-below).
+below). A door turns the collector off for init, so the libraries the project imports after
+it pay no collections while the floor's do: a function can import in less than its floor.
+5 is the floor without them, and the function's import over it bounds what the project's
+own code costs.
 """
 
 from __future__ import annotations
@@ -59,13 +64,14 @@ _IMPORT_MODULE = _PRELUDE + "import {module}\n"
 # (only what it imports in turn was): the floor came out ~4 % short of the same loop timed by
 # the clock (``docs/benchmarks.md``). ``__import__`` is the path an ``import`` statement takes,
 # as in the function's own import.
-_IMPORT_ALL = (
-    _PRELUDE + "for name in json.loads(sys.argv[1]):\n"
-    "    try:\n"
-    "        __import__(name)\n"
-    "    except Exception:\n"
-    "        pass\n"
+_IMPORT_LOOP = (
+    "for name in json.loads(sys.argv[1]):\n    try:\n        __import__(name)\n    except Exception:\n        pass\n"
 )
+_IMPORT_ALL = _PRELUDE + _IMPORT_LOOP
+# The same with the cyclic collector off, as a door runs the rest of init (knowledge_service/door.py):
+# what the project costs over its libraries when neither pays for collections.
+_IMPORT_ALL_COLLECTOR_OFF = _PRELUDE + "import gc\ngc.disable()\n" + _IMPORT_LOOP
+_NOT_MEASURED = frozenset({"importlib", "json", "gc"})
 
 
 FLOOR_DIR = Path(".bench-floor")
@@ -169,19 +175,24 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
             module = props["Handler"].rsplit(".", 1)[0]
             listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
             third_party = _run(python, function_dir, layer, "-c", listing).stdout.strip()
-            module_us, compiled_us, library_us = [], [], []
+            module_us: list[int] = []
+            compiled_us: list[int] = []
+            library_us: list[int] = []
+            quiet_us: list[int] = []
             importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
             for _ in range(runs):  # alternating: the module, then its floor, round after round
                 whole = _depth0_cumulative_us(_run(python, function_dir, layer, *importing).stderr)
                 module_us.append(whole[module])
                 whole = _depth0_cumulative_us(_run(python, function_dir, compiled, *importing).stderr)
                 compiled_us.append(whole[module])
-                libs = _depth0_cumulative_us(
-                    _run(python, function_dir, layer, "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
-                )
-                library_us.append(sum(v for k, v in libs.items() if k.split(".")[0] not in {"importlib", "json"}))
+                for script, samples in ((_IMPORT_ALL, library_us), (_IMPORT_ALL_COLLECTOR_OFF, quiet_us)):
+                    libs = _depth0_cumulative_us(
+                        _run(python, function_dir, layer, "-X", "importtime", "-c", script, third_party).stderr
+                    )
+                    samples.append(sum(v for k, v in libs.items() if k.split(".")[0] not in _NOT_MEASURED))
             module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
             compiled_ms = statistics.median(compiled_us) / 1000
+            quiet_ms = statistics.median(quiet_us) / 1000
             rows.append(
                 {
                     "function": logical_id,
@@ -194,6 +205,8 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
                     "compiled_layer_import_ms": round(compiled_ms, 1),
                     "compiled_layer_import_min_ms": round(min(compiled_us) / 1000, 1),
                     "compiled_layer_over_floor": round(compiled_ms / library_ms, 3) if library_ms else None,
+                    "third_party_collector_off_ms": round(quiet_ms, 1),
+                    "compiled_layer_over_collector_off_floor": round(compiled_ms / quiet_ms, 3) if quiet_ms else None,
                     "third_party_modules": len(json.loads(third_party)),
                     "runs": runs,
                     "environment": str(FLOOR_DIR),
@@ -208,6 +221,8 @@ if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these
             f"{row['function']:<22} module {row['module_import_ms']:>7} (min {row['module_import_min_ms']:>7})"
             f"  floor {row['third_party_import_ms']:>7} (min {row['third_party_import_min_ms']:>7})"
             f"  x{row['over_floor']}  with the layer's bytecode {row['compiled_layer_import_ms']:>7}"
-            f" (min {row['compiled_layer_import_min_ms']:>7}) x{row['compiled_layer_over_floor']}",
+            f" (min {row['compiled_layer_import_min_ms']:>7}) x{row['compiled_layer_over_floor']}"
+            f"  floor, collector off {row['third_party_collector_off_ms']:>7}"
+            f" x{row['compiled_layer_over_collector_off_floor']}",
             flush=True,
         )

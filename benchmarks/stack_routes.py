@@ -220,8 +220,8 @@ def report(results: dict[str, Any]) -> None:
             f"{row['p50_ms_forager_20ms']:>8}{row['p99_ms_forager_20ms']:>8}"
         )
     print(
-        "\nFirst request per function (fresh interpreters on the stack's tables, in .bench-floor/ with the layer's"
-        f" source; median (min) of {FIRST_ROUNDS} alternating rounds; ms, MiB)"
+        "\nFirst request per function (fresh interpreters on the stack's tables, in .bench-floor/ with the layer"
+        f" as it ships, source and bytecode; median (min) of {FIRST_ROUNDS} alternating rounds; ms, MiB)"
     )
     print(
         f"{'function':<20}{'status':>7}{'import':>16}{'first':>16}{'warm p50':>14}{'first-warm':>16}"
