@@ -12,7 +12,7 @@
   from the values the pass read, so two passes cannot move them past each other. A
   producer restored without a new generation reuses sequence numbers, so its history after
   the fork is read as a new *epoch* of the same stream (``…#<stream>#e<n>``, starting
-  after the last sequence both histories share); the old row is frozen with
+  after the last envelope both histories hold); the old row is frozen with
   ``superseded_by`` and its inbox rows stay verbatim.
 - ``ActionsTable`` — ``knowledge_base`` + ``effect_key``
   (``<instance>#<revision>#<action type>#v<policy version>``): one action per revision,

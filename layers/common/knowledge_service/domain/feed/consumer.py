@@ -29,8 +29,8 @@ with sequences the colony already read. So each read starts at the *anchor* — 
 envelope the colony read, at or below the watermark — and checks that the producer still
 holds exactly that up to the watermark: when its head is behind the watermark
 (``cursor_ahead``), or another envelope stands at the anchor or where the colony reconciled
-a gap (``history_diverged``), the pass degrades, reconciles, finds the last sequence both
-histories share, and reads on from it as a new *epoch* of the stream — new inbox rows, the
+a gap (``history_diverged``), the pass degrades, reconciles, finds the last envelope both
+histories hold, and reads on from it as a new *epoch* of the stream — new inbox rows, the
 old ones kept verbatim, and actions still one per revision under the effect key.
 """
 

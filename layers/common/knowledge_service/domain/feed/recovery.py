@@ -91,7 +91,7 @@ class Recovery:
         self, mark: Watermark, code: str, through: int, outcome: PassOutcome, project: str, policy: AutoStudy
     ) -> Watermark:
         """The producer no longer holds the history read up to the watermark: reconcile, then read
-        on as a new epoch from the last sequence (at or below ``through``) both histories share."""
+        on as a new epoch from the last envelope (at or below ``through``) both histories hold."""
         self._degrade(
             mark,
             f"{code}: the producer no longer holds the envelopes read up to sequence {mark.sequence}",
@@ -108,9 +108,16 @@ class Recovery:
         return self.stores.watermarks.restart(mark, base, anchor, note, self._stamp())
 
     def _fork_point(self, mark: Watermark, through: int) -> tuple[int, tuple[int, str] | None]:
-        """The last sequence at or below ``through`` up to which the producer holds exactly what the
-        colony read, and the last envelope both hold (the new epoch's anchor); 0 — read everything
-        the producer still holds again — when the one page compared does not reach back that far."""
+        """The last envelope at or below ``through`` that the producer holds exactly as the colony
+        read it, with the same history before it: the new epoch's base and anchor; 0 — read
+        everything the producer still holds again — when there is none in the one page compared.
+
+        A sequence where neither holds an envelope is shared only *below* such an envelope (event
+        ids are unique, so a history that still holds it was not restored past it). Above the last
+        one, "nothing" on both sides proves nothing: the colony's nothing is a hole it reconciled
+        or an envelope the door refused, the restored producer's may be a new envelope it lost —
+        an export only the export history can tell of. So the new epoch reads from that envelope
+        again, and a hole there is a gap, passed over with its exports reconciled."""
         low = max(0, through - self.page_limit)
         try:
             page = self.client.feed(mark.knowledge_base, generation=mark.generation, after=low, limit=self.page_limit)
@@ -118,17 +125,16 @@ class Recovery:
             return 0, None
         theirs = {s: e for s, e in held_by(page).items() if isinstance(s, int) and low < s <= through}
         ours = self._history(mark, low, through)
-        shared, anchor = low, None
+        anchor: tuple[int, str] | None = None
         for sequence in range(low + 1, through + 1):
             held = ours.get(sequence)
             if theirs.get(sequence) != held:
                 break
-            shared = sequence
             if held is not None:
                 anchor = (sequence, held)
-        if anchor is None and low > 0:
+        if anchor is None:
             return 0, None
-        return shared, anchor
+        return anchor[0], anchor
 
     def _history(self, mark: Watermark, low: int, through: int) -> dict[int, str]:
         """The event id the colony read at each sequence in (low, through] of this generation's
