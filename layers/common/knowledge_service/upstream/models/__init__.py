@@ -3,8 +3,9 @@ area of the contract, each imported the first time one of its names is asked for
 
 ``from knowledge_service.upstream.models import Job`` or ``models.Job`` reads as if every
 answer were defined here; only the area that defines it is imported (PEP 562). A function
-defines the answers its routes read, when they first read them, rather than all of
-FORAGER's contract on every cold start (about 0.2 ms a model: ``docs/benchmarks.md``).
+defines at import the areas its own models name, and any other when a route first reads
+it, rather than all of FORAGER's contract on every cold start (about 0.2 ms a model:
+``docs/benchmarks.md``).
 The map below and the imports for type checkers name the same things; a unit test holds
 them, and every area's own names, to each other.
 """
