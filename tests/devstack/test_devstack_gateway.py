@@ -9,12 +9,13 @@ import dataclasses
 import json
 import socket
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import httpx
 import pytest
 
-from devstack.gateway import ApiServer, Gateway, RouteTable, local_routes
+from devstack.gateway import ApiServer, Gateway, RouteTable, _Server, local_routes
 from devstack.lambdas import FunctionError
 from devstack.template import Template
 
@@ -245,3 +246,28 @@ def test_stopping_closes_kept_alive_connections(gateway: Gateway) -> None:
         api.stop()
         with pytest.raises(httpx.TransportError):
             client.get(f"{api.url}/modules", headers=BEARER)
+
+
+def _fail(error: Exception) -> None:
+    raise error
+
+
+def _handled_while_failing(server: _Server, error: Exception) -> None:
+    try:
+        _fail(error)
+    except Exception:
+        server.handle_error(None, ("127.0.0.1", 1))
+
+
+def test_a_client_that_hangs_up_before_its_answer_is_a_debug_line_not_a_traceback(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = _Server(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    try:
+        _handled_while_failing(server, BrokenPipeError(32, "Broken pipe"))  # writing to a closed socket
+        _handled_while_failing(server, ConnectionResetError(104, "Connection reset by peer"))
+        assert capsys.readouterr().err == ""
+        _handled_while_failing(server, RuntimeError("the gateway's own failure"))
+        assert "RuntimeError: the gateway's own failure" in capsys.readouterr().err  # still loud
+    finally:
+        server.server_close()
