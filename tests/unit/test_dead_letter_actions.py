@@ -304,3 +304,26 @@ def test_the_discard_event_is_read_on_get_knowledge_events_in_the_entrys_project
     elsewhere = api.call("GET", "/knowledge/events", query={"project": "colony-docs"})
     assert elsewhere.status == 200
     assert [e for e in elsewhere.body["data"]["events"] if e["event_type"] == operator.DISCARDED_EVENT] == []
+
+
+def test_the_discard_events_of_a_project_are_filtered_by_their_dotted_type(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    # Given a discarded dead letter and a curation act in the same project's log
+    entry = _door_refused(knowledge_on, forager)
+    operator.discard(knowledge_on.dead_letters, entry, "ada", "sender_error", NOW, lambda: "unused")
+    knowledge_on.events.record("knowledge_curated", "ada", {"act": "merge", "project": REF})
+
+    # When the operator asks for the discards alone, by the event type the log writes
+    answer = api.call("GET", "/knowledge/events", query={"project": REF, "act": operator.DISCARDED_EVENT})
+
+    # Then exactly the discard is read
+    assert answer.status == 200, answer.body
+    assert [e["event_type"] for e in answer.body["data"]["events"]] == [operator.DISCARDED_EVENT]
+
+
+@pytest.mark.parametrize("act", [".deadletter", "platform..discarded", "platform.", "Platform.x", "a." + "b" * 63])
+def test_an_act_that_is_no_event_type_is_400_naming_act(api: Api, knowledge_on: Runtime, act: str) -> None:
+    answer = api.call("GET", "/knowledge/events", query={"project": REF, "act": act})
+    assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.body
+    assert "act" in answer.body["message"]

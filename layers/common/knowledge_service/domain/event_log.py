@@ -33,7 +33,7 @@ class EventPage(Model):
 
 
 def page(log: EventLog, *, act: str | None, project: str | None, limit: int, cursor: str | None) -> EventPage:
-    if act is not None and not EVENT_TYPE.fullmatch(act):
+    if act is not None and (len(act) > identifiers.EVENT_ACT_MAX or not EVENT_TYPE.fullmatch(act)):
         raise BadRequest("act", identifiers.EVENT_ACT_PROBLEM)
     if cursor == "":
         cursor = None

@@ -104,8 +104,13 @@ ADMISSION_ID_PROBLEM = "is not an admission id (adm_ and 16 lower-case hex digit
 DEAD_LETTER_ID_PATTERN = r"^dl_[0-9a-f]{20}$"
 DEAD_LETTER_ID_PROBLEM = "is not a dead letter id (dl_ and 20 lower-case hex digits)."
 
-EVENT_ACT_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
-EVENT_ACT_PROBLEM = "is an event type or a curation act (lower-case letters, digits and '_')."
+EVENT_ACT_PATTERN = r"^[a-z][a-z0-9_]{0,63}(\.[a-z][a-z0-9_]{0,63}){0,3}$"
+"""An event type (``knowledge_curated``, or dotted as ``platform.deadletter.discarded``) or a
+curation act; at most 64 characters (``EVENT_ACT_MAX``), which the pattern alone does not bound."""
+EVENT_ACT_MAX = 64
+EVENT_ACT_PROBLEM = (
+    "is an event type or a curation act (at most 64 lower-case letters, digits and '_', words joined by '.')."
+)
 
 EVENTS_CURSOR_PATTERN = r"^([0-9T:.+\-]{10,40}#[0-9a-f]{32})?$"
 """``GET /knowledge/events``' cursor: a position in the log, newest first — a row's ``recorded``

@@ -119,7 +119,11 @@ def post_review(
 def get_events(
     act: Annotated[
         str | None,
-        Query(max_length=64, pattern=identifiers.EVENT_ACT_PATTERN, description="An event type or a curation act"),
+        Query(
+            max_length=identifiers.EVENT_ACT_MAX,
+            pattern=identifiers.EVENT_ACT_PATTERN,
+            description="An event type or a curation act",
+        ),
     ] = None,
     cursor: Annotated[
         str | None,
