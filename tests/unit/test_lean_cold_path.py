@@ -190,3 +190,30 @@ def test_given_the_reads_function_when_imported_then_no_model_is_built_and_only_
     # the first answer of another area read defines that area, and builds only that model
     assert set(after) - set(areas) == {"knowledge_service.upstream.models.engine"}
     assert status_built is True
+
+
+def test_every_model_any_function_defines_is_built_on_first_use() -> None:
+    # Every door loaded in one interpreter; every pydantic model the package then holds,
+    # written as a class or made with create_model, derives from base_model.Model (defer_build).
+    script = (
+        "import importlib.util, json, sys\n"
+        "from pathlib import Path\n"
+        "from pydantic import BaseModel\n"
+        "for app in sorted(Path(sys.argv[1]).glob('*/app.py')):\n"
+        "    spec = importlib.util.spec_from_file_location(f'app_{app.parent.name}', app)\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "def family(cls):\n"
+        "    for sub in cls.__subclasses__():\n"
+        "        yield sub\n"
+        "        yield from family(sub)\n"
+        "ours = {c for c in family(BaseModel) if c.__module__.startswith('knowledge_service')}\n"
+        "eager = sorted(c.__qualname__ for c in ours if not c.model_config.get('defer_build'))\n"
+        "print(json.dumps([len(ours), eager]))\n"
+    )
+    base = {"PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "functions")], env=base, capture_output=True, text=True, check=True
+    ).stdout
+    defined, not_deferred = json.loads(out)
+    assert defined > 150
+    assert not_deferred == []

@@ -54,7 +54,7 @@ def _without(model: type[BaseModel], *names: str, **extra: Any) -> type[BaseMode
     """``model``'s fields less ``names`` (the scope fields), plus ``extra``, unknown fields refused."""
     fields: dict[str, Any] = {n: (f.annotation, f) for n, f in model.model_fields.items() if n not in names}
     return create_model(  # type: ignore[call-overload,no-any-return]
-        f"{model.__name__}Tool", __config__=ConfigDict(extra="forbid"), **fields, **extra
+        f"{model.__name__}Tool", __base__=_Args, **fields, **extra
     )
 
 
