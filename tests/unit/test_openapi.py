@@ -106,3 +106,29 @@ def test_mcp_is_described_behind_the_mission_credential_with_its_json_rpc_body()
     assert body["required"] == ["jsonrpc", "method"] and "tools/call" in body["properties"]["method"]["enum"]
     assert {"200", "202", "400", "401", "413", "500"} <= set(operation["responses"])
     assert "application/problem+json" in operation["responses"]["401"]["content"]
+
+
+_PYDANTIC_WORDS = frozenset({"ge", "le", "gt", "lt", "multiple_of", "min_length", "max_length"})
+"""pydantic's names for constraints: in a schema, a tool reads none of them (JSON Schema says
+``minimum``, ``maximum``, ``minLength``…), so a bound written so is no bound to a client."""
+
+
+def _pydantic_words(node: object, path: str, under_properties: bool = False) -> list[str]:
+    if isinstance(node, list):
+        return [hit for i, item in enumerate(node) for hit in _pydantic_words(item, f"{path}/{i}")]
+    if not isinstance(node, dict):
+        return []
+    hits = [] if under_properties else [f"{path}/{key}" for key in node if key in _PYDANTIC_WORDS]
+    for key, value in node.items():  # a property may be named like one: only its schema is read
+        hits += _pydantic_words(value, f"{path}/{key}", under_properties=key == "properties" and not under_properties)
+    return hits
+
+
+def test_every_schema_states_its_bounds_in_json_schema_words() -> None:
+    assert _pydantic_words(openapi_document(), "") == []
+
+
+def test_the_mcp_request_id_is_bounded_where_a_client_reads_it() -> None:
+    body = openapi_document()["paths"]["/mcp"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    integer = next(s for s in body["properties"]["id"]["anyOf"] if s["type"] == "integer")
+    assert (integer["minimum"], integer["maximum"]) == (-(2**53 - 1), 2**53 - 1)

@@ -66,7 +66,7 @@ def _integral(value: Any) -> Any:
 
 
 RequestId = (
-    Annotated[int, BeforeValidator(_integral), Field(ge=-MAX_REQUEST_ID, le=MAX_REQUEST_ID)]
+    Annotated[int, Field(ge=-MAX_REQUEST_ID, le=MAX_REQUEST_ID), BeforeValidator(_integral)]
     | Annotated[str, Field(max_length=64)]
 )
 
