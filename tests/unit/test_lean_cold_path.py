@@ -138,6 +138,30 @@ def test_given_a_door_when_it_loads_then_init_runs_without_collection_until_end_
     assert frozen_during == "0" and int(frozen_after) > 10_000  # the libraries and the project's init
 
 
+def test_given_each_door_when_its_init_ends_then_the_collector_is_on_again_and_init_is_frozen() -> None:
+    # The door turns collection off for init; a door that never called end_of_init would
+    # leave its container without a cyclic collector for good.
+    script = (
+        "import gc, importlib.util, json, sys\n"
+        "from pathlib import Path\n"
+        "seen = {}\n"
+        "for app in sorted(Path(sys.argv[1]).glob('*/app.py')):\n"
+        "    frozen = gc.get_freeze_count()\n"
+        "    gc.disable()  # what loading the door module does in a container's own process\n"
+        "    spec = importlib.util.spec_from_file_location(f'app_{app.parent.name}', app)\n"
+        "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "    seen[app.parent.name] = [gc.isenabled(), gc.get_freeze_count() > frozen]\n"
+        "print(json.dumps(seen))\n"
+    )
+    base = {"PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "functions")], env=base, capture_output=True, text=True, check=True
+    ).stdout
+    seen = json.loads(out)
+    assert len(seen) == len(list((ROOT / "functions").glob("*/app.py"))) > 10
+    assert {name: state for name, state in seen.items() if state != [True, True]} == {}
+
+
 def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> None:
     for app_file in sorted((ROOT / "functions").glob("*/app.py")):
         project_imports = [
