@@ -138,6 +138,15 @@ def test_given_a_door_when_it_loads_then_init_runs_without_collection_until_end_
     assert frozen_during == "0" and int(frozen_after) > 10_000  # the libraries and the project's init
 
 
+def _over_every_door(script: str) -> Any:
+    """``script`` run in one fresh interpreter, handed the functions' folder; its JSON answer."""
+    base = {"PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "functions")], env=base, capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out)
+
+
 def test_given_each_door_when_its_init_ends_then_the_collector_is_on_again_and_init_is_frozen() -> None:
     # The door turns collection off for init; a door that never called end_of_init would
     # leave its container without a cyclic collector for good.
@@ -153,11 +162,7 @@ def test_given_each_door_when_its_init_ends_then_the_collector_is_on_again_and_i
         "    seen[app.parent.name] = [gc.isenabled(), gc.get_freeze_count() > frozen]\n"
         "print(json.dumps(seen))\n"
     )
-    base = {"PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(ROOT / "functions")], env=base, capture_output=True, text=True, check=True
-    ).stdout
-    seen = json.loads(out)
+    seen = _over_every_door(script)
     assert len(seen) == len(list((ROOT / "functions").glob("*/app.py"))) > 10
     assert {name: state for name, state in seen.items() if state != [True, True]} == {}
 
@@ -234,10 +239,6 @@ def test_every_model_any_function_defines_is_built_on_first_use() -> None:
         "eager = sorted(c.__qualname__ for c in ours if not c.model_config.get('defer_build'))\n"
         "print(json.dumps([len(ours), eager]))\n"
     )
-    base = {"PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
-    out = subprocess.run(
-        [sys.executable, "-c", script, str(ROOT / "functions")], env=base, capture_output=True, text=True, check=True
-    ).stdout
-    defined, not_deferred = json.loads(out)
+    defined, not_deferred = _over_every_door(script)
     assert defined > 150
     assert not_deferred == []
