@@ -3,12 +3,15 @@ the bus, recorded once per event id (a redelivery records nothing new)."""
 
 from __future__ import annotations
 
+from knowledge_service import door  # first of all: the collector stays off for the whole of init
+
+# isort: split
 from typing import Any
 
+import boto3  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from knowledge_service import door  # first: collection is off for the project's init
 from knowledge_service.domain.agent_missions import intake
 from knowledge_service.runtime import runtime
 

@@ -7,13 +7,18 @@ knowledge bases no bound project reaches, and logs the report.
 
 from __future__ import annotations
 
+from knowledge_service import door  # first of all: the collector stays off for the whole of init
+
+# isort: split
 from typing import Any
 
+import boto3  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
+import httpcore  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
+import httpx  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from knowledge_service import door  # first: collection is off for the project's init
 from knowledge_service.domain.schedule import six_hourly_pass
 from knowledge_service.runtime import runtime
 

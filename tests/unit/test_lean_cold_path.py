@@ -167,16 +167,51 @@ def test_given_each_door_when_its_init_ends_then_the_collector_is_on_again_and_i
     assert {name: state for name, state in seen.items() if state != [True, True]} == {}
 
 
-def test_every_door_imports_the_door_module_before_the_rest_of_the_project() -> None:
+def test_every_door_imports_the_door_module_before_anything_else() -> None:
+    # Everything a door imports lives as long as its container: the door module turns the
+    # collector off before the first of it, libraries included, not only the project's code.
     for app_file in sorted((ROOT / "functions").glob("*/app.py")):
-        project_imports = [
+        imports = [
             line
             for line in app_file.read_text().splitlines()
-            if line.startswith(("from knowledge_service", "import knowledge_service"))
+            if line.startswith(("from ", "import ")) and line != "from __future__ import annotations"
         ]
-        assert project_imports[0].startswith(
-            ("from knowledge_service.door import", "from knowledge_service import door")
-        ), app_file
+        assert imports[0].startswith("from knowledge_service import door  #"), app_file
+
+
+_LIBRARIES = ("boto3", "httpcore", "httpx", "markdown_it", "mcp")
+# The door's own source run without its library lines: which of the libraries its function loads.
+_LOADED_WITHOUT_THEM = (
+    "import json, sys\n"
+    "libraries = json.loads(sys.argv[1])\n"
+    "own = tuple(f'import {name}  #' for name in libraries)\n"
+    "kept = [line for line in open('app.py').read().splitlines() if not line.startswith(own)]\n"
+    "exec(compile('\\n'.join(kept), 'app.py', 'exec'), {'__name__': 'app'})\n"
+    "print(json.dumps(sorted(name for name in libraries if name in sys.modules)))\n"
+)
+
+
+@pytest.mark.parametrize("door", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name)
+def test_a_door_loads_exactly_the_libraries_its_function_uses_before_the_project(door: Path) -> None:
+    # Imported from deep inside the project's own imports, a library runs its module code at a
+    # call depth where CPython 3.11 maps and unmaps a frame-stack chunk over and over
+    # (python/cpython#142183): ~1,000 mmap/munmap pairs per cold start (door.py). So each door
+    # loads its libraries first, from the top of the stack; this holds its list true both ways.
+    imports = [line for line in door.read_text().splitlines() if line.startswith(("from ", "import "))]
+    own = tuple(f"import {name}  #" for name in _LIBRARIES)
+    loads = [i for i, line in enumerate(imports) if line.startswith(own)]
+    project = [i for i, line in enumerate(imports) if "knowledge_service" in line and " import door  #" not in line]
+    assert max(loads, default=-1) < min(project), f"{door}: a library after the project's first import"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(door.parent), "POWERTOOLS_TRACE_DISABLED": "true"}
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED_WITHOUT_THEM, json.dumps(_LIBRARIES)],
+        cwd=door.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert sorted(imports[i].split()[1] for i in loads) == json.loads(out), door
 
 
 def test_given_the_reads_function_when_imported_then_no_model_is_built_and_only_its_forager_areas_exist() -> None:

@@ -3,13 +3,22 @@
 - :func:`traced` wraps the handler in Powertools' ``Tracer`` only when tracing is on
   (``environment.tracing_on``): the X-Ray SDK is imported by a container that traces, never
   by one that does not.
-- Importing this module (every door's first project import, after the third-party ones)
-  turns the cyclic garbage collector off for the rest of init: what init makes — modules,
-  classes, routes, the libraries the project imports next — lives as long as the container,
-  so a collection during init is work for nothing (each full one walks the whole heap of
-  boto3, botocore and pydantic: 7–10 ms of a cold start measured, ``docs/benchmarks.md``).
-  This is the order the ``gc`` documentation gives for long-lived processes:
-  ``gc.disable()`` early, ``gc.freeze()`` once the long-lived objects are made.
+- Importing this module (every door's first import, before any library's) turns the cyclic
+  garbage collector off for the rest of init: what init makes — modules, classes, routes,
+  every library the door imports — lives as long as the container, so a collection during
+  init is work for nothing (each full one walks the whole heap of boto3, botocore and
+  pydantic: 7–10 ms of a cold start measured, ``docs/benchmarks.md``). This is the order the
+  ``gc`` documentation gives for long-lived processes: ``gc.disable()`` early,
+  ``gc.freeze()`` once the long-lived objects are made.
+- Right after this module, a door loads the libraries its routes use (``import boto3``, and
+  httpcore and httpx, markdown-it or the MCP SDK where its routes need them) with bare
+  imports, before any of the project's modules: each library's module code then runs at the
+  top of the stack, as in the floor ``make bench`` measures. Imported from deep inside the
+  project's own imports instead, CPython 3.11 allocates and frees a 16 KiB frame-stack chunk
+  each time a call crosses a chunk's edge at that depth (python/cpython#142183, fixed in
+  3.13 and 3.14, not in 3.11): up to ~3,000 mmap/munmap pairs per cold start, 10–30 ms
+  measured. A door never names the libraries it loads; ``tests/unit/test_lean_cold_path.py``
+  holds each list to exactly what its function loads.
 - :func:`end_of_init` is the door's last line: ``gc.freeze()`` moves every object init
   made out of the collector's reach, then ``gc.enable()`` turns it back on, so a request's
   collections walk only what requests made (a frozen full collection costs ~0 instead of
