@@ -38,7 +38,7 @@ def main() -> int:
     )
     print(
         f"{'function':<22}{'module med':>11}{'module min':>11}{'floor med':>10}{'floor min':>10}{'x floor':>8}"
-        f"{'own ms':>8}{'bytecode med':>13}{'x floor':>8}{'floor, gc off':>14}{'x':>7}"
+        f"{'own ms':>8}{'bytecode med':>13}{'x floor':>8}{'floor, gc off':>14}{'x':>7}{'chunk maps':>11}{'floor':>6}"
     )
     for row in results["imports"]:
         print(
@@ -46,6 +46,8 @@ def main() -> int:
             f"{row['third_party_import_ms']:>10}{row['third_party_import_min_ms']:>10}{row['over_floor']:>8}"
             f"{row['project_overhead_ms']:>8}{row['compiled_layer_import_ms']:>13}{row['compiled_layer_over_floor']:>8}"
             f"{row['third_party_collector_off_ms']:>14}{row['compiled_layer_over_collector_off_floor']:>7}"
+            f"{row['stack_chunk_maps'] if row['stack_chunk_maps'] is not None else '-':>11}"
+            f"{row['floor_stack_chunk_maps'] if row['floor_stack_chunk_maps'] is not None else '-':>6}"
         )
     stack_routes.report(results["stack_routes"])
     print("\nPer route (warm handler, moto in-process, simulator on loopback; latency over 50 calls)")

@@ -29,6 +29,12 @@ below). A door turns the collector off for init, so the libraries the project im
 it pay no collections while the floor's do: a function can import in less than its floor.
 5 is the floor without them, and the function's import over it bounds what the project's
 own code costs.
+
+Where ``strace`` is on the machine, one more run each counts the 16 KiB anonymous maps the
+function's import and its floor make: CPython 3.11's frame-stack chunks
+(python/cpython#142183). A library whose module code runs at a call depth where calls cross
+a chunk's edge maps and unmaps one each time; a door that loads its libraries from the top of
+the stack (``knowledge_service/door.py``) makes about as many as its floor.
 """
 
 from __future__ import annotations
@@ -147,6 +153,19 @@ def deployed_copy(root: Path, into: Path, *, compiled: bool = False) -> Path:
     return layer
 
 
+_STACK_CHUNK_MAP = "mmap(NULL, 16384, "  # DATA_STACK_CHUNK_SIZE in CPython 3.11's pystate.c
+
+
+def stack_chunk_maps(python: Path, function_dir: Path, layer: Path, *args: str) -> int | None:
+    """The 16 KiB anonymous maps one run makes (``strace``); ``None`` where strace is missing."""
+    strace = shutil.which("strace")
+    if strace is None:
+        return None
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".strace") as trace:
+        _run(Path(strace), function_dir, layer, "-f", "-qq", "-e", "trace=mmap", "-o", trace.name, str(python), *args)
+        return sum(1 for line in trace if line.startswith(_STACK_CHUNK_MAP) or f" {_STACK_CHUNK_MAP}" in line)
+
+
 def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
     found: dict[str, int] = {}
     for line in stderr.splitlines():
@@ -190,6 +209,8 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
                         _run(python, function_dir, layer, "-X", "importtime", "-c", script, third_party).stderr
                     )
                     samples.append(sum(v for k, v in libs.items() if k.split(".")[0] not in _NOT_MEASURED))
+            chunk_maps = stack_chunk_maps(python, function_dir, compiled, "-c", _IMPORT_MODULE.format(module=module))
+            floor_chunk_maps = stack_chunk_maps(python, function_dir, layer, "-c", _IMPORT_ALL, third_party)
             module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
             compiled_ms = statistics.median(compiled_us) / 1000
             quiet_ms = statistics.median(quiet_us) / 1000
@@ -207,6 +228,8 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
                     "compiled_layer_over_floor": round(compiled_ms / library_ms, 3) if library_ms else None,
                     "third_party_collector_off_ms": round(quiet_ms, 1),
                     "compiled_layer_over_collector_off_floor": round(compiled_ms / quiet_ms, 3) if quiet_ms else None,
+                    "stack_chunk_maps": chunk_maps,
+                    "floor_stack_chunk_maps": floor_chunk_maps,
                     "third_party_modules": len(json.loads(third_party)),
                     "runs": runs,
                     "environment": str(FLOOR_DIR),
@@ -223,6 +246,7 @@ if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these
             f"  x{row['over_floor']}  with the layer's bytecode {row['compiled_layer_import_ms']:>7}"
             f" (min {row['compiled_layer_import_min_ms']:>7}) x{row['compiled_layer_over_floor']}"
             f"  floor, collector off {row['third_party_collector_off_ms']:>7}"
-            f" x{row['compiled_layer_over_collector_off_floor']}",
+            f" x{row['compiled_layer_over_collector_off_floor']}"
+            f"  16 KiB stack-chunk maps {row['stack_chunk_maps']} (floor {row['floor_stack_chunk_maps']})",
             flush=True,
         )
