@@ -34,7 +34,7 @@ test: install lint template ## lint, template checks and every test tier
 lint: ## ruff, mypy and the import contract (import-linter)
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
-	$(UV) run mypy layers/common/knowledge_service functions devstack forager_simulator kb
+	$(UV) run mypy layers/common/knowledge_service functions devstack forager_simulator kb benchmarks
 	$(UV) run lint-imports --no-cache
 
 format: ## ruff's fixes and formatting

@@ -16,7 +16,7 @@ from benchmarks.emulator import emulated
 from devstack.metering import aws_calls
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.models import AutoStudy
-from knowledge_service.upstream.models import Capabilities, FeedPage, ForagerSource, ReceiptAnswer
+from knowledge_service.upstream.models import Capabilities, ExportList, FeedPage, ForagerSource, ReceiptAnswer
 
 ENVELOPES = 10_000
 KB = "falcon"
@@ -64,6 +64,9 @@ class MemoryFeed:
 
     def sources(self, project_ref: str) -> list[ForagerSource]:
         return [ForagerSource(source_id="src_1", project_ref=project_ref, name="a.md", logical_content_hash="h")]
+
+    def exports(self, project_ref: str) -> ExportList:
+        return ExportList()  # read only to reconcile a gap, and this producer leaves none
 
     def receipt(
         self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
