@@ -32,7 +32,7 @@ def main() -> int:
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(
-        "\nCold-start imports (7 alternating rounds of fresh interpreters, python -X importtime, in .bench-floor/:"
+        "\nCold-start imports (11 alternating rounds of fresh interpreters, python -X importtime, in .bench-floor/:"
         " the layer's locked dependencies only, compiled; the layer from source as sam build ships it, and with"
         " its bytecode; ms)"
     )

@@ -30,6 +30,10 @@ it pay no collections while the floor's do: a function can import in less than i
 5 is the floor without them, and the function's import over it bounds what the project's
 own code costs.
 
+``python -m benchmarks.imports --against <another checkout>`` times this checkout's shipped
+import, the other's and the floor in every round instead (:func:`compare`): on a machine
+whose speed drifts, the way to tell whether a change moved an import.
+
 Where ``strace`` is on the machine, one more run each counts the 16 KiB anonymous maps the
 function's import and its floor make: CPython 3.11's frame-stack chunks
 (python/cpython#142183). A library whose module code runs at a call depth where calls cross
@@ -175,7 +179,7 @@ def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
     return found
 
 
-def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
+def measure(runs: int = 11, only: Iterable[str] = ()) -> list[dict[str, object]]:
     template = Template()
     python = floor_python()
     wanted = set(only)
@@ -238,8 +242,65 @@ def measure(runs: int = 7, only: Iterable[str] = ()) -> list[dict[str, object]]:
     return rows
 
 
-if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these functions only
-    for row in measure(only=sys.argv[1:]):
+def compare(other: Path, runs: int = 11, only: Iterable[str] = ()) -> list[dict[str, object]]:
+    """This checkout's shipped import beside ``other``'s (another checkout, ``before``) and the
+    floor, all three in each round, so a slower or faster spell of the machine falls on both
+    trees alike: the way to tell whether a change moved a function's import."""
+    template = Template()
+    here = template.path.parent
+    python = floor_python()
+    wanted = set(only)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-imports-") as scratch:
+        trees = {"before": Path(scratch) / "before", "now": Path(scratch) / "now"}
+        layers = {
+            name: deployed_copy(root, trees[name], compiled=True) for name, root in (("before", other), ("now", here))
+        }
+        for logical_id, function in template.functions().items():
+            if wanted and logical_id not in wanted:
+                continue
+            props = function["Properties"]
+            module = props["Handler"].rsplit(".", 1)[0]
+            dirs = {}
+            for name, root in (("before", other), ("now", here)):
+                dirs[name] = trees[name] / logical_id
+                shutil.copytree(root / props["CodeUri"], dirs[name], ignore=shutil.ignore_patterns("__pycache__"))
+            listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
+            third_party = _run(python, dirs["now"], layers["now"], "-c", listing).stdout.strip()
+            samples: dict[str, list[int]] = {"before": [], "now": [], "floor": []}
+            importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
+            for _ in range(runs):
+                for name in ("before", "now"):
+                    samples[name].append(
+                        _depth0_cumulative_us(_run(python, dirs[name], layers[name], *importing).stderr)[module]
+                    )
+                libs = _depth0_cumulative_us(
+                    _run(python, dirs["now"], layers["now"], "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
+                )
+                samples["floor"].append(sum(v for k, v in libs.items() if k.split(".")[0] not in _NOT_MEASURED))
+            median = {name: statistics.median(values) / 1000 for name, values in samples.items()}
+            row: dict[str, object] = {"function": logical_id, "runs": runs}
+            for name, values in samples.items():
+                row[f"{name}_ms"] = round(median[name], 1)
+                row[f"{name}_min_ms"] = round(min(values) / 1000, 1)
+            row["before_over_floor"] = round(median["before"] / median["floor"], 3)
+            row["now_over_floor"] = round(median["now"] / median["floor"], 3)
+            rows.append(row)
+    return rows
+
+
+def _main(argv: list[str]) -> None:
+    if argv[:1] == ["--against"]:  # python -m benchmarks.imports --against ../other-checkout [Function ...]
+        for row in compare(Path(argv[1]), only=argv[2:]):
+            print(
+                f"{row['function']:<22} before {row['before_ms']:>7} (min {row['before_min_ms']:>7})"
+                f"  now {row['now_ms']:>7} (min {row['now_min_ms']:>7})"
+                f"  floor {row['floor_ms']:>7} (min {row['floor_min_ms']:>7})"
+                f"  x floor: before {row['before_over_floor']}, now {row['now_over_floor']}",
+                flush=True,
+            )
+        return
+    for row in measure(only=argv):
         print(
             f"{row['function']:<22} module {row['module_import_ms']:>7} (min {row['module_import_min_ms']:>7})"
             f"  floor {row['third_party_import_ms']:>7} (min {row['third_party_import_min_ms']:>7})"
@@ -250,3 +311,7 @@ if __name__ == "__main__":  # python -m benchmarks.imports [Function ...]: these
             f"  16 KiB stack-chunk maps {row['stack_chunk_maps']} (floor {row['floor_stack_chunk_maps']})",
             flush=True,
         )
+
+
+if __name__ == "__main__":  # python -m benchmarks.imports [--against <checkout>] [Function ...]
+    _main(sys.argv[1:])
