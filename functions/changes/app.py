@@ -8,6 +8,8 @@ from knowledge_service import door  # first of all: the collector stays off for 
 from typing import Any
 
 import boto3  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
+import httpcore  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
+import httpx  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext

@@ -12,6 +12,7 @@ from typing import Any
 import httpcore
 import pytest
 
+from devstack.template import Template
 from knowledge_service import environment
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
@@ -191,12 +192,32 @@ _LOADED_WITHOUT_THEM = (
 )
 
 
+_FORAGER_CLIENT = {"httpcore", "httpx"}
+
+
+def _talks_to_forager() -> set[str]:
+    """The functions' folders whose template policies read the FORAGER credential."""
+    folders = set()
+    for function in Template().functions().values():
+        props = function["Properties"]
+        if "forager/credential" in json.dumps(props.get("Policies", []), default=str):
+            folders.add(Path(props["CodeUri"]).name)
+    return folders
+
+
+def test_the_functions_that_talk_to_forager_are_every_one_but_verbs_pages_and_missions() -> None:
+    doors = {path.parent.name for path in (ROOT / "functions").glob("*/app.py")}
+    assert doors - _talks_to_forager() == {"verbs", "pages", "missions"}
+
+
 @pytest.mark.parametrize("door", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name)
 def test_a_door_loads_exactly_the_libraries_its_function_uses_before_the_project(door: Path) -> None:
     # Imported from deep inside the project's own imports, a library runs its module code at a
     # call depth where CPython 3.11 maps and unmaps a frame-stack chunk over and over
     # (python/cpython#142183): ~1,000 mmap/munmap pairs per cold start (door.py). So each door
-    # loads its libraries first, from the top of the stack; this holds its list true both ways.
+    # loads its libraries first, from the top of the stack; this holds its list true both ways:
+    # those its import loads, and the FORAGER client's wherever the function talks to FORAGER
+    # (the template grants it the FORAGER credential), even where only a request loads them.
     imports = [line for line in door.read_text().splitlines() if line.startswith(("from ", "import "))]
     own = tuple(f"import {name}  #" for name in _LIBRARIES)
     loads = [i for i, line in enumerate(imports) if line.startswith(own)]
@@ -211,7 +232,8 @@ def test_a_door_loads_exactly_the_libraries_its_function_uses_before_the_project
         text=True,
         check=True,
     ).stdout
-    assert sorted(imports[i].split()[1] for i in loads) == json.loads(out), door
+    uses = set(json.loads(out)) | (_FORAGER_CLIENT if door.parent.name in _talks_to_forager() else set())
+    assert sorted(imports[i].split()[1] for i in loads) == sorted(uses), door
 
 
 def test_given_the_reads_function_when_imported_then_no_model_is_built_and_only_its_forager_areas_exist() -> None:

@@ -17,8 +17,10 @@
   project's own imports instead, CPython 3.11 allocates and frees a 16 KiB frame-stack chunk
   each time a call crosses a chunk's edge at that depth (python/cpython#142183, fixed in
   3.13 and 3.14, not in 3.11): up to ~3,000 mmap/munmap pairs per cold start, 10–30 ms
-  measured. A door never names the libraries it loads; ``tests/unit/test_lean_cold_path.py``
-  holds each list to exactly what its function loads.
+  measured. A function that talks to FORAGER loads its client's (httpcore, httpx) there too,
+  even where only a request would load them (the changes function): its routes all use them.
+  A door never names the libraries it loads; ``tests/unit/test_lean_cold_path.py`` holds
+  each list to exactly what its function uses.
 - :func:`end_of_init` is the door's last line: ``gc.freeze()`` moves every object init
   made out of the collector's reach, then ``gc.enable()`` turns it back on, so a request's
   collections walk only what requests made (a frozen full collection costs ~0 instead of
