@@ -37,13 +37,28 @@ def used_names(source: str) -> set[str]:
 
 
 def loaded_only(source: str) -> set[str]:
-    """The roots a door loads with a bare ``import`` (no ``from``, no ``as``)."""
-    return {
+    """The roots a door only loads: a bare ``import`` (no ``as``, no submodule), never a ``from``."""
+    tree = ast.parse(source)
+    bare = {
         alias.name
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(tree)
         if isinstance(node, ast.Import)
         for alias in node.names
         if alias.asname is None and "." not in alias.name
+    }
+    imported_from = {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    return bare - imported_from - _dotted_or_renamed(tree)
+
+
+def _dotted_or_renamed(tree: ast.AST) -> set[str]:
+    return {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.asname is not None or "." in alias.name
     }
 
 
@@ -66,4 +81,6 @@ def test_the_check_sees_a_forbidden_import() -> None:
 
 def test_the_check_sees_a_loaded_library_used_or_imported_from() -> None:
     assert loaded_only("import boto3\nfrom httpx import Client\nimport mcp.types\n") == {"boto3"}
+    assert loaded_only("import boto3\nfrom boto3 import client\n") == set()
+    assert loaded_only("import httpx\nimport httpx as h\n") == set()
     assert "boto3" in used_names("import boto3\nboto3.client('s3')\n")
