@@ -53,6 +53,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from devstack.template import Template
 
@@ -179,6 +180,30 @@ def _depth0_cumulative_us(stderr: str) -> dict[str, int]:
     return found
 
 
+def _function_copy(root: Path, props: dict[str, Any], into: Path) -> Path:
+    """The function's own folder as ``sam build`` ships it (no bytecode), as Lambda's /var/task."""
+    shutil.copytree(root / props["CodeUri"], into, ignore=shutil.ignore_patterns("__pycache__"))
+    return into
+
+
+def _third_party(python: Path, function_dir: Path, layer: Path, module: str) -> str:
+    """The JSON list of third-party modules ``import <module>`` loads."""
+    listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
+    return _run(python, function_dir, layer, "-c", listing).stdout.strip()
+
+
+def _module_us(python: Path, function_dir: Path, layer: Path, module: str) -> int:
+    """One fresh interpreter's ``import <module>``, cumulative, by ``-X importtime``."""
+    timed = _run(python, function_dir, layer, "-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
+    return _depth0_cumulative_us(timed.stderr)[module]
+
+
+def _floor_us(python: Path, function_dir: Path, layer: Path, third_party: str, script: str = _IMPORT_ALL) -> int:
+    """One fresh interpreter importing those third-party modules alone, summed."""
+    timed = _run(python, function_dir, layer, "-X", "importtime", "-c", script, third_party)
+    return sum(v for k, v in _depth0_cumulative_us(timed.stderr).items() if k.split(".")[0] not in _NOT_MEASURED)
+
+
 def measure(runs: int = 11, only: Iterable[str] = ()) -> list[dict[str, object]]:
     template = Template()
     python = floor_python()
@@ -191,28 +216,18 @@ def measure(runs: int = 11, only: Iterable[str] = ()) -> list[dict[str, object]]
             if wanted and logical_id not in wanted:
                 continue
             props = function["Properties"]
-            function_dir = Path(scratch) / logical_id
-            shutil.copytree(
-                template.path.parent / props["CodeUri"], function_dir, ignore=shutil.ignore_patterns("__pycache__")
-            )
+            function_dir = _function_copy(template.path.parent, props, Path(scratch) / logical_id)
             module = props["Handler"].rsplit(".", 1)[0]
-            listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
-            third_party = _run(python, function_dir, layer, "-c", listing).stdout.strip()
+            third_party = _third_party(python, function_dir, layer, module)
             module_us: list[int] = []
             compiled_us: list[int] = []
             library_us: list[int] = []
             quiet_us: list[int] = []
-            importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
             for _ in range(runs):  # alternating: the module, then its floor, round after round
-                whole = _depth0_cumulative_us(_run(python, function_dir, layer, *importing).stderr)
-                module_us.append(whole[module])
-                whole = _depth0_cumulative_us(_run(python, function_dir, compiled, *importing).stderr)
-                compiled_us.append(whole[module])
-                for script, samples in ((_IMPORT_ALL, library_us), (_IMPORT_ALL_COLLECTOR_OFF, quiet_us)):
-                    libs = _depth0_cumulative_us(
-                        _run(python, function_dir, layer, "-X", "importtime", "-c", script, third_party).stderr
-                    )
-                    samples.append(sum(v for k, v in libs.items() if k.split(".")[0] not in _NOT_MEASURED))
+                module_us.append(_module_us(python, function_dir, layer, module))
+                compiled_us.append(_module_us(python, function_dir, compiled, module))
+                library_us.append(_floor_us(python, function_dir, layer, third_party))
+                quiet_us.append(_floor_us(python, function_dir, layer, third_party, _IMPORT_ALL_COLLECTOR_OFF))
             chunk_maps = stack_chunk_maps(python, function_dir, compiled, "-c", _IMPORT_MODULE.format(module=module))
             floor_chunk_maps = stack_chunk_maps(python, function_dir, layer, "-c", _IMPORT_ALL, third_party)
             module_ms, library_ms = statistics.median(module_us) / 1000, statistics.median(library_us) / 1000
@@ -261,23 +276,16 @@ def compare(other: Path, runs: int = 11, only: Iterable[str] = ()) -> list[dict[
                 continue
             props = function["Properties"]
             module = props["Handler"].rsplit(".", 1)[0]
-            dirs = {}
-            for name, root in (("before", other), ("now", here)):
-                dirs[name] = trees[name] / logical_id
-                shutil.copytree(root / props["CodeUri"], dirs[name], ignore=shutil.ignore_patterns("__pycache__"))
-            listing = _LIST_MODULES.format(module=module, own=set(OWN_PACKAGES))
-            third_party = _run(python, dirs["now"], layers["now"], "-c", listing).stdout.strip()
+            dirs = {
+                name: _function_copy(root, props, trees[name] / logical_id)
+                for name, root in (("before", other), ("now", here))
+            }
+            third_party = _third_party(python, dirs["now"], layers["now"], module)
             samples: dict[str, list[int]] = {"before": [], "now": [], "floor": []}
-            importing = ("-X", "importtime", "-c", _IMPORT_MODULE.format(module=module))
             for _ in range(runs):
                 for name in ("before", "now"):
-                    samples[name].append(
-                        _depth0_cumulative_us(_run(python, dirs[name], layers[name], *importing).stderr)[module]
-                    )
-                libs = _depth0_cumulative_us(
-                    _run(python, dirs["now"], layers["now"], "-X", "importtime", "-c", _IMPORT_ALL, third_party).stderr
-                )
-                samples["floor"].append(sum(v for k, v in libs.items() if k.split(".")[0] not in _NOT_MEASURED))
+                    samples[name].append(_module_us(python, dirs[name], layers[name], module))
+                samples["floor"].append(_floor_us(python, dirs["now"], layers["now"], third_party))
             median = {name: statistics.median(values) / 1000 for name, values in samples.items()}
             row: dict[str, object] = {"function": logical_id, "runs": runs}
             for name, values in samples.items():
