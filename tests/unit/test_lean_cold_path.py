@@ -6,6 +6,7 @@ import json
 import ssl
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from knowledge_service import environment
 from knowledge_service.door import traced
 from knowledge_service.environment import tracing_on
 from knowledge_service.upstream.client import connection_pool
+from tests.unit.test_doors_import_only_the_layer import LOADED_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
 _LOADED = (
@@ -180,7 +182,7 @@ def test_every_door_imports_the_door_module_before_anything_else() -> None:
         assert imports[0].startswith("from knowledge_service import door  #"), app_file
 
 
-_LIBRARIES = ("boto3", "httpcore", "httpx", "markdown_it", "mcp")
+_LIBRARIES = sorted(LOADED_ONLY)  # what a door may load (test_doors_import_only_the_layer)
 # The door's own source run without its library lines: which of the libraries its function loads.
 _LOADED_WITHOUT_THEM = (
     "import json, sys\n"
@@ -195,14 +197,15 @@ _LOADED_WITHOUT_THEM = (
 _FORAGER_CLIENT = {"httpcore", "httpx"}
 
 
-def _talks_to_forager() -> set[str]:
+@cache
+def _talks_to_forager() -> frozenset[str]:
     """The functions' folders whose template policies read the FORAGER credential."""
     folders = set()
     for function in Template().functions().values():
         props = function["Properties"]
         if "forager/credential" in json.dumps(props.get("Policies", []), default=str):
             folders.add(Path(props["CodeUri"]).name)
-    return folders
+    return frozenset(folders)
 
 
 def test_the_functions_that_talk_to_forager_are_every_one_but_verbs_pages_and_missions() -> None:
