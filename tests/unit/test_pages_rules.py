@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from knowledge_service.domain.pages import frontmatter, links, paths
 from knowledge_service.domain.pages.frontmatter import BlockState
@@ -99,6 +99,8 @@ KNOWN = st.fixed_dictionaries(
 
 @settings(max_examples=1_000, deadline=None)
 @given(KNOWN, st.dictionaries(st.from_regex(r"x_[a-z]{1,8}", fullmatch=True), SAFE, max_size=3))
+# Found by Hypothesis: " #" inside a quoted value of a list item was cut as a comment.
+@example({"sources": [{"resource": " #", "title": "a # b"}]}, {})
 def test_the_reader_round_trips_the_keys_it_knows_and_keeps_custom_ones(
     known: dict[str, object], custom: dict[str, str]
 ) -> None:

@@ -182,18 +182,19 @@ def _items(body: list[str]) -> list[Any]:
             continue
         item = _ITEM_LINE.match(line)
         if item:
-            text = _strip_comment(item.group(2) or "")
+            text = item.group(2) or ""
             nested = _KEY_LINE.match(text)
             if nested and not text.startswith(("'", '"', "{", "[")):
-                current = {nested.group(1): _plain(nested.group(2) or "")}
+                # the comment is cut from the value, so a quoted value keeps its " #"
+                current = {nested.group(1): _plain(_strip_comment(nested.group(2) or ""))}
                 items.append(current)
             else:
                 current = None
-                items.append(_scalar_or_flow(text))
+                items.append(_scalar_or_flow(_strip_comment(text)))
             continue
         nested_key = _NESTED_KEY.match(line)
         if nested_key and current is not None:
-            current[nested_key.group(2)] = _plain(nested_key.group(3) or "")
+            current[nested_key.group(2)] = _plain(_strip_comment(nested_key.group(3) or ""))
             continue
         raise _Unreadable("a list holds a line that is neither '- item' nor a key of the item above")
     return items
