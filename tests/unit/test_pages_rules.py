@@ -108,7 +108,8 @@ def test_the_reader_round_trips_the_keys_it_knows_and_keeps_custom_ones(
     block = frontmatter.read(text)
     assert block.state is BlockState.READ, block.problem
     assert block.known == known
-    assert {k: v for k, v in block.values.items() if k not in frontmatter.KNOWN_KEYS} == custom
+    kept = {k: v for k, v in block.values.items() if k not in frontmatter.KNOWN_KEYS}
+    assert kept == {k: frontmatter.quote(v) for k, v in custom.items()}  # as written, never read
 
 
 def test_the_readers_own_forms() -> None:
@@ -120,10 +121,78 @@ def test_the_readers_own_forms() -> None:
     block = frontmatter.read(text)
     assert block.state is BlockState.READ
     assert block.tags() == ["usage", "ops"]
-    assert block.values["list"] == ["a", "b"]
+    assert block.values["list"] == "- a\n- b"  # a custom key: its block as written
     assert block.text("description") == "one folded line"
     assert block.entries("verified")[-1] == {"by": "bot", "at": "2026-01-02T00:00:00Z"}
     assert block.values["custom"] == "kept"
+
+
+# Custom keys of real-world pages (MkDocs Material's own docs carry these): a nested map or
+# list under a key the reader does not know is kept as written and never read.
+REAL_WORLD_CUSTOM = [
+    "date:\n  created: 2026-02-18\n  updated: 2026-03-01\n",
+    "search:\n  boost: 1.05\n  exclude: true\n",
+    "social:\n  cards_layout_options:\n    background_color: '#ff1493'\n    title: [not, a, list: here]\n",
+    "hide:\n  - navigation\n  - toc\n",
+    "icon: material/alert\nstatus_badge:\n  new:\n    - 9.5.0\n",
+    "authors:\n  - name: A\n    url: https://example.org\n      odd: indent\n",
+    "plugins:\n  - blog:\n      enabled: !ENV [CI, false]\n",
+]
+
+
+@pytest.mark.parametrize("custom", REAL_WORLD_CUSTOM)
+def test_a_custom_key_holding_a_nested_block_is_kept_and_ignored(custom: str) -> None:
+    text = f"---\ntitle: Setup\n{custom}tags: [a, b]\n---\n# Setup\n"
+    block = frontmatter.read(text)
+    assert block.state is BlockState.READ, block.problem
+    assert block.known == {"title": "Setup", "tags": ["a", "b"]}
+    rebuilt = "".join(
+        f"{k}:" + ("\n" if str(v).startswith(" ") else " ") + f"{v}\n"
+        for k, v in block.values.items()
+        if k not in frontmatter.KNOWN_KEYS
+    )
+    assert rebuilt == custom  # each custom key's text, nested block included, as written
+    assert block.control_character_key() is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    KNOWN,
+    st.lists(
+        st.text(
+            st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="\x85"), max_size=30
+        ).map(lambda line: "  " + line),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_no_indented_block_under_a_custom_key_makes_the_block_unparsed(
+    known: dict[str, object], nested: list[str]
+) -> None:
+    rendered = frontmatter.render(known)  # type: ignore[arg-type]
+    text = rendered.replace("---\n", "---\nx_custom:\n" + "\n".join(nested) + "\n", 1)
+    block = frontmatter.read(text)
+    assert block.state is BlockState.READ, block.problem
+    assert block.known == known
+
+
+def test_a_known_key_keeps_its_grammar_beside_custom_ones() -> None:
+    block = frontmatter.read("---\ntags:\n  nested: map\ncustom:\n  ok: yes\n---\n")
+    assert block.state is BlockState.UNPARSED
+    assert "neither '- item' nor a key of the item above" in block.problem
+
+
+def test_a_refusal_names_its_real_cause() -> None:
+    from knowledge_service.domain.pages.describe import describe
+
+    unreadable = describe("/fs/a.md", "---\ntype: Concept\nnot a key line\n---\n")["lint"]
+    assert [f["code"] for f in unreadable] == ["unparsed_frontmatter"]
+    assert "line 3 is not a plain 'key: value' line" in unreadable[0]["message"]
+    assert "first line" not in unreadable[0]["message"]  # the first line is '---' already
+    opener = describe("/fs/a.md", "---yaml\ntype: Concept\n---\n")["lint"]
+    assert "first line exactly '---'" in opener[0]["message"]
+    with pytest.raises(frontmatter.Unpatchable, match="never closes.*close the block"):
+        frontmatter.append_entry("---\ntype: Concept\n", "verified", {"by": "human", "at": "now"})
 
 
 @pytest.mark.parametrize("first", ["--- # comment", "---yaml", "----"])

@@ -44,7 +44,7 @@ def describe(path: str, text: str) -> dict[str, Any]:
                 "unparsed_frontmatter",
                 path,
                 f"The frontmatter cannot be read safely: {block.problem}. A review or a promote of this page is "
-                "refused until its first line is exactly '---'.",
+                f"refused until you {block.remedy}.",
                 1,
             )
         )

@@ -6,7 +6,10 @@ The block opens when the page's first line is exactly ``---`` (never ``--- # com
 ``|`` or ``>`` block scalar (read as one folded line), or, on the lines below an empty
 value, ``- item`` entries (an entry may be a mapping: ``- by: human`` with ``at: ...``
 indented under it, or a flow mapping ``- {by: human, at: ...}``). Comment and blank lines
-are skipped. Any other top-level key is kept as a custom key and ignored.
+are skipped. Any other top-level key is a custom key: its text (what follows the colon, and
+the indented block under it, a nested map or list included) is kept byte for byte as its
+value and never read, so no custom key makes a block unparsed (the specification's ruling,
+"Custom frontmatter keys"); the keys the reader knows keep their grammar.
 
 The reader never raises: a block it cannot read safely is ``unparsed``. The patches
 (``append_entry``, ``set_fields``) change only the lines of the keys they touch.
@@ -52,10 +55,11 @@ Value = str | list[Any] | dict[str, str]
 @dataclass
 class Frontmatter:
     state: BlockState
-    values: dict[str, Value] = field(default_factory=dict)  # every key, known and custom, as read
+    values: dict[str, Value] = field(default_factory=dict)  # known keys as read; custom keys' text as written
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)  # key -> [first line, end line)
     close_line: int = 0  # index of the closing ``---``
-    problem: str = ""
+    problem: str = ""  # why an unparsed block cannot be read
+    remedy: str = ""  # what makes it readable, in the words a refusal gives
 
     @property
     def known(self) -> dict[str, Value]:
@@ -80,9 +84,13 @@ class Frontmatter:
         return [v for v in value if isinstance(v, dict)]
 
     def control_character_key(self) -> str | None:
-        """The first key whose value holds a control character (a write refuses it)."""
+        """The first key whose value holds a control character (a write refuses it).
+
+        A custom key's text spans its lines: the line breaks between them are the block's
+        own, not part of a value."""
         for key, value in self.values.items():
-            if any(_has_control(text) for text in _strings(value)):
+            texts = _strings(value) if key in KNOWN_KEYS else str(value).split("\n")
+            if any(_has_control(text) for text in texts):
                 return key
         return None
 
@@ -116,15 +124,23 @@ def read(text: str) -> Frontmatter:
     first = _bare(lines[0])
     if first != "---":
         if first.startswith("---"):
-            return Frontmatter(BlockState.UNPARSED, problem=f"the first line is '{first[:40]}', not exactly '---'")
+            return Frontmatter(
+                BlockState.UNPARSED,
+                problem=f"the first line is '{first[:40]}', not exactly '---'",
+                remedy="make its first line exactly '---'",
+            )
         return Frontmatter(BlockState.NONE)
     close = next((i for i in range(1, len(lines)) if _bare(lines[i]) == "---"), None)
     if close is None:
-        return Frontmatter(BlockState.UNPARSED, problem="the block opened with '---' never closes")
+        return Frontmatter(
+            BlockState.UNPARSED,
+            problem="the block opened with '---' never closes",
+            remedy="close the block with a line that is exactly '---'",
+        )
     try:
         values, spans = _read_block([_bare(line) for line in lines[1:close]], offset=1)
     except _Unreadable as error:
-        return Frontmatter(BlockState.UNPARSED, problem=str(error))
+        return Frontmatter(BlockState.UNPARSED, problem=str(error), remedy="write that line as the hub reads it")
     return Frontmatter(BlockState.READ, values, spans, close)
 
 
@@ -156,7 +172,7 @@ def _read_block(lines: list[str], offset: int) -> tuple[dict[str, Value], dict[s
             i -= 1
         if key in values:
             raise _Unreadable(f"the key '{key}' is set twice")
-        values[key] = _value(raw, body, i + offset)
+        values[key] = _value(raw, body, i + offset) if key in KNOWN_KEYS else "\n".join([raw, *body]).strip("\n")
         spans[key] = (start + offset, start + offset + 1 + len(body))
     return values, spans
 
@@ -338,9 +354,7 @@ def _newline(lines: list[str]) -> str:
 def _require_patchable(text: str) -> tuple[Frontmatter, list[str]]:
     block = read(text)
     if block.state is BlockState.UNPARSED:
-        raise Unpatchable(
-            f"its frontmatter cannot be patched safely ({block.problem}); make the first line exactly '---'"
-        )
+        raise Unpatchable(f"its frontmatter cannot be patched safely ({block.problem}); {block.remedy}")
     return block, split_lines(text)
 
 
