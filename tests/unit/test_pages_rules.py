@@ -191,7 +191,7 @@ def test_a_refusal_names_its_real_cause() -> None:
     assert "first line" not in unreadable[0]["message"]  # the first line is '---' already
     opener = describe("/fs/a.md", "---yaml\ntype: Concept\n---\n")["lint"]
     assert "first line exactly '---'" in opener[0]["message"]
-    with pytest.raises(frontmatter.Unpatchable, match="never closes.*close the block"):
+    with pytest.raises(frontmatter.Unpatchable, match=r"never closes.*close the block"):
         frontmatter.append_entry("---\ntype: Concept\n", "verified", {"by": "human", "at": "now"})
 
 
