@@ -164,6 +164,44 @@ def test_a_refused_envelope_is_dead_lettered_not_recorded_and_the_stream_moves_p
         assert bad["event_id"] not in receipts
 
 
+UNREADABLE = ["oversized", "not_json", "not_an_object"]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        ["ok", "oversized", "oversized", "ok"],
+        ["ok", "oversized", "not_json", "ok"],
+        ["not_json", "not_an_object", "ok"],  # at the stream's start
+        ["ok", "oversized", "not_json", "not_an_object"],  # a run at the tail
+        ["oversized"],
+        ["ok", "not_json", "ok", "oversized", "oversized", "oversized", "ok", "not_json"],
+    ],
+)
+def test_every_unreadable_envelope_of_a_run_is_exactly_one_unresolved_entry_across_passes(
+    knowledge_on: Runtime, forager: Simulator, layout: list[str]
+) -> None:
+    # Given a stream whose unreadable envelopes stand in runs, anywhere (the tail included)
+    for i, kind in enumerate(layout):
+        forager.put_source(REF, f"s{i}.md", str(i)) if kind == "ok" else forager.publish_malformed(REF, kind)
+    run = consumer(knowledge_on, forager, Clock())
+    # When the feed is read, then read again with nothing new, then again after one more envelope
+    first = run.run(REF, REF, AutoStudy.SUGGEST)
+    again = run.run(REF, REF, AutoStudy.SUGGEST)
+    forager.put_source(REF, "after.md", "after")
+    later = run.run(REF, REF, AutoStudy.SUGGEST)
+    # Then each refused sequence is exactly one unresolved entry, nothing is passed over as a gap,
+    # and no pass thinks the producer's history diverged
+    refused = [i + 1 for i, kind in enumerate(layout) if kind != "ok"]
+    entries = knowledge_on.dead_letters.all(REF)
+    assert sorted(e.sequence for e in entries if e.state == "unresolved") == refused
+    assert len(entries) == len(refused)
+    for outcome in (first, again, later):
+        assert outcome.degraded == [] and outcome.passed_over == []
+    assert (first.watermark, again.watermark, later.watermark) == (len(layout), len(layout), len(layout) + 1)
+    assert first.refused_at_the_door == len(refused) and again.refused_at_the_door == later.refused_at_the_door == 0
+
+
 def test_an_unreadable_protocol_stops_the_stream_until_it_is_resolved(
     knowledge_on: Runtime, forager: Simulator
 ) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import random
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -158,6 +159,18 @@ class FakeFeed:
         )
         self.next_sequence += 1
 
+    def publish_unreadable(self, kind: str) -> None:
+        """An envelope whose sequence the door cannot read (oversized, or not JSON), at the next one."""
+        self.counter += 1
+        sequence = self.next_sequence
+        text = (
+            json.dumps({"event_id": f"evt_{self.counter}", "sequence": sequence, "padding": "x" * 17_000})
+            if kind == "oversized"
+            else '{"event_id": "evt_broken", "sequence": ' + str(sequence)
+        )
+        self.streams[self.generation].append({"sequence": sequence, "event_id": f"evt_{self.counter}", "text": text})
+        self.next_sequence += 1
+
     def skip(self) -> None:
         self.next_sequence += 1
 
@@ -188,7 +201,9 @@ class FakeFeed:
         if after > head:
             raise FeedCursorRefused("cursor_ahead", "ahead", {"head_sequence": head})
         start = 0 if self.redeliver else after
-        page = [dict(e) for e in envelopes if e["sequence"] > start][: 1 if self.short else limit]
+        page: list[dict[str, Any] | str] = [
+            e["text"] if "text" in e else dict(e) for e in envelopes if e["sequence"] > start
+        ][: 1 if self.short else limit]
         if self.reorder:
             random.Random(after).shuffle(page)
         return FeedPage(
@@ -233,6 +248,9 @@ class FeedMachine(RuleBasedStateMachine):
         # What the producer held when a whole pass last ran over an honest feed (one that was not
         # answering every read from sequence 1, which no pass can read past).
         self.read_through: object = None
+        # Whether every page so far came in order and whole: only then can an unreadable run be
+        # placed between its neighbours (a shuffled or one-envelope page leaves it a hole).
+        self.in_order = True
 
     def make_stores(self) -> FeedStores:
         """The consumer's ports in memory (``tests/feed_memory.py``); the study's own findings and
@@ -286,6 +304,12 @@ class FeedMachine(RuleBasedStateMachine):
     @rule()
     def refused_at_the_door(self) -> None:
         self.feed.publish_refused()
+
+    @rule(count=st.integers(1, 3), kind=st.sampled_from(["oversized", "not_json"]))
+    def unreadable_run(self, count: int, kind: str) -> None:
+        """A run of envelopes whose sequence cannot be read, wherever the stream stands (its tail included)."""
+        for _ in range(count):
+            self.feed.publish_unreadable(kind)
 
     @rule(on=st.booleans())
     def engine_fails(self, on: bool) -> None:
@@ -341,10 +365,12 @@ class FeedMachine(RuleBasedStateMachine):
     @rule(on=st.booleans())
     def reorder(self, on: bool) -> None:
         self.feed.reorder = on
+        self.in_order &= not on
 
     @rule(on=st.booleans())
     def short_pages(self, on: bool) -> None:
         self.feed.short = on
+        self.in_order &= not on
 
     @rule()
     def new_generation(self) -> None:
@@ -433,6 +459,32 @@ class FeedMachine(RuleBasedStateMachine):
             for e in self.stores.dead_letters.all(KB)  # type: ignore[union-attr]
             if e.stream_key == key and e.sequence is not None and e.error_class != "retries_exhausted"
         }
+
+    @precondition(lambda self: self.in_order)
+    @invariant()
+    def no_unreadable_envelope_is_passed_over(self) -> None:
+        """An unreadable envelope the watermark has passed, in a run of any length anywhere in the
+        stream, was filed as a dead letter, never passed over as a gap."""
+        lineage = self.stores.watermarks.lineage(KB, INSTANCE, self.feed.generation, "knowledge")
+        for envelope in self.feed.streams[self.feed.generation]:
+            if "text" not in envelope:
+                continue
+            sequence = envelope["sequence"]
+            owner = max((m for m in lineage if m.base < sequence), key=lambda m: m.epoch, default=None)
+            if owner is None or sequence > owner.sequence:
+                continue  # not read yet
+            assert sequence in self.refused(owner.stream_key), (sequence, owner.reconciled_over)
+
+    @invariant()
+    def each_refused_sequence_is_one_entry(self) -> None:
+        """A sequence the door refused is filed once, however often it is read again (no epoch
+        opened by a misread anchor files it anew)."""
+        filed = Counter(
+            (e.sequence, e.envelope)
+            for e in self.stores.dead_letters.all(KB)  # type: ignore[union-attr]
+            if e.error_class != "retries_exhausted"
+        )
+        assert all(n == 1 for n in filed.values()), filed
 
     @invariant()
     def no_unresolved_dead_letter_changed_by_upkeep(self) -> None:

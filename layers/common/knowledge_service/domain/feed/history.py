@@ -3,7 +3,8 @@ a page.
 
 - :func:`reading_from` — which of a knowledge base's watermarks the next pass reads from;
 - :func:`admit` — every item of a page through the door, with the sequence and event id it
-  stands for (an unreadable item stands where its neighbours place it, when they do);
+  stands for (a run of unreadable items stands where its neighbours, the read's cursor and the
+  head place it, when they do);
 - :func:`contiguous` — the run from the watermark with no hole, the first missing sequence if
   a hole stops it, and the refusal that stops the stream (``protocol_unsupported``) if one does;
 - :func:`divergence` — whether the producer still holds what the colony read (``cursor_ahead``,
@@ -59,21 +60,31 @@ def reading_from(marks: list[Watermark], instance_id: str, generation: str, stre
     return max(live, key=lambda m: m.updated_at, default=None)
 
 
-def admit(page: FeedPage) -> list[Slot]:
-    """Every item through the door. An item whose sequence cannot be read stands at ``s + 1`` when
-    the item before it stands at ``s`` and the one after at ``s + 2`` (or it is the page's last and
-    the head is ``s + 1``); otherwise it stands nowhere, and the hole it leaves is a gap."""
+def admit(page: FeedPage, after: int | None = None) -> list[Slot]:
+    """Every item through the door, each standing where it and its neighbours place it.
+
+    A run of ``k`` items whose sequences cannot be read stands at ``s + 1 … s + k`` when what
+    comes before it stands at ``s`` (the item before, or — for a run that opens the page — the
+    cursor ``after`` the page was read from) and what follows stands at ``s + k + 1`` (the item
+    after, or — for a run that closes the page — the head). Otherwise the run stands nowhere,
+    and the hole it leaves is a gap. So two unreadable envelopes in a row, or one at the tail,
+    are filed like one alone."""
     judged = [parse(item) for item in page.envelopes]
     sequences: list[int | None] = [j.envelope.sequence if isinstance(j, Admitted) else j.sequence for j in judged]
-    for i, sequence in enumerate(sequences):
-        if sequence is not None or i == 0 or sequences[i - 1] is None:
+    i = 0
+    while i < len(sequences):
+        if sequences[i] is not None:
+            i += 1
             continue
-        before = sequences[i - 1]
-        assert before is not None
-        after = sequences[i + 1] if i + 1 < len(sequences) else None
-        last_at_head = i + 1 == len(sequences) and page.head_sequence == before + 1
-        if after == before + 2 or last_at_head:
-            sequences[i] = before + 1
+        end = i
+        while end < len(sequences) and sequences[end] is None:
+            end += 1
+        before = sequences[i - 1] if i > 0 else after
+        following = sequences[end] if end < len(sequences) else page.head_sequence
+        count = end - i
+        if before is not None and following == before + count + (1 if end < len(sequences) else 0):
+            sequences[i:end] = range(before + 1, before + count + 1)
+        i = end
     return [Slot(seq, _event_id(j), j) for seq, j in zip(sequences, judged, strict=True)]
 
 
@@ -105,10 +116,11 @@ def contiguous(slots: list[Slot], after: int) -> tuple[list[Slot], int | None, S
     return run, gap, None
 
 
-def decide(page: FeedPage, mark: Watermark, verify: bool) -> Decision:
-    """Of one page read after ``mark``: diverged (the producer no longer holds what was read), a gap
-    short of which the run stops, or read on with the run (possibly empty, possibly stopped)."""
-    slots = admit(page)
+def decide(page: FeedPage, mark: Watermark, verify: bool, after: int | None = None) -> Decision:
+    """Of one page read from the cursor ``after`` for ``mark``: diverged (the producer no longer holds
+    what was read), a gap short of which the run stops, or read on with the run (possibly empty,
+    possibly stopped)."""
+    slots = admit(page, after)
     if verify and same_stream(page, mark) and (found := divergence(page, mark, slots)) is not None:
         return Decision(Step.DIVERGED, [], divergence=found)
     run, gap_at, stopped = contiguous(slots, mark.sequence)
@@ -131,10 +143,11 @@ def rechecked(sequence: int | None, mark: Watermark) -> bool:
     return isinstance(sequence, int) and (mark.anchor_sequence or 0) <= sequence <= mark.sequence
 
 
-def only_rechecked(page: FeedPage, mark: Watermark) -> bool:
-    """Did a checked read answer nothing but the envelopes it re-read, with more to come?"""
+def only_rechecked(page: FeedPage, mark: Watermark, after: int | None = None) -> bool:
+    """Did a checked read (from the cursor ``after``) answer nothing but the envelopes it re-read,
+    with more to come?"""
     more = page.head_sequence is None or page.head_sequence > mark.sequence
-    slots = admit(page)
+    slots = admit(page, after)
     return more and bool(slots) and all(rechecked(s.sequence, mark) for s in slots)
 
 
