@@ -53,13 +53,11 @@ def _minimal(model: type[BaseModel], project: str | None = PROJECT) -> dict[str,
     """The smallest body the model accepts, naming ``project`` (None: the console default)."""
     body: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        if name == "project" and project is None:
-            if info.is_required():
-                body[name] = ""
+        if name == "project":  # the body names the call's project, required or not
+            if project is not None or info.is_required():
+                body[name] = project or ""
             continue
         if not info.is_required():
-            if name == "project":
-                body[name] = project
             continue
         body[name] = _minimal_value(info.annotation)
     return body

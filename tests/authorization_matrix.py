@@ -24,6 +24,7 @@ MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
 class Expect(StrEnum):
     UNAUTHENTICATED = "401"
     DENIED = "403"
+    HIDDEN = "404 as a missing project"  # no standing in it: the answer a missing project gets, byte for byte
     ALLOWED = "allowed"
 
 
@@ -71,25 +72,32 @@ def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJE
     needed = Standing(str(route.project_access))
     if needed is Standing.INSTALLATION:
         return Expect.ALLOWED
+    owner = INSTALLATION_ORGANIZATION in caller.owns
     if project is None:
-        # The console default: read (and, like POST /knowledge/project-map, made by an admin-rank
-        # route) with the route's permission alone; acted on at operator rank only by an owner of
-        # the installation's organization.
-        if needed is Standing.OPERATOR:
-            return Expect.ALLOWED if INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
+        # The console default: read with the route's permission alone; acted on at operator rank,
+        # or given a new knowledge base (admin rank), only by an owner of the installation's
+        # organization.
+        if needed in (Standing.OPERATOR, Standing.ADMIN):
+            return Expect.ALLOWED if owner else Expect.DENIED
         return Expect.ALLOWED
+    if role is None and not owner:
+        return Expect.HIDDEN  # standing before existence: no role, no ownership
     if needed is Standing.READ:
-        return Expect.ALLOWED if role is not None or INSTALLATION_ORGANIZATION in caller.owns else Expect.DENIED
+        return Expect.ALLOWED
     if needed is Standing.OPERATOR:
         return Expect.ALLOWED if role in (ProjectRole.ADMIN, ProjectRole.OPERATOR) else Expect.DENIED
     return Expect.ALLOWED if role is ProjectRole.ADMIN else Expect.DENIED
 
 
-def outcome(status: int) -> Expect | None:
+def outcome(status: int, body: bytes = b"", missing: bytes | None = None) -> Expect | None:
+    """What an answer says of access; ``missing`` is what a missing project is answered (a 404
+    with exactly those bytes is the project hidden from the caller)."""
     if status == 401:
         return Expect.UNAUTHENTICATED
     if status == 403:
         return Expect.DENIED
+    if status == 404 and missing is not None and body == missing:
+        return Expect.HIDDEN
     if status < 500:
         return Expect.ALLOWED
     return None  # a failure is not an access decision: always a mismatch

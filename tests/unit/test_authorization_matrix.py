@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from devstack.events import rest_event
-from devstack.gateway import Gateway
+from devstack.gateway import Gateway, HttpAnswer
 from devstack.lambdas import FakeLambdaContext, FunctionHost
 from devstack.template import Template
 from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, current_call
@@ -39,6 +39,7 @@ from tests.permissions import NOT_YET_BUILT, PERMISSIONS
 
 ROUTES = knowledge_routes()
 CALLERS = callers()
+ADMIN_AND_OWNER = next(row for row in CALLERS if row.name == "project-admin-and-owner")
 
 
 def principal_of(row: Caller) -> Principal:
@@ -98,6 +99,26 @@ def form_body(project: str | None) -> bytes:
 
 
 def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller, project: str | None = PROJECT) -> int:
+    return answer(gateway, tokens, route, row, project).status
+
+
+MISSING = "no-such-project"
+
+
+def missing_answer(gateway: Gateway, tokens: dict[str, str], route: RouteInfo) -> bytes | None:
+    """What the route answers an admin and owner naming a project that does not exist, as if it
+    named ``PROJECT`` (the name is the caller's own): a caller without standing gets these bytes.
+    An installation route names no project: None."""
+    if pinned(route).project_access == Standing.INSTALLATION.value:
+        return None
+    found = answer(gateway, tokens, route, ADMIN_AND_OWNER, MISSING)
+    assert found.status == 404, (route, found.status, found.body)
+    return found.body.replace(MISSING.encode(), PROJECT.encode())
+
+
+def answer(
+    gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller, project: str | None = PROJECT
+) -> HttpAnswer:
     target, body = request_for(route, project)
     headers = [("Content-Type", "application/json")]
     if (route.method, route.path) in FORM_ROUTES:  # a form names its project in a field, not the query
@@ -105,21 +126,22 @@ def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller
         headers = [("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")]
         if row.name in tokens:
             headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
-        return gateway.handle(route.method, target, headers, form_body(project)).status
+        return gateway.handle(route.method, target, headers, form_body(project))
     if row.name in tokens:
         headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
-    return gateway.handle(route.method, target, headers, (body or "").encode()).status
+    return gateway.handle(route.method, target, headers, (body or "").encode())
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
 def test_every_caller_gets_what_the_route_declares(gateway: tuple[Gateway, dict[str, str]], route: RouteInfo) -> None:
     app, tokens = gateway
+    missing = missing_answer(app, tokens, route)
     mismatches = []
     for row in CALLERS:
-        status = call(app, tokens, route, row)
+        found = answer(app, tokens, route, row)
         expected = expectation(pinned(route), row)
-        if outcome(status) is not expected:
-            mismatches.append(f"{row.name}: expected {expected.value}, answered {status}")
+        if outcome(found.status, found.body, missing) is not expected:
+            mismatches.append(f"{row.name}: expected {expected.value}, answered {found.status} {found.body[:120]!r}")
     assert mismatches == []
 
 
@@ -172,30 +194,36 @@ def broken_router() -> APIGatewayRouter:
     return router
 
 
-def direct(route_path: str) -> Callable[[Caller], int]:
+Invoke = Callable[[Caller, str], tuple[int, bytes]]
+
+
+def direct(route_path: str) -> Invoke:
     app = knowledge_api()
     app.include_router(broken_router())
 
-    def invoke(row: Caller) -> int:
+    def invoke(row: Caller, project: str) -> tuple[int, bytes]:
         event = rest_event(
             "GET",
             route_path,
             resource=route_path,
-            query={"project": "falcon"},
+            query={"project": project},
             headers={"Authorization": f"Bearer {enrol(principal_of(row))}"},
         )
-        return int(app.resolve(event, FakeLambdaContext("Broken"))["statusCode"])
+        answered = app.resolve(event, FakeLambdaContext("Broken"))
+        return int(answered["statusCode"]), str(answered["body"]).encode()
 
     return invoke
 
 
-def mismatches(route: RouteInfo, invoke: Callable[[Caller], int]) -> list[str]:
+def mismatches(route: RouteInfo, invoke: Invoke) -> list[str]:
+    _, missing = invoke(ADMIN_AND_OWNER, MISSING)
+    missing = missing.replace(MISSING.encode(), PROJECT.encode())
     found = []
     for row in CALLERS:
         if row.token != "valid":
             continue  # the function answers these 401 before any route runs (test_authentication.py)
-        expected, status = expectation(route, row), invoke(row)
-        if outcome(status) is not expected:
+        expected, (status, body) = expectation(route, row), invoke(row, PROJECT)
+        if outcome(status, body, missing) is not expected:
             found.append(f"{row.name}: expected {expected.value}, answered {status}")
     return found
 
@@ -207,7 +235,7 @@ def declared(path: str, permission: str | None) -> RouteInfo:
 def test_the_matrix_catches_a_route_that_skips_the_scope_check(knowledge_on: Runtime) -> None:
     path = "/knowledge/broken/skips-scope"
     found = mismatches(declared(path, "read_knowledge"), direct(path))
-    assert "admin-of-another-project: expected 403, answered 200" in found
+    assert "admin-of-another-project: expected 404 as a missing project, answered 200" in found
 
 
 def test_the_matrix_catches_a_route_that_forgets_its_permission(knowledge_on: Runtime) -> None:

@@ -177,6 +177,40 @@ def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
     assert not [r for r in forager.requests if r["method"] == "POST"]
 
 
+@pytest.mark.parametrize(
+    "who",
+    [
+        principal("pat", Permission.MANAGE_KNOWLEDGE, roles={"colony-docs": ProjectRole.ADMIN}),  # admin elsewhere
+        principal("oz", Permission.MANAGE_KNOWLEDGE, owns=frozenset({"other-org"})),  # another organization's owner
+        principal("opal", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.OPERATOR}),
+    ],
+    ids=["admin-elsewhere", "other-owner", "operator"],
+)
+def test_the_console_default_is_held_to_the_installations_owner_before_its_binding_shows(
+    api: Api, knowledge_on: Runtime, forager: Simulator, who: object
+) -> None:
+    # Given a bound console default
+    knowledge_on.config.bind("", "harbour", "test")
+    # When a caller with no standing for it asks for a new base for it
+    answer = api.call("POST", "/knowledge/bases", who, body={"name": "Mine"})  # type: ignore[arg-type]
+    # Then access refuses it before the binding state can show, and nothing is made
+    assert (answer.status, answer.body["code"]) == (403, "permission_denied")
+    assert "installation's organization" in answer.body["message"]
+    assert not [r for r in forager.requests if r["method"] == "POST"]
+
+
+def test_a_project_the_caller_has_no_standing_in_is_answered_as_a_missing_one_byte_for_byte(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    stranger = principal("sam", Permission.MANAGE_KNOWLEDGE, roles={"elsewhere": ProjectRole.ADMIN})
+    hidden = api.call("POST", "/knowledge/bases", stranger, body={"name": "X", "project": "falcon"})
+    missing = api.call("POST", "/knowledge/bases", stranger, body={"name": "X", "project": "no-such"})
+    assert hidden.status == missing.status == 404
+    assert hidden.raw == missing.raw.replace("no-such", "falcon")
+    viewer = principal("vera", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER})
+    assert api.call("POST", "/knowledge/bases", viewer, body={"name": "X", "project": "falcon"}).status == 403
+
+
 def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(
     api: Api, knowledge_on: Runtime, forager: Simulator
 ) -> None:

@@ -45,8 +45,15 @@ def test_omitting_the_project_uses_the_console_default(knowledge_on: Runtime) ->
 
 def test_reading_takes_a_role_or_ownership_of_the_organization(knowledge_on: Runtime) -> None:
     assert resolve(knowledge_on, OWNER, "falcon") == "falcon"
-    with pytest.raises(PermissionDenied):
+    with pytest.raises(NotFound) as hidden:
         resolve(knowledge_on, STRANGER, "falcon")
+    with pytest.raises(NotFound) as missing:
+        resolve(knowledge_on, STRANGER, "no-such")
+    # standing before existence: what a missing project is answered, word for word
+    assert str(hidden.value) == str(missing.value).replace("no-such", "falcon")
+    for standing in (Standing.READ, Standing.OPERATOR):
+        with pytest.raises(NotFound):
+            resolve(knowledge_on, STRANGER, "falcon", standing)
 
 
 def test_operator_rank_refuses_the_viewer_and_the_roleless_owner(knowledge_on: Runtime) -> None:

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, ConfigDict, Field
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.connection import ForagerConnection
+from knowledge_service.domain.scope import has_standing, no_such_project
 from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
 from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT
@@ -130,17 +131,26 @@ def create_knowledge_base(
     request: KnowledgeBaseRequest,
     actor: Principal,
     idempotency_key: str,
+    installation_organization: str,
 ) -> KnowledgeBaseCreated:
     """The ordered sequence of the specification, after permission and commercial gate.
 
-    The body; the named project and its admin; knowledge usable; then, under one lock, a
+    The body; the named project held to its admin (a caller with no standing in it answered as
+    if it did not exist), the console default to an owner of the installation's organization;
+    knowledge usable; then, under one lock, a
     project already bound is refused before anything is made; FORAGER makes the project
     under the caller's Idempotency-Key; the binding and its event are saved together.
     """
     if request.project:
-        _existing_project(projects, request.project)
+        organization = _existing_project(projects, request.project)
+        if not has_standing(actor, request.project, organization):
+            raise no_such_project(request.project)
         if actor.role_in(request.project) is not ProjectRole.ADMIN:
             raise PermissionDenied(f"Making a knowledge base for '{request.project}' takes that project's admin role.")
+    elif not actor.owns(installation_organization):
+        raise PermissionDenied(
+            "Making a knowledge base for the console default takes ownership of the installation's organization."
+        )
     client = upstream.client(config.settings())
     client.status()  # knowledge usable, before anything is locked
 
@@ -180,7 +190,10 @@ def create_knowledge_base(
     )
 
 
-def _existing_project(projects: ProjectStore, project_id: str) -> None:
+def _existing_project(projects: ProjectStore, project_id: str) -> str:
+    """The organization of ``project_id``; a project that does not exist is not found."""
     identifiers.project_id(project_id)
-    if projects.get(project_id) is None:
-        raise NotFound(f"There is no project '{project_id}'.")
+    record = projects.get(project_id)
+    if record is None:
+        raise no_such_project(project_id)
+    return record.organization

@@ -13,6 +13,11 @@ Standing in the named project:
   project's admin or operator role; its viewer, and an owner who holds no role, are refused;
 - the console default (no project) is read with the route's permission alone; acted on at
   operator rank only by an owner of the installation's organization.
+
+Standing before existence: a caller with no standing in a project (no role on it, not an owner
+of its organization) is answered exactly what a missing project is answered
+(:func:`no_such_project`, byte for byte), so project names cannot be probed; a viewer, or an
+owner who holds no role, keeps the 403 an operator-rank act gives them.
 """
 
 from __future__ import annotations
@@ -63,8 +68,9 @@ def resolve_scope(
 ) -> Scope:
     """The knowledge base ``project`` reads, for ``principal`` at ``standing``.
 
-    Refusals, in order: a malformed project id (400); a project that does not exist (404);
-    no standing in it (403); knowledge off (503); a project bound to nothing (404).
+    Refusals, in order: a malformed project id (400); a project that does not exist, or one the
+    caller has no standing in (the same 404); too little standing (403); knowledge off (503); a
+    project bound to nothing (404).
     """
     key = project or DEFAULT_PROJECT
     if key:
@@ -83,7 +89,7 @@ def scope_from(
     if key:
         identifiers.project_id(key, "project")
         if records.project is None:
-            raise NotFound(f"There is no project '{key}'.")
+            raise no_such_project(key)
         _require_standing(principal, key, records.project.organization, standing)
     elif standing is Standing.OPERATOR and not principal.owns(env.installation_organization):
         raise PermissionDenied("Acting on the console default takes ownership of the installation's organization.")
@@ -94,11 +100,18 @@ def scope_from(
     return Scope(project=key, knowledge_base=records.binding.knowledge_base, settings=records.settings)
 
 
+def no_such_project(project: str) -> NotFound:
+    """What a project that does not exist is answered, and so a caller with no standing in one."""
+    return NotFound(f"There is no project '{project}'.")
+
+
+def has_standing(principal: Principal, project: str, organization: str) -> bool:
+    """Any role on the project, or ownership of its organization."""
+    return principal.role_in(project) is not None or principal.owns(organization)
+
+
 def _require_standing(principal: Principal, project: str, organization: str, standing: Standing) -> None:
-    role = principal.role_in(project)
-    if standing is Standing.OPERATOR:
-        if role not in OPERATOR_ROLES:
-            raise PermissionDenied(f"This act takes the operator or admin role on project '{project}'.")
-        return
-    if role is None and not principal.owns(organization):
-        raise PermissionDenied(f"Reading project '{project}' takes a role on it or ownership of its organization.")
+    if not has_standing(principal, project, organization):
+        raise no_such_project(project)
+    if standing is Standing.OPERATOR and principal.role_in(project) not in OPERATOR_ROLES:
+        raise PermissionDenied(f"This act takes the operator or admin role on project '{project}'.")

@@ -76,7 +76,14 @@ def post_bases(request: Annotated[bindings.KnowledgeBaseRequest, Body()]) -> Env
 
     def create() -> bindings.KnowledgeBaseCreated:
         return bindings.create_knowledge_base(
-            rt.config, rt.projects, rt.upstream, rt.events, request, actor, idempotency_key=key or uuid.uuid4().hex
+            rt.config,
+            rt.projects,
+            rt.upstream,
+            rt.events,
+            request,
+            actor,
+            idempotency_key=key or uuid.uuid4().hex,
+            installation_organization=rt.env.installation_organization,
         )
 
     if key is None:
