@@ -132,3 +132,10 @@ def test_the_mcp_request_id_is_bounded_where_a_client_reads_it() -> None:
     body = openapi_document()["paths"]["/mcp"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     integer = next(s for s in body["properties"]["id"]["anyOf"] if s["type"] == "integer")
     assert (integer["minimum"], integer["maximum"]) == (-(2**53 - 1), 2**53 - 1)
+
+
+def test_every_schema_has_a_public_name_of_its_own() -> None:
+    # Two models of one class name are named by module path (knowledge_service__domain__…),
+    # which a generated client cannot resolve: every model's class name is unique.
+    names = list(openapi_document()["components"]["schemas"])
+    assert [n for n in names if "__" in n or n.startswith("knowledge_service")] == []

@@ -107,7 +107,7 @@ class Unmerged(Model):
     winner: upstream_models.PersonRow
 
 
-class Reviewed(Model):
+class ItemReviewed(Model):
     knowledge_id: str
     status: str
     review_status: str
@@ -229,14 +229,14 @@ def unmerge(
 # ------------------------------------------------------------------------------ statements
 def review(
     reader: Reader, principal: Principal, events: EventLog, knowledge_id: str, request: ReviewRequest
-) -> Reviewed:
+) -> ItemReviewed:
     item = _held_record(reader, "statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
     if item.project_ref != reader.knowledge_base:
         raise missing("statement", knowledge_id)
     body = {"action": request.action, "notes": request.notes, "actor": principal.name}
     answer = _asked(lambda: reader.forager.review_item(knowledge_id, body))
     _curated(events, reader, principal, "review", knowledge_id, {"action": request.action})
-    return Reviewed(
+    return ItemReviewed(
         knowledge_id=answer.knowledge_id,
         status=answer.status,
         review_status=answer.review_status,

@@ -27,7 +27,7 @@ INPUT_ROOTS_VARIABLE = "FORAGER_ALLOWED_INPUT_ROOTS"
 DEAD_LETTER_ESCALATION_DAYS = 180
 
 
-class DeadLetterCounts(Model):
+class DeadLetterSummary(Model):
     scope: str = "colony"
     unresolved: int = 0
     escalated: int = 0
@@ -44,7 +44,7 @@ class FeedCounts(Model):
     """
 
     open_changes: int = 0
-    dead_letters: DeadLetterCounts = Field(default_factory=DeadLetterCounts)
+    dead_letters: DeadLetterSummary = Field(default_factory=DeadLetterSummary)
 
 
 class RootsHanded(Model):
@@ -86,7 +86,7 @@ class KnowledgeStatus(Model):
     revision_study: RevisionStudy
     revision_study_resolved: AutoStudy
     open_changes: int
-    dead_letters: DeadLetterCounts
+    dead_letters: DeadLetterSummary
     gate_env_var: str
     gate_env_pinned: bool
     change_feed: bool | None

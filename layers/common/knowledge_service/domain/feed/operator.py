@@ -88,7 +88,7 @@ class DeadLetterRow(Model):
     reachable: bool | None = None  # the installation's list only
 
 
-class DeadLetterCounts(Model):
+class DeadLetterQueueCounts(Model):
     unresolved: int
     escalated: int
     retrying: int
@@ -96,7 +96,7 @@ class DeadLetterCounts(Model):
 
 
 class DeadLetterList(Model):
-    counts: DeadLetterCounts
+    counts: DeadLetterQueueCounts
     retention_days: int = DEAD_LETTER_RETENTION_DAYS
     escalation_days: int = ESCALATION_DAYS
     reasons: dict[str, list[str]]
@@ -188,9 +188,9 @@ def installation_queue(store: DeadLetterStorage, bindings: list[Binding], state:
     )
 
 
-def _counts(entries: list[DeadLetter], now: datetime, retrying: int) -> DeadLetterCounts:
+def _counts(entries: list[DeadLetter], now: datetime, retrying: int) -> DeadLetterQueueCounts:
     unresolved = [e for e in entries if e.state == UNRESOLVED]
-    return DeadLetterCounts(
+    return DeadLetterQueueCounts(
         unresolved=len(unresolved),
         escalated=sum(1 for e in unresolved if is_escalated(e, now)),
         retrying=retrying,

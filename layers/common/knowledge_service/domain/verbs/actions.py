@@ -137,14 +137,14 @@ def publish(ctx: Context, request: verb_models.KnowledgeIdInput) -> verb_models.
     return verb_models.Published(**_view(record), already_published=already)
 
 
-def review(ctx: Context, request: verb_models.ReviewInput) -> verb_models.Reviewed:
+def review(ctx: Context, request: verb_models.ReviewInput) -> verb_models.AssertionReviewed:
     if request.decision is verb_models.ReviewDecision.APPROVE:
         record, already = _publish(ctx, request.knowledge_id)
-        return verb_models.Reviewed(**_view(record), decision=request.decision, already_published=already)
+        return verb_models.AssertionReviewed(**_view(record), decision=request.decision, already_published=already)
     record = _required(ctx, request.knowledge_id)
     if record.status != verb_models.AssertionStatus.DISTILLED.value:
         raise Conflict(f"Assertion {request.knowledge_id} is {record.status}; only a DISTILLED assertion is reviewed.")
-    return verb_models.Reviewed(
+    return verb_models.AssertionReviewed(
         **_view(record), decision=request.decision
     )  # REJECT: no state change, only the audit row
 

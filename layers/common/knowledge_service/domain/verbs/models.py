@@ -119,7 +119,7 @@ class Published(Assertion):
     already_published: bool = False
 
 
-class Reviewed(Assertion):
+class AssertionReviewed(Assertion):
     decision: ReviewDecision
     already_published: bool = False
 
@@ -200,7 +200,7 @@ OUTPUTS: dict[str, type[Answer]] = {
     "knowledge.list": AssertionList,
     "knowledge.publish": Published,
     "knowledge.retire": Assertion,
-    "knowledge.review": Reviewed,
+    "knowledge.review": AssertionReviewed,
     "knowledge.supersede": Assertion,
     "capture.create": Capture,
     "capture.get": CaptureWithBody,

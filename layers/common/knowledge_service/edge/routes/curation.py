@@ -103,7 +103,7 @@ def post_unmerge(
 )
 def post_review(
     id: StatementId, request: Annotated[domain.ReviewRequest, Body()], project: Project = None
-) -> Envelope[domain.Reviewed]:
+) -> Envelope[domain.ItemReviewed]:
     knowledge_id = identifiers.record_id(id, "ki")
     reader = _reader(project)
     return ok(domain.review(reader, current_call().principal, runtime().events, knowledge_id, request))

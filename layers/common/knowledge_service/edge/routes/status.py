@@ -40,7 +40,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
     finished(open_changes, *([waiting] if waiting else []))
     answer.open_changes = open_changes.result()
     if waiting is not None:
-        answer.dead_letters = status_domain.DeadLetterCounts(**waiting.result())
+        answer.dead_letters = status_domain.DeadLetterSummary(**waiting.result())
     return ok(answer)
 
 
