@@ -126,8 +126,10 @@ class Stack:
         persist: bool,
         aws: AwsMode,
         concurrency: int = DEFAULT_CONCURRENCY,
+        journal_records: int = persistence.JOURNAL_RECORDS,
     ):
         self.state_dir = state_dir
+        self.journal_records = journal_records
         self.concurrency = concurrency
         self.host = host
         self.persist = persist
@@ -397,7 +399,9 @@ class Stack:
                 counts,
             )
         # never append to a replayed file (its last record may be torn): a new one after them all
-        self._journal = persistence.Journal(self.state_dir, max([covered - 1, *files]) + 1)
+        self._journal = persistence.Journal(
+            self.state_dir, max([covered - 1, *files]) + 1, records_limit=self.journal_records
+        )
         self._journal.drop_before(covered)
         assert self._moto is not None
         self._moto.journal_to(self._journal)
@@ -515,6 +519,7 @@ def start_stack(
     parameters: Mapping[str, str] | None = None,
     template_path: Path = TEMPLATE,
     concurrency: int = DEFAULT_CONCURRENCY,
+    journal_records: int = persistence.JOURNAL_RECORDS,
 ) -> Stack:
     """Start the stack; returns once everything listens and is seeded. Port 0 picks a free port.
 
@@ -523,10 +528,13 @@ def start_stack(
     (+ ``forager_token``) replaces the simulator with a real FORAGER; ``aws="real"`` with
     ``stack_name`` runs the functions against a deployed stack's tables instead of moto;
     ``parameters`` override the template's parameters; ``concurrency`` bounds the warm
-    containers that run at once (1: one invocation at a time). One stack per process at a time.
+    containers that run at once (1: one invocation at a time); ``journal_records`` is how many
+    journaled writes make a snapshot. One stack per process at a time.
     """
     if aws not in ("local", "real"):
         raise StackStartError(f"aws must be 'local' or 'real', not {aws!r}")
+    if journal_records < 1:
+        raise StackStartError(f"journal_records must be at least 1, not {journal_records}")
     if concurrency < 1:
         raise StackStartError(f"concurrency must be at least 1, not {concurrency}")
     quiet = logging.getLogger("werkzeug")
@@ -541,6 +549,7 @@ def start_stack(
             persist=persist and aws == "local",
             aws=aws,
             concurrency=concurrency,
+            journal_records=journal_records,
         )
         _running.stack = stack
     try:
@@ -587,6 +596,9 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     raw_concurrency = env.get("DEVSTACK_CONCURRENCY", "").strip()
     if raw_concurrency and (not raw_concurrency.isdigit() or not 1 <= int(raw_concurrency) <= 256):
         raise StackStartError(f"DEVSTACK_CONCURRENCY={raw_concurrency!r}: a whole number from 1 (serial) to 256.")
+    raw_journal = env.get("DEVSTACK_JOURNAL_RECORDS", "").strip()
+    if raw_journal and (not raw_journal.isdigit() or int(raw_journal) < 1):
+        raise StackStartError(f"DEVSTACK_JOURNAL_RECORDS={raw_journal!r}: a whole number of writes, at least 1.")
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -602,6 +614,7 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "aws": aws,
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
         "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
+        "journal_records": int(raw_journal) if raw_journal else persistence.JOURNAL_RECORDS,
     }
 
 
