@@ -109,20 +109,35 @@ class JournalingApp:
                 self._warned.add(action)
                 log.warning("DynamoDB %s is not journaled: a kill -9 before the next snapshot may lose it", action)
             return []
-        targets = _item_targets(action, request)
-        changes = []
-        for table, item in targets:
-            names = self._key_schema(environ, table)
-            key = {name: item[name] for name in names}
-            got = _local_call(
-                self.app,
-                environ,
-                "dynamodb",
-                "DynamoDB_20120810.GetItem",
-                {"TableName": table, "Key": key, "ConsistentRead": True},
-            )
-            changes.append(Change("item", (table, json.dumps(key, sort_keys=True)), got[1].get("Item")))
-        return changes
+        keys: dict[tuple[str, str], dict[str, Any]] = {}  # (table, canonical key) -> key, in order
+        for table, item in _item_targets(action, request):
+            key = {name: item[name] for name in self._key_schema(environ, table)}
+            keys.setdefault((table, json.dumps(key, sort_keys=True)), key)
+        found = self._read_items(environ, list(keys.items()))
+        return [Change("item", where, found.get(where)) for where in keys]
+
+    def _read_items(
+        self, environ: dict[str, Any], keys: list[tuple[tuple[str, str], dict[str, Any]]]
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items at ``keys`` as moto now holds them (BatchGetItem, 100 keys a call); absent: gone."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        schemas = {table: self._key_schema(environ, table) for (table, _), _ in keys}
+        for start in range(0, len(keys), 100):
+            wanted: dict[str, Any] = {}
+            for (table, _), key in keys[start : start + 100]:
+                wanted.setdefault(table, {"Keys": [], "ConsistentRead": True})["Keys"].append(key)
+            while wanted:
+                status, answer = _local_call(
+                    self.app, environ, "dynamodb", "DynamoDB_20120810.BatchGetItem", {"RequestItems": wanted}
+                )
+                if status >= 300:
+                    raise LookupError(f"BatchGetItem answered {status}: {answer}")
+                for table, items in answer.get("Responses", {}).items():
+                    for item in items:
+                        key = {name: item[name] for name in schemas[table]}
+                        found[(table, json.dumps(key, sort_keys=True))] = item
+                wanted = answer.get("UnprocessedKeys") or {}
+        return found
 
     def _key_schema(self, environ: dict[str, Any], table: str) -> list[str]:
         account = _credential(environ)[0]
