@@ -1,7 +1,12 @@
-"""Run every benchmark, print a table, write bench-results.json."""
+"""Run every benchmark, print a table, write bench-results.json.
+
+``--only idle`` runs one part and prints it (bench-results.json is written by a whole run
+only); ``--idle-seconds`` is how long the idle stack is watched.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import sys
@@ -9,12 +14,49 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks import exports, feed, imports, kb as kb_command, load, pages, reads, requests, stack_routes, uploads
+from benchmarks import (
+    exports,
+    feed,
+    idle,
+    imports,
+    kb as kb_command,
+    load,
+    pages,
+    reads,
+    requests,
+    stack_routes,
+    uploads,
+)
 
 RESULTS = Path("bench-results.json")
 
 
-def main() -> int:
+PARTS = ("idle",)
+"""The parts ``--only`` runs alone."""
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=PARTS, help="run this part alone and print it (no bench-results.json)")
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=idle.SECONDS,
+        help=f"how long the idle stack is watched (default {idle.SECONDS:g})",
+    )
+    arguments = parser.parse_args(argv)
+    if arguments.idle_seconds <= 0:
+        parser.error("--idle-seconds must be positive")
+    return arguments
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = _arguments(argv)
+    if arguments.only == "idle":
+        row = idle.measure(arguments.idle_seconds)
+        idle.report(row)
+        print(json.dumps(row))
+        return 0
     results: dict[str, Any] = {
         "measured_at": datetime.now(UTC).isoformat(),
         "python": platform.python_version(),
@@ -29,6 +71,7 @@ def main() -> int:
         "pages": pages.measure(),
         "exports": exports.measure(),
         "kb": kb_command.measure(),
+        "idle": idle.measure(arguments.idle_seconds),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(
@@ -97,6 +140,7 @@ def main() -> int:
     print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}")
     for row in results["kb"]:
         print(f"{row['step']:<28}{row['pages']:>7}{row['seconds']:>9}{row['http_requests']:>15}")
+    idle.report(results["idle"])
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])
     return 0

@@ -51,8 +51,6 @@ DEFAULT_API_PORT = 3000
 DEFAULT_MOTO_PORT = 4566
 DEFAULT_FORAGER_PORT = 8790
 DEFAULT_FORAGER_CONTROL_PORT = 8791
-SNAPSHOT_SECONDS = 0.25
-"""How often the stack looks for writes to moto; a snapshot follows any (see devstack/README.md)."""
 
 STATE_FILE = "aws-state.json"
 ENV_FILE = "env"
@@ -127,10 +125,11 @@ class Stack:
         host: str,
         persist: bool,
         aws: AwsMode,
-        snapshot_seconds: float,
         concurrency: int = DEFAULT_CONCURRENCY,
+        journal_records: int = persistence.JOURNAL_RECORDS,
     ):
         self.state_dir = state_dir
+        self.journal_records = journal_records
         self.concurrency = concurrency
         self.host = host
         self.persist = persist
@@ -144,7 +143,6 @@ class Stack:
         self.env: dict[str, str] = {}
         self.template: Template | None = None
         self.seeded: list[str] = []
-        self._snapshot_seconds = snapshot_seconds
         self._environment = _EnvironmentGuard()
         self._moto: MotoEmulator | None = None
         self._api: ApiServer | None = None
@@ -155,7 +153,7 @@ class Stack:
         self._endpoint_url: str | None = None
         self._snapshot_lock = threading.Lock()
         self._last_snapshot: str | None = None
-        self._snapshotted_writes = -1
+        self._journal: persistence.Journal | None = None
         self._object_cache: persistence.ObjectCache = {}
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
@@ -197,17 +195,23 @@ class Stack:
 
         Only a local stack that persists snapshots (real AWS keeps its own data).
         """
-        if not self.persist or self._moto is None or self._session is None:
+        if not self.persist or self._moto is None or self._session is None or self._journal is None:
             return False
         with self._snapshot_lock:
+            # Writes go on while the tables are read: the snapshot holds every write journaled
+            # before the rotation and maybe some after; replaying the after-images from the
+            # new file on is right either way (they are idempotent).
+            generation = self._journal.rotate()
             state = persistence.take_snapshot(
                 self.client("dynamodb"), self.client("ssm"), self.client("s3"), self._object_cache
             )
+            state["journal"] = generation
             digest = persistence.fingerprint(state)
             if digest == self._last_snapshot and self.state_file.exists():
                 return False
             persistence.write_snapshot(self.state_file, state)
             self._last_snapshot = digest
+            self._journal.drop_before(generation)
             return True
 
     def exports(self) -> dict[str, str]:
@@ -377,12 +381,30 @@ class Stack:
             raise StackStartError(
                 f"{self.state_file} cannot be read ({error}); move it aside to start empty."
             ) from error
+        clients = (self.client("dynamodb"), self.client("ssm"), self.client("s3"))
         if state is None:
             log.info("no saved state in %s: starting empty", self.state_file)
-            return
-        counts = persistence.restore_snapshot(state, self.client("dynamodb"), self.client("ssm"), self.client("s3"))
-        log.info("restored %(items)d items, %(parameters)d parameters, %(objects)d objects", counts)
-        self._last_snapshot = persistence.fingerprint(state)
+        else:
+            counts = persistence.restore_snapshot(state, *clients)
+            log.info("restored %(items)d items, %(parameters)d parameters, %(objects)d objects", counts)
+            self._last_snapshot = persistence.fingerprint(state)
+        covered = int(state.get("journal", 0)) if state else 0  # a snapshot holds every file below it
+        files = persistence.journal_files(self.state_dir)
+        later = [files[n] for n in sorted(files) if n >= covered]
+        if later:
+            counts = persistence.replay_journal(later, *clients)
+            log.info(
+                "replayed %(records)d journaled writes: %(items)d items, %(parameters)d parameters, "
+                "%(objects)d objects",
+                counts,
+            )
+        # never append to a replayed file (its last record may be torn): a new one after them all
+        self._journal = persistence.Journal(
+            self.state_dir, max([covered - 1, *files]) + 1, records_limit=self.journal_records
+        )
+        self._journal.drop_before(covered)
+        assert self._moto is not None
+        self._moto.journal_to(self._journal)
 
     def _seed(self, template: Template, endpoint: str, credential: str) -> Admin:
         from knowledge_service.storage.config_store import ConfigStore
@@ -417,20 +439,22 @@ class Stack:
         return admin
 
     def _persist_loop(self) -> None:
-        """Snapshot soon after any write: a write moto acknowledged at ``t`` is on disk by
-        ``t`` + one interval + two snapshot durations (the one running when it landed may have
-        read its table already; the next one holds it)."""
-        while not self._stopping.wait(self._snapshot_seconds):
-            assert self._moto is not None
-            writes = self._moto.writes  # read before the snapshot begins: later writes make another
-            if writes == self._snapshotted_writes:
-                continue
+        """Snapshot when the journal passes its limits (``persistence.JOURNAL_RECORDS`` records or
+        ``JOURNAL_BYTES`` bytes), so a start has a bounded journal to replay. Every write is on
+        disk (journaled) before it is acknowledged; this thread only compacts, and sleeps until
+        the journal is full (an idle stack does nothing at all)."""
+        journal = self._journal
+        assert journal is not None
+        while True:
+            journal.full.wait()
+            if self._stopping.is_set():
+                return
             try:
                 if self.snapshot():
                     log.debug("snapshot written to %s", self.state_file)
-                self._snapshotted_writes = writes
             except Exception:
                 log.exception("snapshot failed (will retry)")
+                self._stopping.wait(1.0)
 
     # ------------------------------------------------------------------ stop
     def _final_snapshot(self) -> None:
@@ -439,6 +463,9 @@ class Stack:
 
     def _stop_moto(self) -> None:
         assert self._moto is not None
+        self._moto.journal_to(None)
+        if self._journal is not None:
+            self._journal.close()
         try:
             self._moto.reset()  # moto's memory is per process: leave none behind for the next stack
         finally:
@@ -446,6 +473,8 @@ class Stack:
 
     def _shutdown(self, *, final_snapshot: bool) -> None:
         self._stopping.set()
+        if self._journal is not None:
+            self._journal.full.set()  # wakes the snapshot thread to see the stop
         steps: list[tuple[str, Callable[[], None]]] = []
         if self._api is not None:
             steps.append(("API", self._api.stop))
@@ -488,9 +517,9 @@ def start_stack(
     aws: AwsMode = "local",
     stack_name: str | None = None,
     parameters: Mapping[str, str] | None = None,
-    snapshot_seconds: float = SNAPSHOT_SECONDS,
     template_path: Path = TEMPLATE,
     concurrency: int = DEFAULT_CONCURRENCY,
+    journal_records: int = persistence.JOURNAL_RECORDS,
 ) -> Stack:
     """Start the stack; returns once everything listens and is seeded. Port 0 picks a free port.
 
@@ -499,10 +528,13 @@ def start_stack(
     (+ ``forager_token``) replaces the simulator with a real FORAGER; ``aws="real"`` with
     ``stack_name`` runs the functions against a deployed stack's tables instead of moto;
     ``parameters`` override the template's parameters; ``concurrency`` bounds the warm
-    containers that run at once (1: one invocation at a time). One stack per process at a time.
+    containers that run at once (1: one invocation at a time); ``journal_records`` is how many
+    journaled writes make a snapshot. One stack per process at a time.
     """
     if aws not in ("local", "real"):
         raise StackStartError(f"aws must be 'local' or 'real', not {aws!r}")
+    if journal_records < 1:
+        raise StackStartError(f"journal_records must be at least 1, not {journal_records}")
     if concurrency < 1:
         raise StackStartError(f"concurrency must be at least 1, not {concurrency}")
     quiet = logging.getLogger("werkzeug")
@@ -516,8 +548,8 @@ def start_stack(
             host=host,
             persist=persist and aws == "local",
             aws=aws,
-            snapshot_seconds=snapshot_seconds,
             concurrency=concurrency,
+            journal_records=journal_records,
         )
         _running.stack = stack
     try:
@@ -564,6 +596,9 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     raw_concurrency = env.get("DEVSTACK_CONCURRENCY", "").strip()
     if raw_concurrency and (not raw_concurrency.isdigit() or not 1 <= int(raw_concurrency) <= 256):
         raise StackStartError(f"DEVSTACK_CONCURRENCY={raw_concurrency!r}: a whole number from 1 (serial) to 256.")
+    raw_journal = env.get("DEVSTACK_JOURNAL_RECORDS", "").strip()
+    if raw_journal and (not raw_journal.isdigit() or int(raw_journal) < 1):
+        raise StackStartError(f"DEVSTACK_JOURNAL_RECORDS={raw_journal!r}: a whole number of writes, at least 1.")
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -579,6 +614,7 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "aws": aws,
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
         "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
+        "journal_records": int(raw_journal) if raw_journal else persistence.JOURNAL_RECORDS,
     }
 
 

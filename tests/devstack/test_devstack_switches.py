@@ -37,6 +37,7 @@ def test_the_defaults_without_any_switch() -> None:
         "aws": "local",
         "stack_name": None,
         "concurrency": 8,
+        "journal_records": 5000,
     }
 
 
@@ -54,6 +55,7 @@ def test_every_switch_is_read() -> None:
             "DEVSTACK_AWS": "real",
             "DEVSTACK_STACK_NAME": "knowledge-prod",
             "DEVSTACK_CONCURRENCY": "1",
+            "DEVSTACK_JOURNAL_RECORDS": "40",
         }
     )
     assert options == {
@@ -68,6 +70,7 @@ def test_every_switch_is_read() -> None:
         "aws": "real",
         "stack_name": "knowledge-prod",
         "concurrency": 1,
+        "journal_records": 40,
     }
 
 
@@ -80,6 +83,8 @@ def test_every_switch_is_read() -> None:
         {"DEVSTACK_SCHEDULE_SECONDS": "0"},
         {"DEVSTACK_AWS": "cloud"},
         {"DEVSTACK_CONCURRENCY": "0"},
+        {"DEVSTACK_JOURNAL_RECORDS": "0"},
+        {"DEVSTACK_JOURNAL_RECORDS": "many"},
     ],
 )
 def test_a_bad_switch_is_refused_with_its_name(environ: dict[str, str]) -> None:
