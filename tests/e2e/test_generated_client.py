@@ -22,9 +22,9 @@ GENERATOR = "openapi-python-client==0.29.1"
 def test_a_client_generated_from_the_document_keeps_every_answer(tmp_path: Path) -> None:
     uv = shutil.which("uv") or shutil.which("uv", path=str(DOCUMENT.parents[1] / ".tools" / "bin"))
     assert uv, "uv is on the PATH under make test"
-    run = subprocess.run(  # noqa: S603 - a fixed command
-        [uv, "tool", "run", "--from", GENERATOR, "openapi-python-client", "generate"]
-        + ["--path", str(DOCUMENT), "--meta", "none", "--output-path", str(tmp_path / "client")],
+    generate = [uv, "tool", "run", "--from", GENERATOR, "openapi-python-client", "generate"]
+    run = subprocess.run(
+        [*generate, "--path", str(DOCUMENT), "--meta", "none", "--output-path", str(tmp_path / "client")],
         capture_output=True,
         text=True,
         timeout=300,
