@@ -2,8 +2,10 @@
 
 Exit codes: 0 all made; 1 a conflict (on a dry run too), a lint refusal or a refused
 file; the hub's own code when it stopped the command (its error ``code`` read as a
-sysexits code, ``kb.hub.HUB_EXIT``); 2 usage; 69 hub unreachable; 77 token refused;
-78 no hub configured.
+sysexits code, ``kb.hub.HUB_EXIT``); 2 usage (a page path the hub would refuse among them:
+paths are checked before anything is sent); 65 a file that is not UTF-8; 66 a file that
+cannot be read; 69 hub unreachable; 77 token
+refused; 78 no hub configured. Every mistake is one sentence on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -15,7 +17,29 @@ from pathlib import Path
 
 from kb import sync
 from kb.folder import Refused
-from kb.hub import EX_USAGE, Config, Hub, Stop
+from kb.hub import EX_DATAERR, EX_NOINPUT, EX_USAGE, Config, Hub, Stop
+from knowledge_service.domain.pages import paths
+from knowledge_service.errors import BadRequest
+
+HISTORY_LIMIT = 200  # the hub's cap on one history read
+
+
+def page(raw: str) -> str:
+    """A page path as the hub resolves it (``../a.md`` is ``/fs/a.md``), checked before anything is sent."""
+    try:
+        return paths.page_path(raw)
+    except BadRequest as refused:
+        raise argparse.ArgumentTypeError(f"{raw!r} {refused.message.removeprefix('path: ')}") from None
+
+
+def history_limit(raw: str) -> int:
+    try:
+        limit = int(raw)
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= HISTORY_LIMIT:
+        raise argparse.ArgumentTypeError(f"takes a whole number from 1 to {HISTORY_LIMIT}, not {raw!r}")
+    return limit
 
 
 def parser() -> argparse.ArgumentParser:
@@ -30,17 +54,17 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("--prune", action="store_true", help="delete pages the manifest names that the folder does not")
     imp.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
     get = commands.add_parser("get", help="print a page (or one version of it)")
-    get.add_argument("path")
+    get.add_argument("path", type=page)
     get.add_argument("--version")
     put = commands.add_parser("put", help="write a page from a file or stdin")
-    put.add_argument("path")
+    put.add_argument("path", type=page)
     put.add_argument("file", nargs="?", default="-")
     put.add_argument("--if-version", help="a version token, or 'absent' to create only")
     ls = commands.add_parser("ls", help="one directory level")
     ls.add_argument("prefix", nargs="?", default="")
     history = commands.add_parser("history", help="a page's versions, newest first")
-    history.add_argument("path")
-    history.add_argument("--limit", type=int, default=50, choices=range(1, 201), metavar="1..200")
+    history.add_argument("path", type=page)
+    history.add_argument("--limit", type=history_limit, default=50, metavar="1..200")
     for sub in (export, imp, get, put, ls, history):
         sub.add_argument("--project", dest="sub_project", help=argparse.SUPPRESS)
     return top
@@ -74,8 +98,7 @@ def run(hub: Hub, args: argparse.Namespace) -> int:
         sys.stdout.write(hub.get(args.path, args.version)["content"])
         return 0
     if command == "put":
-        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
-        written = hub.put(args.path, data.decode("utf-8"), args.if_version)
+        written = hub.put(args.path, _text_of(args.file), args.if_version)
         for found in written.get("lint", []):
             print(sync.lint_line(found), file=sys.stderr)
         print(f"{written['path']} {written['version']}")
@@ -91,6 +114,19 @@ def run(hub: Hub, args: argparse.Namespace) -> int:
     for row in answer["versions"]:
         print(f"{row['at']}\t{row['actor']}\t{row['summary']}\t{row['version'] or '-'}")
     return 0
+
+
+def _text_of(file: str) -> str:
+    """The page's text from ``file`` (``-``: stdin), or the one sentence that says why not."""
+    name = "stdin" if file == "-" else file
+    try:
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as error:
+        raise Stop(EX_NOINPUT, f"{name} cannot be read: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise Stop(EX_DATAERR, f"{name} is not UTF-8 text (byte {error.start} is not)") from None
 
 
 if __name__ == "__main__":

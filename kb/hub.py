@@ -71,6 +71,19 @@ class Config:
         return cls(url.rstrip("/"), token, project)
 
 
+def _refusal(answer: httpx.Response) -> tuple[str, str]:
+    """The refusal's code and its sentence (problem+json's ``detail``, the envelope's ``message``),
+    never the raw body."""
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        return "error", answer.reason_phrase or f"HTTP {answer.status_code}"
+    sentence = body.get("detail") or body.get("message") or body.get("title") or answer.reason_phrase
+    return str(body.get("code") or "error"), str(sentence)[:500]
+
+
 def url_path(page: str) -> str:
     """A canonical page path as the URL's ``{path+}`` (``/fs/a b.md`` -> ``fs/a%20b.md``)."""
     return quote(page.lstrip("/"), safe="/")
@@ -105,12 +118,7 @@ class Hub:
         if answer.status_code in {401, 403}:
             raise Stop(EX_NOPERM, f"the hub refused the token ({answer.status_code})")
         if answer.status_code >= 400:
-            try:
-                body = answer.json()
-                code, detail = str(body.get("code", "error")), str(body.get("detail", answer.text))
-            except ValueError:
-                code, detail = "error", answer.text[:500]
-            raise HubError(answer.status_code, code, detail)
+            raise HubError(answer.status_code, *_refusal(answer))
         return answer.json()
 
     def pages(self) -> dict[str, dict[str, Any]]:

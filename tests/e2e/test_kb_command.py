@@ -370,3 +370,43 @@ def test_a_real_world_documentation_folder_imports_and_exports_back_byte_identic
     assert sorted(p.relative_to(back).as_posix() for p in back.rglob("*.md")) == pages
     for page in pages:
         assert (back / page).read_bytes() == (d / page).read_bytes(), page
+
+
+def test_every_mistake_is_one_sentence_and_a_documented_exit_code(hub: Hub, tmp_path: Path) -> None:
+    # A file that is missing, or not UTF-8: one line, no traceback, nothing sent
+    missing = hub.kb("put", "m.md", str(tmp_path / "missing.md"))
+    assert (missing.code, missing.out) == (66, "")
+    assert missing.err == f"kb: {tmp_path / 'missing.md'} cannot be read: No such file or directory\n"
+    binary = tmp_path / "bin.md"
+    binary.write_bytes(b"ok\xff\xfe")
+    refused = hub.kb("put", "m.md", str(binary))
+    assert (refused.code, refused.err) == (65, f"kb: {binary} is not UTF-8 text (byte 2 is not)\n")
+    assert hub.content("m.md") is None
+    # A page path is resolved, and refused, before anything is sent
+    for raw, why in (("kv/x.md", "key-value namespace"), ("/fs", "root directory"), ("a\\b.md", "backslash")):
+        with pytest.raises(SystemExit) as usage:
+            hub.kb("get", raw)
+        assert usage.value.code == 2
+        assert why in hub.capsys.readouterr().err
+    # A history limit out of range is one sentence, not argparse's 200 choices
+    with pytest.raises(SystemExit):
+        hub.kb("history", "a.md", "--limit", "0")
+    err = hub.capsys.readouterr().err
+    assert err.splitlines()[-1].endswith("argument --limit: takes a whole number from 1 to 200, not '0'")
+    assert "199" not in err
+
+
+def test_a_path_climbing_above_the_root_names_the_page_the_hub_resolves_it_to(hub: Hub, tmp_path: Path) -> None:
+    page = tmp_path / "p.md"
+    page.write_text("---\ntype: Concept\n---\n# P\n")
+    put = hub.kb("put", "../etc/passwd", str(page))
+    assert put.code == 0, put.err
+    assert put.out.startswith("/fs/etc/passwd sha256:")
+    assert hub.kb("get", "/etc/passwd").out == page.read_text()
+
+
+def test_a_refusal_prints_the_hubs_sentence_never_its_raw_body(hub: Hub) -> None:
+    missing = hub.kb("get", "no/such.md")
+    assert missing.code == 66
+    assert missing.err.startswith("kb: the hub refused (404 not_found): ")
+    assert "{" not in missing.err

@@ -115,3 +115,40 @@ def test_events_lists_the_log_newest_first(aws: Runtime, capsys: pytest.CaptureF
     assert [line.split("\t")[1] for line in lines] == ["knowledge_export_started", "knowledge_curated"]
     only = json.loads(run(capsys, "events", "--act", "merge", "--json")[1])
     assert [e["actor"] for e in only["events"]] == ["bo"]
+
+
+def test_no_region_is_one_sentence_naming_the_fix(
+    aws: Runtime, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowledge_service.storage import aws as clients
+
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    clients.reset_clients()
+    try:
+        code, out, err = run(capsys, "project", "list")
+    finally:
+        clients.reset_clients()
+    assert code == 1 and out == ""
+    assert (
+        err == "knowledge-admin: no AWS region is set: set AWS_REGION (the local stack's is us-east-1), "
+        "or pass --local or --stack NAME.\n"
+    )
+
+
+def test_an_emulator_that_is_not_running_is_one_sentence_naming_make_run(
+    aws: Runtime, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.exceptions import EndpointConnectionError
+
+    from knowledge_service.storage.projects import ProjectStore
+
+    def down(self: ProjectStore) -> None:
+        raise EndpointConnectionError(endpoint_url="http://127.0.0.1:4566/")
+
+    monkeypatch.setattr(ProjectStore, "all", down)
+    code, _, err = run(capsys, "project", "list")
+    assert code == 1
+    assert "EndpointConnectionError" not in err and "Traceback" not in err
+    assert err.startswith("knowledge-admin: nothing answers at http://127.0.0.1:4566/: is `make run` running")

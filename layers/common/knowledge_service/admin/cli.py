@@ -70,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit:
         raise
     except Exception as error:  # the operator sees one line, not a traceback
-        print(f"knowledge-admin: {type(error).__name__}: {error}", file=sys.stderr)
+        why = aws.why_unreachable(error)
+        print(f"knowledge-admin: {why or f'{type(error).__name__}: {error}'}", file=sys.stderr)
         return 1
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import EndpointConnectionError, NoCredentialsError, NoRegionError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -28,3 +29,18 @@ def reset_clients() -> None:
     """Forget the cached clients (tests that switch endpoints or fakes call this)."""
     dynamodb.cache_clear()
     client.cache_clear()
+
+
+def why_unreachable(error: BaseException) -> str | None:
+    """The sentence an operator needs when ``error`` says AWS itself could not be reached or
+    asked (no endpoint answering, no region, no credentials); None for any other error."""
+    if isinstance(error, EndpointConnectionError):
+        return (
+            f"nothing answers at {error.kwargs.get('endpoint_url', 'the AWS endpoint')}: is `make run` running "
+            "(then pass --local), or is AWS_ENDPOINT_URL pointing at the right place?"
+        )
+    if isinstance(error, NoRegionError):
+        return "no AWS region is set: set AWS_REGION (the local stack's is us-east-1), or pass --local or --stack NAME."
+    if isinstance(error, NoCredentialsError):
+        return "no AWS credentials were found: pass --local for the local stack, or sign in (AWS_PROFILE, SSO)."
+    return None
