@@ -38,7 +38,8 @@ def test_a_new_token_is_printed_once_alone_on_stdout(aws: Runtime, capsys: pytes
 
 def test_grant_adds_roles_and_revoke_ends_the_token(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "project", "create", "falcon", "--organization", "colony")
-    token = run(capsys, "principal", "create", "bob")[1].strip()
+    token = run(capsys, "principal", "create", "bob", "--without", "manage_knowledge")[1].strip()
+    assert not principal_for(f"Bearer {token}", aws.principals).holds(Permission.MANAGE_KNOWLEDGE)  # type: ignore[union-attr]
     assert (
         run(capsys, "principal", "grant", "bob", "--permission", "manage_knowledge", "--role", "falcon=admin")[0] == 0
     )
@@ -152,3 +153,23 @@ def test_an_emulator_that_is_not_running_is_one_sentence_naming_make_run(
     assert code == 1
     assert "EndpointConnectionError" not in err and "Traceback" not in err
     assert err.startswith("knowledge-admin: nothing answers at http://127.0.0.1:4566/: is `make run` running")
+
+
+def test_a_principal_made_with_no_flags_holds_both_knowledge_permissions(
+    aws: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Seed 000: "Both default to granted at the permission layer"; an agent's default is what an agent may hold
+    human = principal_for(f"Bearer {run(capsys, 'principal', 'create', 'hana')[1].strip()}", aws.principals)
+    agent = principal_for(
+        f"Bearer {run(capsys, 'principal', 'create', 'bot', '--kind', 'agent')[1].strip()}", aws.principals
+    )
+    assert human is not None and agent is not None
+    assert human.permissions == {Permission.READ_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE}
+    assert agent.permissions == {Permission.READ_KNOWLEDGE}
+    withheld = run(capsys, "principal", "create", "wes", "--without", "manage_knowledge", "--without", "read_knowledge")
+    assert principal_for(f"Bearer {withheld[1].strip()}", aws.principals).permissions == frozenset()  # type: ignore[union-attr]
+    listing = run(capsys, "principal", "list")[1]
+    assert "hana\thuman\tmanage_knowledge,read_knowledge\t" in listing
+    assert "wes\thuman\t-\t" in listing
+    clash = run(capsys, "principal", "create", "x", "--without", "read_knowledge", "--permission", "read_knowledge")
+    assert clash[0] == 2 and "--without" in clash[2]

@@ -140,11 +140,27 @@ def _config() -> ConfigStore:
     return ConfigStore(aws.dynamodb(), _required("CONFIG_TABLE"), _required("PROJECTS_TABLE"))
 
 
+DEFAULT_GRANTED = frozenset({Permission.READ_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE})
+"""Seed 000, Permissions: "Both default to granted at the permission layer" (knowledge's own gate,
+knowledge_enabled, is the outer one). An agent's default holds only what an agent may hold."""
+
+
+def _granted(kind: PrincipalKind, given: list[str], withheld: list[str]) -> frozenset[Permission]:
+    """What a new principal holds: the defaults an agent may hold, less ``--without``, plus ``--permission``."""
+    defaults = DEFAULT_GRANTED - AGENT_FORBIDDEN if kind is PrincipalKind.AGENT else DEFAULT_GRANTED
+    explicit = {Permission(p) for p in given}
+    clash = explicit & {Permission(p) for p in withheld}
+    if clash:
+        raise BadRequest("--without", f"withholds {', '.join(sorted(p.value for p in clash))}, which --permission grants.")
+    return frozenset((defaults - {Permission(p) for p in withheld}) | explicit)
+
+
 def _principal_create(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    kind = PrincipalKind(args.kind)
     principal = Principal(
         name=args.name,
-        kind=PrincipalKind(args.kind),
-        permissions=frozenset(Permission(p) for p in args.permission),
+        kind=kind,
+        permissions=_granted(kind, args.permission, args.without),
         project_roles=_roles(args.role, projects),
         organizations=frozenset(args.owns),
         workspace_roles=_pairs(args.workspace_role, "--workspace-role"),
@@ -358,6 +374,13 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("name")
         if verb == "create":
             sub.add_argument("--kind", choices=[k.value for k in PrincipalKind], default="human")
+            sub.add_argument(
+                "--without",
+                action="append",
+                default=[],
+                choices=[p.value for p in DEFAULT_GRANTED],
+                help="withhold a permission granted by default (read_knowledge, manage_knowledge)",
+            )
         sub.add_argument("--permission", action="append", default=[], choices=[p.value for p in Permission])
         sub.add_argument(
             "--role",
