@@ -631,7 +631,8 @@ def _remote_parameters(endpoint: str) -> dict[str, str]:
 def _shared_environment(template: Template) -> tuple[dict[str, str], list[str]]:
     """The variables every function agrees on, and those the template declares but leaves unset here.
 
-    The rest (``POWERTOOLS_SERVICE_NAME``) the function host sets around each call.
+    The rest (``POWERTOOLS_SERVICE_NAME``) each function's execution environments get from the
+    template (``EnvironmentHost``).
     """
     environments = [template.function_environment(f) for f in template.functions()]
     shared = dict(environments[0]) if environments else {}
@@ -640,7 +641,7 @@ def _shared_environment(template: Template) -> tuple[dict[str, str], list[str]]:
     differing = {k for environment in environments for k in environment} - set(shared)
     unexpected = differing - {"POWERTOOLS_SERVICE_NAME"}
     if unexpected:
-        log.warning("functions differ on %s: each sees its own value only while it runs", sorted(unexpected))
+        log.warning("functions differ on %s: each function's environments see its own value", sorted(unexpected))
     declared = set(template.body.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
     for resource in template.functions().values():
         declared.update((resource.get("Properties", {}).get("Environment", {}) or {}).get("Variables", {}))
