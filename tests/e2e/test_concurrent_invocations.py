@@ -13,10 +13,12 @@ body to another, and this test failed.
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -104,3 +106,46 @@ def test_mixed_concurrent_traffic_answers_each_request_its_own_answer(own_stack:
             assert never.status_code == 404, never.text
         listed = client.get(f"{KB}/pages", params={"prefix": base}, headers=admin).json()
         assert sorted(e["path"] for e in listed["entries"]) == sorted(f"/fs/{base}/a{i}.md" for i in range(PAIRS))
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_kill_9_of_the_stack_leaves_no_execution_environment_behind(tmp_path: Path) -> None:
+    with launch_stack(tmp_path) as running, httpx.Client(base_url=running.url, timeout=60.0) as client:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(lambda _: client.get(f"{KB}/stats", headers=bearer(running.admin_token)), range(8)))
+        environments = _descendants(running.process.pid)
+        assert len(environments) >= 2  # the pages function's zygote and at least one environment of it
+
+        running.process.kill()
+        running.process.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in environments) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+        assert [pid for pid in environments if _alive(pid)] == []
