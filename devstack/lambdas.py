@@ -1,32 +1,46 @@
-"""Running the template's functions in this process, the way Lambda runs them.
+"""Running the template's functions the way Lambda runs them: in execution environments.
 
-``load_handler`` imports a function's handler by file path under a unique module name
-(``lambda_StatusFunction``), once: the same code Lambda loads, with no ``sys.path``
-tricks (the shared layer is installed in the environment, as Lambda's layer is on its
-path). ``FakeLambdaContext`` is the context object Lambda passes. ``FunctionHost``
-invokes a function by logical id, the answer put through JSON as Lambda's runtime does.
+An execution environment is a process of its own (``devstack/environment.py``): started with
+the function's environment (the stack's variables, the template's for that function, Lambda's
+``AWS_LAMBDA_*``), it imports the handler once (the init), then runs one invocation at a time,
+as long as it lives, exactly as Lambda's do. So nothing in a process (Powertools' resolvers and
+their class-level ``current_event``, the cached ``runtime()``, a module's globals) is ever shared
+by two concurrent invocations. ``EnvironmentHost`` is the local stack's: a call takes an idle
+warm environment of its function (the lowest-numbered), else starts a new one while the
+function has fewer than ``concurrency`` (``DEVSTACK_CONCURRENCY``), else waits for one to be
+free. ``concurrency=1`` also runs one invocation at a time across the whole stack (race tests
+rely on that order). An environment idle for ``idle_seconds`` is ended; a crashed one (it
+exited, or was killed) answers its call as a function error and is replaced by a fresh one on
+the next call; one that runs past the function's ``Timeout`` is killed (``Sandbox.Timedout``).
+``stop()`` ends them all; each also ends by itself when the stack's process is gone (its
+request pipe reaches EOF, or its parent changes).
 
-Concurrency is Lambda's: a bounded pool of warm containers per function, each its own
-handler instance. Container 0 is the handler module imported as above (in-process tests
-reach its runtime); every further container, made only when all of that function's
-containers are busy, imports the handler *and* the shared layer (``knowledge_service``)
-afresh under private module names, so no module state (Powertools routers, the cached
-``runtime()``) is shared between two concurrent invocations. With ``concurrency=1`` one
-invocation runs at a time, the function's own variables and Lambda's ``AWS_LAMBDA_*`` set
-in ``os.environ`` around each call; with more, ``os.environ`` (one per process) holds
-the shared variables, and a function's own are set while its containers load.
+The parent and an environment speak length-prefixed frames over two pipes (see
+``devstack/environment.py``); the environment's stdout and stderr are the stack's, so its logs
+are the stack's log. The AWS and FORAGER calls an invocation makes are counted inside the
+environment and returned with its answer (``on_calls``: ``GET /_local/metrics``).
+
+``FunctionHost`` runs the handlers in *this* process instead, one invocation at a time: for
+tests whose AWS is mocked in this process (moto's ``mock_aws``), which a process of its own
+could not reach. ``load_handler`` imports a function's handler by file path under a unique
+module name (``lambda_StatusFunction``), once: the same code Lambda loads, with no
+``sys.path`` tricks (the shared layer is installed in the environment, as Lambda's layer is on
+its path). ``FakeLambdaContext`` is the context object Lambda passes.
 """
 
 from __future__ import annotations
 
-import builtins
+import contextlib
 import gc
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import json
 import logging
 import os
+import select
+import signal
+import socket
+import struct
+import subprocess
 import sys
 import threading
 import time
@@ -43,17 +57,23 @@ from devstack.template import Template
 log = logging.getLogger("devstack.lambdas")
 
 Handler = Callable[[Any, Any], Any]
+Calls = Mapping[str, Mapping[str, int]]
+"""What one invocation called: ``{"aws": {"dynamodb:GetItem": 1}, "forager": {"GET": 2}}``."""
 
 RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024
 """Lambda's synchronous payload limit (request and response)."""
 
-_LOAD_LOCK = threading.RLock()
-
 DEFAULT_CONCURRENCY = 8
-"""Containers the local stack runs at once (``DEVSTACK_CONCURRENCY``; 1 serialises every call)."""
+"""Execution environments per function (``DEVSTACK_CONCURRENCY``; 1 also serialises the stack)."""
 
-_PRIVATE_PACKAGES = ("knowledge_service",)
-"""What a container beyond the first imports for itself: the layer the handlers share."""
+IDLE_SECONDS = 300.0
+"""How long an idle environment stays warm before it is ended (Lambda keeps one for minutes)."""
+
+INIT_TIMEOUT_SECONDS = 30.0
+"""The init's bound. Lambda's is 10 s; this machine's cores are shared with test runs."""
+
+_LOAD_LOCK = threading.RLock()
+_FRAME = struct.Struct(">I")
 
 
 def handler_file(handler_dir: Path, handler: str) -> tuple[Path, str]:
@@ -162,139 +182,64 @@ class FunctionSpec:
         return f"lambda_{self.logical_id}"
 
 
-@dataclass
-class Container:
-    """One warm instance of a function: its handler and, past the first, its own modules."""
-
-    function: str
-    index: int
-    handler: Handler
-    modules: dict[str, ModuleType] = field(default_factory=dict)
-    invocations: int = 0
+def lambda_environment(spec: FunctionSpec) -> dict[str, str]:
+    """The variables Lambda sets in a function's execution environment (the ones this stack models)."""
+    return {
+        "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+    }
 
 
-def _is_private(name: str) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in _PRIVATE_PACKAGES)
+def marshal(function: str, result: Any) -> bytes:
+    """The handler's answer as the runtime sends it (JSON); ``Runtime.MarshalError`` when it is not JSON."""
+    try:
+        return json.dumps(result).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        message = f"Unable to marshal response: {error}"
+        raise FunctionError(function, message, error_type="Runtime.MarshalError") from error
 
 
-class _AliasLoader(importlib.machinery.SourceFileLoader):
-    """Runs a module with the container's ``__builtins__`` (its ``__import__`` redirects)."""
-
-    def __init__(self, fullname: str, path: str, builtins_: dict[str, Any]) -> None:
-        super().__init__(fullname, path)
-        self._builtins = builtins_
-
-    def exec_module(self, module: ModuleType) -> None:
-        module.__dict__["__builtins__"] = self._builtins
-        super().exec_module(module)
+def write_frame(fd: int, data: bytes) -> None:
+    """One frame: its length (4 bytes, big-endian), then its bytes."""
+    view = memoryview(_FRAME.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
-class _ContainerFinder(importlib.abc.MetaPathFinder):
-    """Finds ``<package>__c<n>.…``: the shared layer's files, loaded as a container's own modules."""
+def read_frame(fd: int, deadline: float | None = None) -> bytes | None:
+    """The next frame, ``None`` at EOF; ``TimeoutError`` when it is not whole by ``deadline`` (monotonic)."""
+    head = _read_exactly(fd, _FRAME.size, deadline)
+    if head is None:
+        return None
+    (length,) = _FRAME.unpack(head)
+    body = _read_exactly(fd, length, deadline)
+    if body is None:
+        return None
+    return body
 
-    def __init__(self) -> None:
-        self.aliases: dict[str, tuple[str, dict[str, Any]]] = {}  # alias package -> (real, __builtins__)
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        head, _, rest = fullname.partition(".")
-        alias = self.aliases.get(head)
-        if alias is None:
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
+    chunks: list[bytes] = []
+    wanted = size
+    while wanted:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(wanted, 1 << 20))
+        if not chunk:
             return None
-        real_head, builtins_ = alias
-        real = real_head + ("." + rest if rest else "")
-        found = importlib.util.find_spec(real)
-        if found is None or not found.origin or not found.origin.endswith(".py"):
-            return None
-        loader = _AliasLoader(fullname, found.origin, builtins_)
-        return importlib.util.spec_from_file_location(
-            fullname, found.origin, loader=loader, submodule_search_locations=found.submodule_search_locations
-        )
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
 
 
-_FINDER = _ContainerFinder()
-sys.meta_path.insert(0, _FINDER)
+class _Host:
+    """What both hosts share: the template's functions, their contexts, Lambda's payload limits."""
 
-
-def _container_builtins(suffix: str) -> dict[str, Any]:
-    """``__builtins__`` whose ``__import__`` sends the shared layer's names to the container's copies."""
-    original = builtins.__import__
-
-    def redirecting_import(
-        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
-    ) -> ModuleType:
-        if level == 0 and _is_private(name):
-            head, dot, rest = name.partition(".")
-            name = f"{head}{suffix}{dot}{rest}"
-        return original(name, globals, locals, fromlist, level)
-
-    own = dict(builtins.__dict__)
-    own["__import__"] = redirecting_import
-    return own
-
-
-def load_isolated(
-    handler_dir: Path, handler: str, module_name: str, index: int
-) -> tuple[Handler, dict[str, ModuleType]]:
-    """Import the handler with its own copy of the shared layer, leaving the shared one alone.
-
-    Container ``n``'s copy of ``knowledge_service`` is the package ``knowledge_service__<Function>_c<n>``
-    (same files, its own module objects, registered in ``sys.modules`` under those names so
-    pydantic and typing find them); the handler and every module of the copy run with
-    ``__builtins__`` whose ``__import__`` maps ``knowledge_service…`` to the copy.
-    """
-    path, function_name = handler_file(Path(handler_dir), handler)
-    suffix = f"__{module_name.removeprefix('lambda_').split('__')[0]}_c{index}"
-    own_builtins = _container_builtins(suffix)
-    with _LOAD_LOCK:
-        for package in _PRIVATE_PACKAGES:
-            _FINDER.aliases[package + suffix] = (package, own_builtins)
-        loader = _AliasLoader(module_name, str(path), own_builtins)
-        spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
-        if spec is None:
-            raise ImportError(f"Cannot load {path}.")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(module_name, None)
-            gc.enable()  # as load_handler: a door whose init raised left collection off
-            raise
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise HandlerNotFound(f"{path} has no callable {function_name!r}.")
-    # A copy taken at once (one C call): other containers' handlers import lazily while they
-    # run, outside the load lock, and iterating sys.modules itself would race them.
-    loaded = dict(sys.modules)
-    own = {name: m for name, m in loaded.items() if name.partition(".")[0].endswith(suffix)}
-    return function, {module_name: module, **own}
-
-
-class FunctionHost:
-    """Invokes the template's functions by logical id, from a bounded pool of warm containers.
-
-    The process's ``os.environ`` holds the variables every function shares (the stack
-    sets them at start); around each call the host sets the variables where this
-    function differs (``POWERTOOLS_SERVICE_NAME``) and Lambda's own ``AWS_LAMBDA_*``, and
-    puts them back afterwards. The handler module is imported on the first call, inside
-    that environment, so module-level objects (Powertools' ``Logger()``) see the
-    function's own service name.
-    """
-
-    def __init__(self, template: Template, *, concurrency: int = 1, freeze_loaded: bool = False):
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+    def __init__(self, template: Template):
         self._template = template
-        self.concurrency = concurrency
-        # gc.freeze() after each load: the long-lived modules leave every later collection
-        # (a full collection over eight copies of the layer otherwise stalls a request ~50 ms)
-        self._freeze_loaded = freeze_loaded
-        self._lock = threading.RLock()  # concurrency 1: one call at a time (re-entrant)
-        self._slots = threading.BoundedSemaphore(concurrency)
-        self._pool_lock = threading.Lock()
-        self._idle: dict[str, list[Container]] = {}
-        self._made: dict[str, int] = {}
-        self._handlers: dict[str, Handler] = {}
         self._specs: dict[str, FunctionSpec] = {}
         for logical_id, resource in template.functions().items():
             props = resource.get("Properties", {})
@@ -318,56 +263,40 @@ class FunctionHost:
         except KeyError:
             raise KeyError(f"The template declares no function {logical_id!r}.") from None
 
-    def context_for(self, logical_id: str) -> FakeLambdaContext:
+    def context_fields(self, logical_id: str) -> dict[str, Any]:
+        """What a ``FakeLambdaContext`` of one invocation of ``logical_id`` is made of (a fresh request id)."""
         spec = self.spec(logical_id)
-        return FakeLambdaContext(
-            function_name=spec.name,
-            memory_limit_in_mb=spec.memory_mb,
-            timeout_seconds=spec.timeout_seconds,
-            region=self._template.region,
-            account_id=self._template.account_id,
-        )
+        return {
+            "function_name": spec.name,
+            "memory_limit_in_mb": spec.memory_mb,
+            "timeout_seconds": spec.timeout_seconds,
+            "region": self._template.region,
+            "account_id": self._template.account_id,
+            "aws_request_id": str(uuid.uuid4()),
+        }
+
+    def context_for(self, logical_id: str) -> FakeLambdaContext:
+        return FakeLambdaContext(**self.context_fields(logical_id))
 
     def invoke(self, logical_id: str, event: Any) -> Any:
         """Run the function on ``event``; the handler's answer after a JSON round trip.
 
-        Raises ``FunctionError`` (the handler raised; its exception is the cause, its
-        message the error message), ``FunctionTimedOut`` (it ran past its Timeout: Lambda
-        would have stopped it) or the handler's ``ImportError`` (its module failed to load).
+        Raises ``FunctionError``: the handler raised (its type and message), its answer is
+        not JSON (``Runtime.MarshalError``) or too large (``Function.ResponseSizeTooLarge``),
+        the event is too large (``RequestEntityTooLargeException``), the init failed
+        (``Runtime.ImportModuleError``, ``Runtime.HandlerNotFound``), the environment died
+        (``Runtime.ExitError``); ``FunctionTimedOut`` when it ran past its Timeout.
         """
         spec = self.spec(logical_id)
-        payload = json.dumps(event)
-        if len(payload.encode("utf-8")) > RESPONSE_LIMIT_BYTES:
+        payload = json.dumps(event).encode("utf-8")
+        if len(payload) > RESPONSE_LIMIT_BYTES:
             raise FunctionError(
                 logical_id,
                 "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
                 error_type="RequestEntityTooLargeException",
             )
-        if self.concurrency == 1:
-            with self._lock, self._function_environment(spec):
-                container = self._checkout(spec)
-                try:
-                    result, elapsed = self._call(spec, container, payload)
-                finally:
-                    self._checkin(container)
-        else:
-            with self._slots:
-                container = self._checkout(spec)
-                try:
-                    result, elapsed = self._call(spec, container, payload)
-                finally:
-                    self._checkin(container)
-        if elapsed > spec.timeout_seconds:
-            raise FunctionTimedOut(
-                logical_id, f"Task timed out after {spec.timeout_seconds:.2f} seconds", error_type="Sandbox.Timedout"
-            )
-        try:
-            answer = json.dumps(result)
-        except (TypeError, ValueError) as error:
-            raise FunctionError(
-                logical_id, f"Unable to marshal response: {error}", error_type="Runtime.MarshalError"
-            ) from error
-        if len(answer.encode("utf-8")) > RESPONSE_LIMIT_BYTES:
+        answer = self._run(spec, payload)
+        if len(answer) > RESPONSE_LIMIT_BYTES:
             raise FunctionError(
                 logical_id,
                 "Response payload size exceeded maximum allowed payload size (6291556 bytes).",
@@ -375,80 +304,390 @@ class FunctionHost:
             )
         return json.loads(answer)
 
-    def _call(self, spec: FunctionSpec, container: Container, payload: str) -> tuple[Any, float]:
-        context = self.context_for(spec.logical_id)
-        started = time.monotonic()
-        container.invocations += 1
-        try:
-            result = container.handler(json.loads(payload), context)
-        except Exception as error:
-            raise FunctionError(spec.logical_id, str(error), error_type=type(error).__name__) from error
-        return result, time.monotonic() - started
+    def _run(self, spec: FunctionSpec, payload: bytes) -> bytes:
+        raise NotImplementedError
 
-    def containers(self, logical_id: str) -> int:
-        """How many containers of ``logical_id`` this host has made (warm ones are reused)."""
-        with self._pool_lock:
-            return self._made.get(logical_id, 0)
 
-    def _checkout(self, spec: FunctionSpec) -> Container:
-        """An idle warm container (the lowest-numbered), else a new one."""
-        with self._pool_lock:
-            idle = self._idle.setdefault(spec.logical_id, [])
-            if idle:
-                idle.sort(key=lambda c: c.index)
-                return idle.pop(0)
-            index = self._made.get(spec.logical_id, 0)
-            self._made[spec.logical_id] = index + 1
-        try:
-            return self._load(spec, index)
-        except BaseException:
-            with self._pool_lock:
-                self._made[spec.logical_id] -= 1
-            raise
+def _timed_out(spec: FunctionSpec) -> FunctionTimedOut:
+    return FunctionTimedOut(
+        spec.logical_id, f"Task timed out after {spec.timeout_seconds:.2f} seconds", error_type="Sandbox.Timedout"
+    )
 
-    def _checkin(self, container: Container) -> None:
-        with self._pool_lock:
-            self._idle.setdefault(container.function, []).append(container)
 
-    def _load(self, spec: FunctionSpec, index: int) -> Container:
-        if index == 0:
-            return Container(spec.logical_id, 0, self._handler(spec))
-        with self._function_environment(spec):
-            handler, modules = load_isolated(spec.handler_dir, spec.handler, f"{spec.module_name}__{index}", index)
-        self._freeze()
-        log.debug("%s: container %d is warm", spec.logical_id, index)
-        return Container(spec.logical_id, index, handler, modules)
+class FunctionHost(_Host):
+    """The handlers in this process, one invocation at a time, for tests that mock AWS here.
 
-    def _freeze(self) -> None:
-        if self._freeze_loaded:
-            gc.freeze()
+    Around each call the function's own variables and Lambda's ``AWS_LAMBDA_*`` are set in
+    ``os.environ`` and put back afterwards; the handler module is imported on the first call,
+    inside that environment. A call past its Timeout is noticed after the fact (a thread
+    cannot be stopped). The local stack runs ``EnvironmentHost`` instead.
+    """
 
-    def _handler(self, spec: FunctionSpec) -> Handler:
-        handler = self._handlers.get(spec.logical_id)
-        if handler is None:
-            with _LOAD_LOCK, self._function_environment(spec):
+    def __init__(self, template: Template):
+        super().__init__(template)
+        self._lock = threading.RLock()  # one call at a time: one process is one environment
+        self._handlers: dict[str, Handler] = {}
+
+    def _run(self, spec: FunctionSpec, payload: bytes) -> bytes:
+        with self._lock, _function_environment(spec):
+            handler = self._handlers.get(spec.logical_id)
+            if handler is None:
                 handler = load_handler(spec.handler_dir, spec.handler, spec.module_name)
-                self._freeze()
-            self._handlers[spec.logical_id] = handler
-        return handler
+                self._handlers[spec.logical_id] = handler
+            started = time.monotonic()
+            try:
+                result = handler(json.loads(payload), self.context_for(spec.logical_id))
+            except Exception as error:
+                raise FunctionError(spec.logical_id, str(error), error_type=type(error).__name__) from error
+            if time.monotonic() - started > spec.timeout_seconds:
+                raise _timed_out(spec)
+            return marshal(spec.logical_id, result)
 
-    @contextmanager
-    def _function_environment(self, spec: FunctionSpec) -> Iterator[None]:
-        wanted = {k: v for k, v in spec.environment.items() if os.environ.get(k) != v}
-        wanted.update(
-            {
-                "AWS_LAMBDA_FUNCTION_NAME": spec.name,
-                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
-                "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-            }
-        )
-        saved = {k: os.environ.get(k) for k in wanted}
-        os.environ.update(wanted)
+
+@contextmanager
+def _function_environment(spec: FunctionSpec) -> Iterator[None]:
+    wanted = {k: v for k, v in spec.environment.items() if os.environ.get(k) != v}
+    wanted.update(lambda_environment(spec))
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+class Zygote:
+    """A function's init, done once, in a single-threaded process that forks its environments.
+
+    ``devstack/environment.py`` holds the other side of the control channel (its protocol).
+    """
+
+    def __init__(self, spec: FunctionSpec, variables: Mapping[str, str], init_timeout: float):
+        self.function = spec.logical_id
+        self._lock = threading.Lock()  # one question at a time on the control channel
+        self._timeout = init_timeout
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._control = ours
+        started = time.monotonic()
+        command = [sys.executable, "-m", "devstack.environment", str(theirs.fileno())]
+        command += [str(spec.handler_dir), spec.handler, spec.module_name]
         try:
-            yield
+            self.process = subprocess.Popen(
+                command, pass_fds=(theirs.fileno(),), env=dict(variables), stdin=subprocess.DEVNULL
+            )
+        except BaseException:
+            ours.close()
+            raise
         finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+            theirs.close()
+        try:
+            told = self._receive(started + init_timeout)
+        except TimeoutError:
+            self.stop()
+            raise FunctionError(
+                spec.logical_id, f"Init timed out after {init_timeout:.2f} seconds", error_type="Sandbox.Timedout"
+            ) from None
+        if told is None:
+            self.stop()
+            raise FunctionError(
+                spec.logical_id,
+                f"Runtime exited during init with error: {_exit_reason(self.process.wait())}",
+                error_type="Runtime.ExitError",
+            )
+        if "error" in told:
+            self.stop()
+            raise FunctionError(
+                spec.logical_id, str(told["error"]["errorMessage"]), error_type=str(told["error"]["errorType"])
+            )
+        self.init_seconds = float(told.get("init_seconds", 0.0))
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def fork(self, index: int) -> Environment:
+        """A new environment, warm: a child of this zygote, with its own pair of pipes."""
+        to_worker, requests = os.pipe()
+        answers, from_worker = os.pipe()
+        try:
+            with self._lock:
+                socket.send_fds(self._control, [b'{"do": "fork"}'], [to_worker, from_worker])
+                told = self._receive(time.monotonic() + self._timeout)
+        except (OSError, TimeoutError):
+            told = None
+        finally:
+            os.close(to_worker)
+            os.close(from_worker)
+        if told is None or "pid" not in told:
+            os.close(requests)
+            os.close(answers)
+            raise FunctionError(self.function, "The function's init process is gone.", error_type="Runtime.ExitError")
+        return Environment(self.function, index, int(told["pid"]), requests, answers, self)
+
+    def wait(self, pid: int, *, kill: bool) -> int | None:
+        """Reap one of its environments (killed first with ``kill``); its exit code, if known."""
+        try:
+            with self._lock:
+                self._control.send(json.dumps({"do": "wait", "pid": pid, "kill": kill}).encode())
+                told = self._receive(time.monotonic() + 10)
+        except (OSError, TimeoutError):
+            told = None
+        if not told or told.get("status") is None:
+            return None
+        return int(told["status"])
+
+    def stop(self) -> None:
+        """EOF on the control channel: the zygote kills what is left of its environments and exits."""
+        with contextlib.suppress(OSError):
+            self._control.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def _receive(self, deadline: float) -> dict[str, Any] | None:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([self._control], [], [], left)[0]:
+            raise TimeoutError
+        data = self._control.recv(65536)
+        return json.loads(data) if data else None
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code == -signal.SIGKILL:
+        return "signal: killed"
+    if code < 0:
+        return f"signal: {signal.Signals(-code).name.removeprefix('SIG').lower()}"
+    return f"exit status {code}"
+
+
+@dataclass(eq=False)
+class Environment:
+    """One execution environment: a child of its function's zygote, and the two pipes to it."""
+
+    function: str
+    index: int
+    pid: int
+    requests: int  # the pipe the parent writes invocations to (its EOF ends the environment)
+    answers: int  # the pipe the environment answers on
+    zygote: Zygote
+    invocations: int = 0
+    idle_since: float = 0.0
+    exit_code: int | None = None
+    _ended: bool = False
+
+    def end(self, *, kill: bool = False) -> None:
+        """Close its pipes (an idle environment exits at EOF), then reap it (killed first with ``kill``)."""
+        if self._ended:
+            return
+        self._ended = True
+        for fd in (self.requests, self.answers):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.exit_code = self.zygote.wait(self.pid, kill=kill)
+
+    def exit_reason(self) -> str:
+        return _exit_reason(self.exit_code)
+
+
+class EnvironmentHost(_Host):
+    """Invokes the template's functions in execution environments, each a process of its own.
+
+    ``environment`` is the base of every environment's variables (``os.environ`` as it is when
+    the environment starts, by default); the function's own from the template and Lambda's
+    ``AWS_LAMBDA_*`` go over it. ``on_calls`` receives, after each answered invocation, the
+    AWS and FORAGER calls it made (counted inside the environment).
+    """
+
+    def __init__(
+        self,
+        template: Template,
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        environment: Mapping[str, str] | None = None,
+        on_calls: Callable[[Calls], None] | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        init_timeout_seconds: float = INIT_TIMEOUT_SECONDS,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        super().__init__(template)
+        self.concurrency = concurrency
+        self._base = dict(environment) if environment is not None else None
+        self._on_calls = on_calls
+        self._idle_seconds = idle_seconds
+        self._init_timeout = init_timeout_seconds
+        self._serial = threading.RLock() if concurrency == 1 else None  # 1: one call at a time, stack-wide
+        self._cond = threading.Condition()
+        self._idle: dict[str, list[Environment]] = {}
+        self._indexes: dict[str, set[int]] = {}  # per function: the indexes alive (busy, idle, starting)
+        self._alive: set[Environment] = set()
+        self._stopped = False
+        self._stopping = threading.Event()
+        self._reaper: threading.Thread | None = None
+        self._zygote_lock = threading.Lock()  # one init per function at a time
+        self._zygotes: dict[str, Zygote] = {}
+
+    # ------------------------------------------------------------------ the public surface
+    def environments(self, logical_id: str) -> int:
+        """How many execution environments of ``logical_id`` are alive (warm ones are reused)."""
+        with self._cond:
+            return len(self._indexes.get(logical_id, ()))
+
+    def stop(self) -> None:
+        """End every environment, the busy ones too (their calls fail); no process is left."""
+        with self._cond:
+            self._stopped = True
+            self._stopping.set()
+            everyone = list(self._alive)
+            self._alive.clear()
+            self._idle.clear()
+            self._indexes.clear()
+            self._cond.notify_all()
+        for environment in everyone:
+            environment.end(kill=True)
+        with self._zygote_lock:
+            zygotes = list(self._zygotes.values())
+            self._zygotes.clear()
+        for zygote in zygotes:
+            zygote.stop()
+        if self._reaper is not None:
+            self._reaper.join(timeout=5)
+
+    # ------------------------------------------------------------------ one invocation
+    def _run(self, spec: FunctionSpec, payload: bytes) -> bytes:
+        if self._serial is None:
+            return self._run_in_an_environment(spec, payload)
+        with self._serial:
+            return self._run_in_an_environment(spec, payload)
+
+    def _run_in_an_environment(self, spec: FunctionSpec, payload: bytes) -> bytes:
+        environment = self._checkout(spec)
+        context = self.context_fields(spec.logical_id)
+        deadline = time.monotonic() + spec.timeout_seconds
+        environment.invocations += 1
+        told: dict[str, Any] | None = None
+        answer: bytes | None = b""
+        try:
+            write_frame(environment.requests, json.dumps(context).encode("utf-8"))
+            write_frame(environment.requests, payload)
+            status = read_frame(environment.answers, deadline)
+            if status is not None:
+                told = json.loads(status)
+                if told.get("error") is None:
+                    answer = read_frame(environment.answers, deadline)
+        except TimeoutError:
+            self._discard(environment, kill=True)
+            log.warning("%s: %s timed out; its environment is ended", spec.logical_id, context["aws_request_id"])
+            raise _timed_out(spec) from None
+        except OSError:  # a pipe broke: the environment is gone
+            told = None
+        if told is None or answer is None:
+            self._discard(environment, kill=False)
+            raise FunctionError(
+                spec.logical_id,
+                f"RequestId: {context['aws_request_id']} Error: Runtime exited with error: {environment.exit_reason()}",
+                error_type="Runtime.ExitError",
+            )
+        self._checkin(environment)
+        if self._on_calls is not None:
+            self._on_calls(told.get("calls") or {})
+        error = told.get("error")
+        if error is not None:
+            raise FunctionError(spec.logical_id, str(error["errorMessage"]), error_type=str(error["errorType"]))
+        return answer
+
+    # ------------------------------------------------------------------ the pool
+    def _checkout(self, spec: FunctionSpec) -> Environment:
+        """An idle warm environment (the lowest-numbered), else a new one, else the next one free."""
+        with self._cond:
+            while True:
+                if self._stopped:
+                    raise FunctionError(spec.logical_id, "The local stack is stopping.", error_type="ServiceException")
+                idle = self._idle.setdefault(spec.logical_id, [])
+                if idle:
+                    idle.sort(key=lambda e: e.index)
+                    return idle.pop(0)
+                used = self._indexes.setdefault(spec.logical_id, set())
+                if len(used) < self.concurrency:
+                    index = min(set(range(self.concurrency)) - used)
+                    used.add(index)
+                    break
+                self._cond.wait()
+        try:
+            environment = self._start(spec, index)
+        except BaseException:
+            with self._cond:
+                self._indexes.get(spec.logical_id, set()).discard(index)
+                self._cond.notify_all()
+            raise
+        with self._cond:
+            stopped = self._stopped
+            if not stopped:
+                self._alive.add(environment)
+                self._start_reaper()
+        if stopped:
+            environment.end(kill=True)
+            raise FunctionError(spec.logical_id, "The local stack is stopping.", error_type="ServiceException")
+        return environment
+
+    def _checkin(self, environment: Environment) -> None:
+        with self._cond:
+            if environment not in self._alive:  # stopped meanwhile
+                environment.end()
+                return
+            environment.idle_since = time.monotonic()
+            self._idle.setdefault(environment.function, []).append(environment)
+            self._cond.notify_all()
+
+    def _discard(self, environment: Environment, *, kill: bool) -> None:
+        """A broken environment (timed out: killed; crashed: reaped) leaves the pool; the next
+        call starts a fresh one."""
+        with self._cond:
+            self._alive.discard(environment)
+            self._indexes.get(environment.function, set()).discard(environment.index)
+            self._cond.notify_all()
+        environment.end(kill=kill)
+
+    def _start(self, spec: FunctionSpec, index: int) -> Environment:
+        """A new environment of ``spec``: forked from its zygote, which is started (the init) when
+        there is none alive (``FunctionError`` when the init fails; the next call tries again)."""
+        with self._zygote_lock:
+            zygote = self._zygotes.get(spec.logical_id)
+            if zygote is None or not zygote.alive():
+                if zygote is not None:
+                    zygote.stop()
+                base = self._base if self._base is not None else dict(os.environ)
+                variables = {**base, **spec.environment, **lambda_environment(spec)}
+                zygote = Zygote(spec, variables, self._init_timeout)
+                log.debug("%s: init %.2f s", spec.logical_id, zygote.init_seconds)
+                self._zygotes[spec.logical_id] = zygote
+        return zygote.fork(index)
+
+    def _start_reaper(self) -> None:
+        if self._reaper is None:
+            self._reaper = threading.Thread(target=self._reap, name="devstack-environments", daemon=True)
+            self._reaper.start()
+
+    def _reap(self) -> None:
+        """End the environments idle longer than ``idle_seconds``."""
+        interval = max(0.05, min(self._idle_seconds / 4, 5.0))
+        while not self._stopping.wait(interval):
+            now = time.monotonic()
+            with self._cond:
+                cold = [e for idle in self._idle.values() for e in idle if now - e.idle_since >= self._idle_seconds]
+                for environment in cold:
+                    self._idle[environment.function].remove(environment)
+                    self._alive.discard(environment)
+                    self._indexes.get(environment.function, set()).discard(environment.index)
+                if cold:
+                    self._cond.notify_all()
+            for environment in cold:
+                log.debug("%s: environment %d was idle, ended", environment.function, environment.index)
+                environment.end()

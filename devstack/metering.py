@@ -6,7 +6,6 @@ bound read); they are deterministic, unlike timings.
 
 from __future__ import annotations
 
-import contextvars
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -32,21 +31,19 @@ def aws_calls() -> Iterator[Counter[str]]:
         yield counts
 
 
-_in_function: contextvars.ContextVar[bool] = contextvars.ContextVar("in_function", default=False)
-
-
 class Meter:
     """What the local stack's functions did since it started: each invocation (the
-    gateway's, the authorizer's, a schedule's) and each botocore API call made inside one
-    (the stack's own calls, a snapshot of the tables, are not counted). ``GET /_local/metrics``
-    answers a snapshot; a caller diffs two around its requests, one request at a time."""
+    gateway's, the authorizer's, a schedule's, a bus rule's) and each botocore API call and
+    FORAGER request made inside one, counted in its execution environment (``CallCounter``)
+    and added here with its answer (the stack's own calls, a snapshot of the tables, are
+    not counted). ``GET /_local/metrics`` answers a snapshot; a caller diffs two around its
+    requests, one request at a time."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._invocations: Counter[str] = Counter()
         self._aws: Counter[str] = Counter()
         self._upstream: Counter[str] = Counter()
-        self._installed = False
 
     def invoked(self, function: str) -> None:
         with self._lock:
@@ -57,43 +54,63 @@ class Meter:
 
         def counted(function: str, event: Any) -> Any:
             self.invoked(function)
-            token = _in_function.set(True)
-            try:
-                return invoke(function, event)
-            finally:
-                _in_function.reset(token)
+            return invoke(function, event)
 
         return counted
 
-    def count_aws_calls(self) -> None:
-        """Count every botocore API call and every httpx request (FORAGER's) a function of
-        this process makes from now on (idempotent)."""
+    def add_calls(self, calls: Mapping[str, Mapping[str, int]]) -> None:
+        """Add what one invocation called (``CallCounter.take``'s answer)."""
+        with self._lock:
+            self._aws.update(calls.get("aws", {}))
+            self._upstream.update(calls.get("forager", {}))
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        with self._lock:
+            return {"invocations": dict(self._invocations), "aws": dict(self._aws), "forager": dict(self._upstream)}
+
+
+class CallCounter:
+    """Every botocore API call and every httpx request (FORAGER's: httpx is only the upstream
+    client's) this process makes, by ``service:Operation`` and by method. An execution
+    environment runs one invocation at a time, so what it counted between two answers is one
+    invocation's (a thread of a pool it started included)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._aws: Counter[str] = Counter()
+        self._upstream: Counter[str] = Counter()
+        self._installed = False
+
+    def install(self) -> None:
+        """Count from now on (idempotent)."""
         if self._installed:
             return
         self._installed = True
         original = botocore.client.BaseClient._make_api_call  # type: ignore[attr-defined]
-        meter = self
+        counter = self
 
         def counted(client: Any, operation: str, params: Any) -> Any:
-            if _in_function.get():  # a function's call (or its pool's, in a copy of its context)
-                with meter._lock:
-                    meter._aws[f"{client.meta.service_model.service_name}:{operation}"] += 1
+            with counter._lock:
+                counter._aws[f"{client.meta.service_model.service_name}:{operation}"] += 1
             return original(client, operation, params)
 
         botocore.client.BaseClient._make_api_call = counted  # type: ignore[attr-defined]
         sent = httpx.Client.send
 
         def counted_send(client: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-            if _in_function.get():  # a function's FORAGER call (httpx is only the upstream client's)
-                with meter._lock:
-                    meter._upstream[request.method] += 1
+            with counter._lock:
+                counter._upstream[request.method] += 1
             return sent(client, request, **kwargs)
 
         httpx.Client.send = counted_send  # type: ignore[method-assign,assignment]
 
-    def snapshot(self) -> dict[str, dict[str, int]]:
+    def take(self) -> dict[str, dict[str, int]]:
+        """What was counted since the last ``take``, and start again from zero."""
         with self._lock:
-            return {"invocations": dict(self._invocations), "aws": dict(self._aws), "forager": dict(self._upstream)}
+            taken = {"aws": dict(self._aws), "forager": dict(self._upstream)}
+            self._aws.clear()
+            self._upstream.clear()
+            return taken
 
 
 def difference(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]) -> dict[str, int]:

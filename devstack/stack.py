@@ -38,7 +38,7 @@ from devstack import persistence
 from devstack.aws import LOCAL_CREDENTIALS, MotoEmulator, deployed_template
 from devstack.bus import BusDelivery
 from devstack.gateway import ApiServer, Gateway, local_routes
-from devstack.lambdas import DEFAULT_CONCURRENCY, FunctionHost
+from devstack.lambdas import DEFAULT_CONCURRENCY, EnvironmentHost
 from devstack.metering import Meter
 from devstack.schedules import Scheduler
 from devstack.seed import DEMO_ROLE, Admin, ensure_admin, seed_demo, seed_demo_role, write_secret
@@ -148,7 +148,7 @@ class Stack:
         self._api: ApiServer | None = None
         self._scheduler: Scheduler | None = None
         self._bus: BusDelivery | None = None
-        self._functions: FunctionHost | None = None
+        self._functions: EnvironmentHost | None = None
         self._session: Any = None
         self._endpoint_url: str | None = None
         self._snapshot_lock = threading.Lock()
@@ -167,7 +167,7 @@ class Stack:
         return self.state_dir / STATE_FILE
 
     @property
-    def functions(self) -> FunctionHost:
+    def functions(self) -> EnvironmentHost:
         if self._functions is None:
             raise RuntimeError("the stack is not running")
         return self._functions
@@ -347,9 +347,10 @@ class Stack:
         _reset_runtime()
 
     def _start_serving(self, template: Template, api_port: int, schedule_seconds: float | None) -> None:
-        self._functions = FunctionHost(template, concurrency=self.concurrency, freeze_loaded=True)
         self.meter = Meter()
-        self.meter.count_aws_calls()
+        # each function's invocations run in execution environments of their own (processes),
+        # which take os.environ as it is now: the functions' shared environment set above
+        self._functions = EnvironmentHost(template, concurrency=self.concurrency, on_calls=self.meter.add_calls)
         invoke = self.meter.metered(self._functions.invoke)
         self._scheduler = Scheduler(template, invoke, override_seconds=schedule_seconds)
         gateway = Gateway.from_template(
@@ -365,7 +366,7 @@ class Stack:
         if self._moto is not None:  # a deployed stack's own EventBridge delivers its rules
             self._bus = BusDelivery(
                 template,
-                self._functions.invoke,
+                invoke,
                 self._session.client("events", endpoint_url=self._endpoint_url),
                 self._session.client("sqs", endpoint_url=self._endpoint_url),
             )
@@ -482,6 +483,8 @@ class Stack:
             steps.append(("schedules", self._scheduler.stop))
         if self._bus is not None:
             steps.append(("bus rules", self._bus.stop))
+        if self._functions is not None:
+            steps.append(("execution environments", self._functions.stop))
         if self._persister is not None:
             persister = self._persister
             steps.append(("snapshot thread", lambda: persister.join(timeout=30)))
@@ -664,7 +667,8 @@ def _remote_parameters(endpoint: str) -> dict[str, str]:
 def _shared_environment(template: Template) -> tuple[dict[str, str], list[str]]:
     """The variables every function agrees on, and those the template declares but leaves unset here.
 
-    The rest (``POWERTOOLS_SERVICE_NAME``) the function host sets around each call.
+    The rest (``POWERTOOLS_SERVICE_NAME``) each function's execution environments get from the
+    template (``EnvironmentHost``).
     """
     environments = [template.function_environment(f) for f in template.functions()]
     shared = dict(environments[0]) if environments else {}
@@ -673,7 +677,7 @@ def _shared_environment(template: Template) -> tuple[dict[str, str], list[str]]:
     differing = {k for environment in environments for k in environment} - set(shared)
     unexpected = differing - {"POWERTOOLS_SERVICE_NAME"}
     if unexpected:
-        log.warning("functions differ on %s: each sees its own value only while it runs", sorted(unexpected))
+        log.warning("functions differ on %s: each function's environments see its own value", sorted(unexpected))
     declared = set(template.body.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
     for resource in template.functions().values():
         declared.update((resource.get("Properties", {}).get("Environment", {}) or {}).get("Variables", {}))

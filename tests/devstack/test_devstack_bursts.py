@@ -1,25 +1,20 @@
 """The local stack under bursts, and the answers it gives by itself: a listen queue that holds
-200 connections, warm containers that run concurrently without sharing module state, the
-single-threaded switch, TCP_NODELAY, and the envelope for every refusal (doubled slashes,
-a 1 MB request line, oversized headers, a malformed request)."""
+200 connections, TCP_NODELAY, and the envelope for every refusal (doubled slashes, a 1 MB
+request line, oversized headers, a malformed request). The execution environments that run
+concurrent invocations are ``test_devstack_environments.py``'s."""
 
 from __future__ import annotations
 
 import json
 import socket
-import sys
-import textwrap
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from devstack.gateway import ApiServer, Gateway
-from devstack.lambdas import FunctionHost
 from devstack.template import Template
 
 TEMPLATE = Template()
@@ -177,144 +172,3 @@ def test_given_one_kept_alive_connection_then_back_to_back_requests_do_not_wait_
         elapsed = time.monotonic() - start
 
     assert elapsed < 30 * 0.02
-
-
-# ---------------------------------------------------------------------- warm containers
-HANDLER = textwrap.dedent(
-    """
-    import time
-    from pathlib import Path
-
-    import knowledge_service.runtime as layer
-
-    CALLS = []
-
-    def handler(event, context):
-        CALLS.append(event["n"])
-        gather = event.get("gather")
-        if gather:  # every call of the round must be running at once, or this one fails
-            Path(gather, str(event["n"])).touch()
-            deadline = time.monotonic() + 30
-            while len(list(Path(gather).iterdir())) < event["of"]:
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the calls of this round did not run at the same time")
-                time.sleep(0.01)
-        time.sleep(event.get("sleep", 0))
-        return {"module": id(CALLS), "layer": id(layer), "calls": len(CALLS)}
-    """
-)
-
-
-def _round(tmp_path: Path, name: str, count: int, start: int = 0) -> list[dict[str, Any]]:
-    """``count`` events that each wait until all ``count`` are running (a rendezvous in a directory)."""
-    gather = tmp_path / name
-    gather.mkdir()
-    return [{"n": start + i, "gather": str(gather), "of": count} for i in range(count)]
-
-
-@pytest.fixture
-def template(tmp_path: Path) -> Template:
-    (tmp_path / "fn").mkdir()
-    (tmp_path / "fn" / "app.py").write_text(HANDLER)
-    (tmp_path / "template.yaml").write_text(
-        textwrap.dedent(
-            """
-            Transform: AWS::Serverless-2016-10-31
-            Resources:
-              SleepyFunction:
-                Type: AWS::Serverless::Function
-                Properties:
-                  CodeUri: fn/
-                  Handler: app.handler
-                  Timeout: 10
-              DozyFunction:
-                Type: AWS::Serverless::Function
-                Properties:
-                  CodeUri: fn/
-                  Handler: app.handler
-                  Timeout: 10
-            """
-        )
-    )
-    return Template(path=tmp_path / "template.yaml", stack_name=f"bursts-{tmp_path.name}")
-
-
-def _concurrently(
-    host: FunctionHost, events: list[dict[str, Any]], functions: list[str] | None = None
-) -> tuple[list[Any], float]:
-    answers: list[Any] = [None] * len(events)
-    names = functions or ["SleepyFunction"] * len(events)
-
-    def call(i: int) -> None:
-        answers[i] = host.invoke(names[i], events[i])
-
-    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(events))]
-    started = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return answers, time.monotonic() - started
-
-
-def test_given_concurrent_invocations_then_each_runs_in_its_own_container_at_once(
-    template: Template, tmp_path: Path
-) -> None:
-    shared_layer = sys.modules["knowledge_service.runtime"]
-    host = FunctionHost(template, concurrency=4)
-    cold, _ = _concurrently(host, _round(tmp_path, "cold", 4))  # four cold starts, all running at once
-
-    warm, _ = _concurrently(host, _round(tmp_path, "warm", 4, start=10))  # and again, warm
-
-    assert len({a["module"] for a in warm}) == 4  # no handler module shared between two calls
-    assert len({a["layer"] for a in warm}) == 4  # nor the layer's module state
-    assert sorted(a["calls"] for a in warm) == [2, 2, 2, 2]  # each container warm, used once before
-    assert {a["module"] for a in cold} == {a["module"] for a in warm}
-    assert sys.modules["knowledge_service.runtime"] is shared_layer  # the process's own layer untouched
-    assert host.containers("SleepyFunction") == 4
-
-
-def test_given_warm_containers_then_later_calls_reuse_them(template: Template, tmp_path: Path) -> None:
-    host = FunctionHost(template, concurrency=4)
-    _concurrently(host, _round(tmp_path, "cold", 4))
-
-    answers = [host.invoke("SleepyFunction", {"n": 10 + i}) for i in range(3)]
-
-    assert host.containers("SleepyFunction") == 4
-    assert [a["calls"] for a in answers] == [2, 3, 4]  # the lowest-numbered warm container, reused
-
-
-def test_given_more_calls_than_the_bound_then_no_more_containers_run_than_the_bound(template: Template) -> None:
-    host = FunctionHost(template, concurrency=2)
-
-    answers, elapsed = _concurrently(host, [{"n": i, "sleep": 0.3} for i in range(4)])
-
-    assert host.containers("SleepyFunction") == 2
-    assert len({a["module"] for a in answers}) == 2
-    assert elapsed >= 0.6
-
-
-def test_given_concurrency_1_then_calls_run_one_at_a_time_in_one_container(template: Template) -> None:
-    host = FunctionHost(template, concurrency=1)
-
-    answers, elapsed = _concurrently(host, [{"n": i, "sleep": 0.2} for i in range(3)])
-
-    assert elapsed >= 0.6
-    assert len({a["module"] for a in answers}) == 1
-    assert sorted(a["calls"] for a in answers) == [1, 2, 3]
-    assert host.containers("SleepyFunction") == 1
-
-
-def test_given_two_functions_then_their_second_containers_do_not_share_a_layer(
-    template: Template, tmp_path: Path
-) -> None:
-    host = FunctionHost(template, concurrency=4)
-
-    answers, _ = _concurrently(
-        host, _round(tmp_path, "both", 4), ["SleepyFunction", "SleepyFunction", "DozyFunction", "DozyFunction"]
-    )
-
-    assert host.containers("SleepyFunction") == host.containers("DozyFunction") == 2
-    assert len({a["module"] for a in answers}) == 4
-    # container 0 of every function is the process's own layer; every other container has its own
-    assert len({a["layer"] for a in answers}) == 3

@@ -110,12 +110,13 @@ def admin_gate(app: PagesResolver) -> Principal:
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")
-    principal = caller(app.current_event)
+    event = app.request.resolved_event  # this resolution's own request (Powertools builds it per resolve)
+    principal = caller(event)
     if principal.kind is PrincipalKind.AGENT:
         raise Unauthenticated("An agent token is not the admin token; agents reach pages through the brain tools.")
     if not principal.holds(Permission(permission)):
         raise Unauthenticated(f"This route takes the admin token, holding the {permission} permission.")
-    project = identifiers.project_id(project_of(app.current_event.path), "id")
+    project = identifiers.project_id(project_of(event.path), "id")
     rt = runtime()
     record = rt.projects.get(project)
     if record is None:

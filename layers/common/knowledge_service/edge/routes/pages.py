@@ -1,8 +1,11 @@
 """Knowledge base pages: ``/api/v1/projects/{id}/kb/...`` (the human's REST surface).
 
 Every route is behind the admin gate (``pages_resolver``), which runs before a body is
-read; the routes read their bodies themselves, bounded before they are parsed. The
-answers are the specification's shapes; refusals are problem+json.
+read; the routes read their bodies themselves, bounded before they are parsed. A route
+that reads its request declares it (``request: Request``: Powertools hands each
+resolution's own), and the helpers take it as an argument, so no code here reads the
+event the resolver keeps on its class. The answers are the specification's shapes;
+refusals are problem+json.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -91,20 +95,19 @@ def _pages(project: str) -> Pages:
     return Pages(rt.pages, project, rt.events)
 
 
-def _media_type() -> str:
-    headers = router.current_event.headers or {}
+def _media_type(request: Request) -> str:
+    headers = request.headers
     value = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
     return value.split(";", 1)[0].strip().lower()
 
 
-def _raw_body(limit: int) -> bytes:
+def _raw_body(request: Request, limit: int) -> bytes:
     """The body, refused with 413 before it is decoded whole when it cannot fit ``limit``."""
-    event = router.current_event
-    return body_bytes(event.body, bool(event.is_base64_encoded), limit)
+    return body_bytes(request.body, bool(request.resolved_event.is_base64_encoded), limit)
 
 
-def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
-    data = _raw_body(MAX_BODY_BYTES)
+def _json_body(request: Request, model: type[_Body], *, empty_ok: bool = False) -> Any:
+    data = _raw_body(request, MAX_BODY_BYTES)
     if not data.strip() and empty_ok:
         return model()
     try:
@@ -174,15 +177,15 @@ def get_page(id: ProjectId, path: PagePath, version: Version = None) -> dict[str
     openapi_extensions=WRITE,
     responses=problem_responses(400, 401, 404, 409, 413, 415),
 )
-def put_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
-    media = _media_type()
+def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
+    media = _media_type(request)
     if media == "application/json":
-        body = _json_body(PutPage)
+        body = _json_body(request, PutPage)
         if body.if_version is not None and if_version is not None and body.if_version != if_version:
             raise invalid("if_version", "is given in the body and the query with different values.")
         content, guard = body.content, body.if_version if body.if_version is not None else if_version
     elif media in ("text/markdown", "text/plain"):
-        data = _raw_body(MAX_PAGE_BYTES)
+        data = _raw_body(request, MAX_PAGE_BYTES)
         try:
             content = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -211,8 +214,8 @@ def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> di
     openapi_extensions=WRITE,
     responses=problem_responses(400, 401, 404, 409, 413),
 )
-def review_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
-    body = _json_body(ReviewPage, empty_ok=True)
+def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
+    body = _json_body(request, ReviewPage, empty_ok=True)
     written = _pages(id).review(_page(path), body.if_version, body.verified_by)
     return {"ok": True, "path": written.path, "version": written.version}
 
@@ -224,8 +227,8 @@ def review_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
     openapi_extensions=WRITE,
     responses=problem_responses(400, 401, 404, 409, 413),
 )
-def revert_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
-    body = _json_body(RevertPage)
+def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
+    body = _json_body(request, RevertPage)
     written = _pages(id).revert(_page(path), body.version, body.if_version)
     return _written(written, changed=written.changed)
 
@@ -237,8 +240,8 @@ def revert_page(id: ProjectId, path: PagePath) -> dict[str, Any]:
     openapi_extensions=WRITE,
     responses=problem_responses(400, 401, 404, 409, 413),
 )
-def promote(id: ProjectId) -> dict[str, Any]:
-    body = _json_body(Promote)
+def promote(request: Request, id: ProjectId) -> dict[str, Any]:
+    body = _json_body(request, Promote)
     fields: dict[str, str | list[str]] = {
         k: v for k, v in {"type": body.type, "title": body.title, "description": body.description}.items() if v
     }
