@@ -151,7 +151,8 @@ def _granted(kind: PrincipalKind, given: list[str], withheld: list[str]) -> froz
     explicit = {Permission(p) for p in given}
     clash = explicit & {Permission(p) for p in withheld}
     if clash:
-        raise BadRequest("--without", f"withholds {', '.join(sorted(p.value for p in clash))}, which --permission grants.")
+        names = ", ".join(sorted(p.value for p in clash))
+        raise BadRequest("--without", f"withholds {names}, which --permission grants.")
     return frozenset((defaults - {Permission(p) for p in withheld}) | explicit)
 
 
