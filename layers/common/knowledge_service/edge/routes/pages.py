@@ -7,7 +7,6 @@ answers are the specification's shapes; refusals are problem+json.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
@@ -26,7 +25,7 @@ from knowledge_service.domain.pages.service import (
     invalid,
 )
 from knowledge_service.edge.access import Standing, access
-from knowledge_service.edge.body import body_bytes
+from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import UnsupportedMediaType
@@ -108,7 +107,9 @@ def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
     if not data.strip() and empty_ok:
         return model()
     try:
-        parsed = json.loads(data.decode("utf-8"))
+        parsed = read_json(data)  # the one bounded reader: size, depth and numbers before parsing
+    except UnreadableBody as unreadable:
+        raise invalid("body", unreadable.message.removeprefix("body: ")) from unreadable
     except (UnicodeDecodeError, ValueError) as error:
         raise invalid("body", "is not valid JSON in UTF-8.") from error
     try:
