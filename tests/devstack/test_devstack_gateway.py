@@ -271,3 +271,10 @@ def test_a_client_that_hangs_up_before_its_answer_is_a_debug_line_not_a_tracebac
         assert "RuntimeError: the gateway's own failure" in capsys.readouterr().err  # still loud
     finally:
         server.server_close()
+
+
+@pytest.mark.parametrize("target", ["//knowledge/status", "//knowledge/status?project=falcon", "//modules"])
+def test_a_leading_doubled_slash_is_no_route_not_a_host(gateway: Gateway, functions: Functions, target: str) -> None:
+    answer = gateway.handle("GET", target, BEARER, b"")
+    assert (answer.status, answer.body) == (404, MISSING_ROUTE)
+    assert functions.events == {}

@@ -8,7 +8,6 @@ answers are the specification's shapes; refusals are problem+json.
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
@@ -26,6 +25,7 @@ from knowledge_service.domain.pages.service import (
 )
 from knowledge_service.edge.access import Standing, access
 from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
+from knowledge_service.edge.pages_resolver import page_text
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import UnsupportedMediaType
@@ -107,7 +107,7 @@ def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
     if not data.strip() and empty_ok:
         return model()
     try:
-        parsed = read_json(data)  # the one bounded reader: size, depth and numbers before parsing
+        parsed = read_json(data, MAX_BODY_BYTES)  # the one bounded reader: size, depth and numbers before parsing
     except UnreadableBody as unreadable:
         raise invalid("body", unreadable.message.removeprefix("body: ")) from unreadable
     except (UnicodeDecodeError, ValueError) as error:
@@ -120,7 +120,7 @@ def _json_body(model: type[_Body], *, empty_ok: bool = False) -> Any:
 
 
 def _page(path: str) -> str:
-    return unquote(path)
+    return page_text(path)  # bytes that are not UTF-8 stay visible to the page path's check
 
 
 def _written(written: Written, *, changed: bool | None = None) -> dict[str, Any]:
