@@ -52,7 +52,7 @@ def target(path: str) -> str:
         return path.replace("{id}", "falcon").replace("{path}", "notes/a.md")
     if path.startswith(VERBS):
         return f"{path}?workspace=falcon"
-    concrete = re.sub(r"\{[^}]+\}", SAMPLE_IDS.get((path.split("/") + ["", ""])[2], "x"), path)
+    concrete = re.sub(r"\{[^}]+\}", SAMPLE_IDS.get([*path.split("/"), "", ""][2], "x"), path)
     return f"{concrete}?project=falcon"
 
 

@@ -61,15 +61,14 @@ def test_a_hostile_file_name_is_the_same_400_on_every_upload_route_and_nothing_i
     api: Api, knowledge_on: Runtime, forager: Simulator, name: str
 ) -> None:
     answers = _refused_on_every_route(api, forager, name)
-    assert answers == [(400, "bad_request", "files"), (400, "bad_request", "files"), (400, "bad_request", "files.0.name")]
+    expected = [(400, "bad_request", "files"), (400, "bad_request", "files"), (400, "bad_request", "files.0.name")]
+    assert answers == expected
     assert upstream_posts(forager, "/uploads") == [] and upstream_posts(forager, "/preflight") == []
     staged = boto3.client("s3").list_objects_v2(Bucket=knowledge_on.env.archive_bucket, Prefix="staged/")
     assert staged.get("KeyCount", 0) == 0
 
 
-def test_a_name_is_forwarded_in_its_one_canonical_spelling(
-    api: Api, knowledge_on: Runtime, forager: Simulator
-) -> None:
+def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
     body = form([("notes/./a.md", b"x"), ("notes%2Fb.md", b"y"), ("\uff43.md", b"z")], project="falcon")
     answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
     assert answer.status == 200, answer.raw
@@ -98,8 +97,10 @@ def test_a_session_staged_under_a_hostile_name_is_refused_at_commit_and_nothing_
 names = st.one_of(
     st.lists(
         st.sampled_from(
-            ["..", ".", "/", "\\", "%2e", "%2f", "%25", "%00", "%ff", "\x00", "\n", "\u200b", "\uff0e", "\uff0f"]
-            + ["\u2215", "C:", "c:", "a", "notes", ".git", "x.md", " ", "\u00e9", "e\u0301"]
+            [
+                *("..", ".", "/", "\\", "%2e", "%2f", "%25", "%00", "%ff", "\x00", "\n", "\u200b", "\uff0e"),
+                *("\uff0f", "\u2215", "C:", "c:", "a", "notes", ".git", "x.md", " ", "\u00e9", "e\u0301"),
+            ]
         ),
         min_size=1,
         max_size=12,
@@ -113,8 +114,7 @@ names = st.one_of(
 def test_an_accepted_file_name_is_relative_contained_and_its_own_canonical_form(name: str) -> None:
     try:
         relative = file_name(name)
-    except PathRefused as refused:
-        assert refused.reason
+    except PathRefused:
         return
     segments = relative.split("/")
     assert not relative.startswith("/") and "\\" not in relative

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 _OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9][0-9]|6[0-4][0-9][0-9][0-9]|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
@@ -67,6 +67,31 @@ def check_endpoint(url: str, *, allow_remote: bool, allowed_hosts: tuple[str, ..
     if any(c.isspace() or not c.isprintable() for c in url):
         raise EndpointRefused("must not contain spaces or control characters (none around it either).")
     parts = urlsplit(url)
+    host = _host_of(parts)
+    address = _address(host)
+    if host in METADATA_HOSTS or (address is not None and (address in METADATA_ADDRESSES or address.is_link_local)):
+        raise EndpointRefused(f"names {host}, a link-local or metadata address, which is refused always.")
+    if address is not None and address.is_unspecified:
+        raise EndpointRefused(f"names {host}, which is no host at all.")
+    loopback = host in LOOPBACK_NAMES or (address is not None and address.is_loopback)
+    if loopback:
+        raise EndpointRefused(
+            f"spells the loopback host as {parts.netloc!r}, which the setting's pattern does not take; "
+            "write localhost, 127.0.0.1 or [::1]."
+        )
+    if not allow_remote:
+        raise EndpointRefused(
+            f"names {host}, which is not loopback, and knowledge_forager_allow_remote is false "
+            "(a deployment parameter no API call can change)."
+        )
+    if host not in allowed_hosts:
+        raise EndpointRefused(f"names {host}, which is not on this deployment's allowed hosts.")
+    return url.rstrip("/")
+
+
+def _host_of(parts: SplitResult) -> str:
+    """The URL's host (lower case), once its syntax is held: no credentials, query or
+    fragment, a port from 1 to 65535, a plain path."""
     if parts.username or parts.password:
         raise EndpointRefused("must not carry credentials; the credential is its own setting.")
     if parts.query or parts.fragment:
@@ -82,26 +107,7 @@ def check_endpoint(url: str, *, allow_remote: bool, allowed_hosts: tuple[str, ..
         raise EndpointRefused("has port 0, which no server listens on; name a port from 1 to 65535.")
     if "%" in parts.path or "\\" in parts.path or any(s in (".", "..") for s in parts.path.split("/")):
         raise EndpointRefused("has a path with '.' or '..' segments, '%' or '\\'; write the path plainly.")
-    address = _address(host)
-    if host in METADATA_HOSTS or (address is not None and (address in METADATA_ADDRESSES or address.is_link_local)):
-        raise EndpointRefused(f"names {host}, a link-local or metadata address, which is refused always.")
-    if address is not None and address.is_unspecified:
-        raise EndpointRefused(f"names {host}, which is no host at all.")
-    loopback = host in LOOPBACK_NAMES or (address is not None and address.is_loopback)
-    if loopback:
-        raise EndpointRefused(
-            f"spells the loopback host as {parts.netloc!r}, which the setting's pattern does not take; "
-            "write localhost, 127.0.0.1 or [::1]."
-        )
-    if not loopback:
-        if not allow_remote:
-            raise EndpointRefused(
-                f"names {host}, which is not loopback, and knowledge_forager_allow_remote is false "
-                "(a deployment parameter no API call can change)."
-            )
-        if host not in allowed_hosts:
-            raise EndpointRefused(f"names {host}, which is not on this deployment's allowed hosts.")
-    return url.rstrip("/")
+    return host
 
 
 def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

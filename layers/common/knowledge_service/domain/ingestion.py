@@ -9,10 +9,11 @@ persisted stage state, relayed as it is: the edge never interpolates ``progress`
   ``permission_denied``) and no request leaves. FORAGER's own allowed input roots are the
   second, independent fence.
 - **Uploads.** Bytes, not paths (each file's name a relative name, held to the first fence's
-  rules by ``workspace_paths.file_name`` on every route that forwards one): inline ``multipart/form-data`` for a batch that fits in one
-  Lambda request, or an S3 upload session (create → presigned PUTs → commit by session id)
-  whose parts are streamed from S3 to FORAGER a chunk at a time. FORAGER's transport caps
-  (100 MB, 400 files) are held across the batch, with those numbers, before anything is sent.
+  rules by ``workspace_paths.file_name`` on every route that forwards one): inline
+  ``multipart/form-data`` for a batch that fits in one Lambda request, or an S3 upload
+  session (create → presigned PUTs → commit by session id) whose parts are streamed from
+  S3 to FORAGER a chunk at a time. FORAGER's transport caps (100 MB, 400 files) are held
+  across the batch, with those numbers, before anything is sent.
 - **Preflight.** FORAGER's admission gate asked on its own: a refusal is an answer
   (``admitted: false``, every integer intact); a producer failure is a failure.
 """

@@ -57,14 +57,11 @@ def _with_page_segment(event: dict[str, Any]) -> dict[str, Any]:
     if not resource.endswith("/kb/pages/{path+}"):
         return event
     raw = str(event.get("path") or "")
-    if "/kb/pages/" in raw:
-        # The raw path, not ``pathParameters``: API Gateway decodes those, and a decoding that
-        # replaces invalid UTF-8 with U+FFFD makes ``%FF%FE/x.md`` and ``%EF%BF%BD%EF%BF%BD/x.md``
-        # one page. Bytes that are not UTF-8 (a surrogate included) are kept as lone surrogates,
-        # which the page path refuses (``invalid_argument``).
-        greedy = page_text(raw.partition("/kb/pages/")[2])
-    else:
-        greedy = str(params.get("path", ""))
+    # The raw path, not ``pathParameters``: API Gateway decodes those, and a decoding that
+    # replaces invalid UTF-8 with U+FFFD makes ``%FF%FE/x.md`` and ``%EF%BF%BD%EF%BF%BD/x.md``
+    # one page. Bytes that are not UTF-8 (a surrogate included) are kept as lone surrogates,
+    # which the page path refuses (``invalid_argument``).
+    greedy = page_text(raw.partition("/kb/pages/")[2]) if "/kb/pages/" in raw else str(params.get("path", ""))
     if "id" not in params:  # an event without path parameters (a hand-built one): read the path itself
         params = {**params, "id": project_of(raw)}
     action = ""
