@@ -278,3 +278,17 @@ def test_a_leading_doubled_slash_is_no_route_not_a_host(gateway: Gateway, functi
     answer = gateway.handle("GET", target, BEARER, b"")
     assert (answer.status, answer.body) == (404, MISSING_ROUTE)
     assert functions.events == {}
+
+
+@pytest.mark.parametrize(
+    "target", ["/api/v1/projects/falcon/kb//pages/a.md", "/api/v1/projects/falcon/kb/nowhere", "/v//knowledge.get"]
+)
+def test_a_route_miss_on_any_surface_is_the_templates_one_gateway_response(
+    gateway: Gateway, functions: Functions, target: str
+) -> None:
+    """A GatewayResponse is a static template (no VTL, no branch on the path): the deployed
+    API answers a miss in one shape on every surface, and the local gateway does as it does."""
+    answer = gateway.handle("GET", target, BEARER, b"")
+    assert (answer.status, answer.body) == (404, MISSING_ROUTE)
+    assert answer.header("Content-Type") == "application/json"
+    assert functions.events == {}
