@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from devstack.events import authorizer_event, rest_event
 from devstack.lambdas import FunctionError
@@ -120,14 +120,15 @@ class RouteTable:
     def match(self, method: str, raw_path: str) -> RouteMatch | None:
         """The route for ``method`` on ``raw_path`` (percent-encoded, without the query).
 
-        An empty segment (``/knowledge//status``) names no resource, as in API Gateway: no
-        route, whatever follows it. One trailing slash is tolerated.
+        An empty segment in a route's fixed part (``/knowledge//status``, ``//knowledge/status``)
+        names no resource, as in API Gateway: no route, whatever follows it. Inside a greedy
+        ``{proxy+}`` (a page path) an empty segment is the path's own, handed on as sent: the
+        function resolves it (like ``.``, the "Doubled slashes" ruling). One trailing slash is
+        tolerated.
         """
         parts = raw_path.split("/")[1:]
         if parts and parts[-1] == "":
             parts.pop()
-        if "" in parts:
-            return None
         best: tuple[tuple[int, ...], RouteMatch] | None = None
         for route, pattern in self._routes:
             if route.method not in (method.upper(), "ANY"):
@@ -143,6 +144,16 @@ class RouteTable:
             if best is None or rank > best[0]:
                 best = (rank, RouteMatch(route, params))
         return best[1] if best else None
+
+
+def _request_target(target: str) -> SplitResult:
+    """The request line's target split into path and query. An origin-form target (``/...``)
+    is split at its ``?`` only: ``urlsplit`` would read ``//knowledge/status`` as the host
+    ``knowledge`` and the path ``/status``; it is the path ``//knowledge/status`` (a 404)."""
+    if target.startswith("/"):
+        path, _, query = target.partition("?")
+        return SplitResult("", "", path, query, "")
+    return urlsplit(target)  # absolute-form (``http://host/path``)
 
 
 def _segments(path: str) -> list[tuple[str, str]]:
@@ -162,11 +173,11 @@ def _match(pattern: list[tuple[str, str]], parts: list[str]) -> dict[str, str] |
     for index, (kind, name) in enumerate(pattern):
         if kind == "greedy":
             rest = parts[index:]
-            if not rest:
+            if not any(rest):
                 return None
             params[name] = unquote("/".join(rest))
             return params
-        if index >= len(parts):
+        if index >= len(parts) or parts[index] == "":
             return None
         if kind == "static":
             if unquote(parts[index]) != name:
@@ -345,7 +356,7 @@ class Gateway:
     ) -> HttpAnswer:
         """Answer one HTTP request (``target`` is the request line's path and query)."""
         request_id = str(uuid.uuid4())
-        parts = urlsplit(target)
+        parts = _request_target(target)
         raw_path = parts.path or "/"
         if self.local_route is not None and (raw_path.startswith("/_local/") or raw_path == OPENAPI_PATH):
             answer = self.local_route(method, raw_path, body, request_id, source_ip)

@@ -271,3 +271,24 @@ def test_a_client_that_hangs_up_before_its_answer_is_a_debug_line_not_a_tracebac
         assert "RuntimeError: the gateway's own failure" in capsys.readouterr().err  # still loud
     finally:
         server.server_close()
+
+
+@pytest.mark.parametrize("target", ["//knowledge/status", "//knowledge/status?project=falcon", "//modules"])
+def test_a_leading_doubled_slash_is_no_route_not_a_host(gateway: Gateway, functions: Functions, target: str) -> None:
+    answer = gateway.handle("GET", target, BEARER, b"")
+    assert (answer.status, answer.body) == (404, MISSING_ROUTE)
+    assert functions.events == {}
+
+
+@pytest.mark.parametrize(
+    "target", ["/api/v1/projects/falcon/kb//pages/a.md", "/api/v1/projects/falcon/kb/nowhere", "/v//knowledge.get"]
+)
+def test_a_route_miss_on_any_surface_is_the_templates_one_gateway_response(
+    gateway: Gateway, functions: Functions, target: str
+) -> None:
+    """A GatewayResponse is a static template (no VTL, no branch on the path): the deployed
+    API answers a miss in one shape on every surface, and the local gateway does as it does."""
+    answer = gateway.handle("GET", target, BEARER, b"")
+    assert (answer.status, answer.body) == (404, MISSING_ROUTE)
+    assert answer.header("Content-Type") == "application/json"
+    assert functions.events == {}

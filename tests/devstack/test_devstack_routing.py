@@ -94,3 +94,19 @@ def test_no_route_for_a_wrong_method_or_path(method: str, path: str) -> None:
 def test_a_trailing_slash_and_the_root() -> None:
     assert TABLE.match("GET", "/knowledge/items/latest/").route.function == "Latest"  # type: ignore[union-attr]
     assert TABLE.match("GET", "/").route.function == "Root"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("path", "proxy"), [("/files/a//b.txt", "a//b.txt"), ("/files//a.txt", "/a.txt"), ("/files/a///b/", "a///b")]
+)
+def test_an_empty_segment_inside_a_greedy_parameter_is_the_parameters_own(path: str, proxy: str) -> None:
+    matched = TABLE.match("GET", path)
+    assert matched is not None
+    assert (matched.route.function, matched.path_parameters) == ("Files", {"proxy": proxy})
+
+
+@pytest.mark.parametrize(
+    "path", ["/knowledge//items/1", "//knowledge/items/1", "/knowledge/items//1", "//files/a", "/files//"]
+)
+def test_an_empty_segment_in_a_routes_fixed_part_is_no_route(path: str) -> None:
+    assert TABLE.match("GET", path) is None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import pytest
 from hypothesis import assume, given, strategies as st
 
-from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
+from knowledge_service.domain.endpoint_policy import LOOPBACK_ENDPOINT, EndpointRefused, check_endpoint
 
 
 def allowed(url: str, *, remote: bool = False, hosts: tuple[str, ...] = ()) -> str:
@@ -126,10 +127,57 @@ def test_a_fragment_or_query_never_smuggles_a_host_past_the_loopback_rule(url: s
 
 
 @pytest.mark.parametrize(
-    "url", ["http://LOCALHOST:8790", "http://[0:0:0:0:0:0:0:1]:8790", "http://[::ffff:127.0.0.1]:8790"]
+    ("url", "why"),
+    [
+        ("http://LOCALHOST:8790", "spells the loopback host"),
+        ("http://[0:0:0:0:0:0:0:1]:8790", "spells the loopback host"),
+        ("http://[::ffff:127.0.0.1]:8790", "spells the loopback host"),
+        ("http://[::ffff:127.0.0.1]", "spells the loopback host"),
+        ("http://[0000::1]", "spells the loopback host"),
+        ("http://[::1%25eth0]", "spells the loopback host"),
+        ("HTTP://127.0.0.1:8790", "lower case"),
+        ("Http://localhost", "lower case"),
+        ("http://localhost:0", "port 0"),
+        ("http://127.0.0.1:00", "port 0"),
+        ("http://localhost:8790 ", "spaces"),
+        (" http://localhost:8790", "lower case"),
+        ("http://localhost:8790\t", "spaces"),
+        ("http://localhost/../..", "'..' segments"),
+        ("http://localhost/a/./b", "'..' segments"),
+        ("http://localhost/%2e%2e/x", "'%'"),
+    ],
 )
-def test_loopback_spelled_another_way_is_still_loopback(url: str) -> None:
-    assert allowed(url) == url
+def test_a_loopback_endpoint_the_documents_pattern_refuses_is_refused_with_a_reason(url: str, why: str) -> None:
+    assert not LOOPBACK_ENDPOINT.fullmatch(url)
+    with pytest.raises(EndpointRefused, match=re.escape(why)):
+        allowed(url)
+    with pytest.raises(EndpointRefused):
+        allowed(url, remote=True, hosts=("forager.internal",))
+
+
+PIECES = st.tuples(
+    st.sampled_from(["http://", "https://", "HTTP://", "ftp://", " http://", "http:/"]),
+    st.sampled_from(
+        [
+            *("localhost", "LocalHost", "127.0.0.1", "127.1", "[::1]", "[0000::1]", "[::ffff:127.0.0.1]"),
+            *("[::1%25lo]", "ip6-localhost", "localhost.", "u@localhost", "forager.internal", "0.0.0.0"),
+            "127.0.0.01",
+        ]
+    ),
+    st.sampled_from(["", ":0", ":1", ":8790", ":65535", ":65536", ":x", ":"]),
+    st.sampled_from(["", "/", "/api", "/a/../b", "/./", "/%2e", "/a b", "?q=1", "#f", "\\x", "/a\\b"]),
+    st.sampled_from(["", " ", "\n", "/"]),
+).map("".join)
+
+
+@given(PIECES)
+def test_with_allow_remote_false_the_code_takes_exactly_what_the_documents_pattern_takes(url: str) -> None:
+    try:
+        allowed(url)
+    except EndpointRefused:
+        assert not LOOPBACK_ENDPOINT.fullmatch(url), url
+        return
+    assert LOOPBACK_ENDPOINT.fullmatch(url), url
 
 
 LABEL = st.from_regex(r"\A[a-z0-9]([a-z0-9-]{0,20}[a-z0-9])?\Z")

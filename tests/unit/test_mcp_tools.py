@@ -453,3 +453,14 @@ def test_a_knowledge_tool_under_an_upstream_fault_is_a_tool_error_with_its_code(
     payload = json.loads(result["content"][0]["text"])
     assert result["isError"], payload
     assert payload["code"] in {"knowledge_unreachable", "upstream_timeout", "upstream_error"}, payload
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"])
+def test_a_wrong_content_type_is_a_json_rpc_error_labelled_as_json(rt: Runtime, content_type: str) -> None:
+    credential = start(rt, ["brain_list"])
+    answer = post(credential, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Content-Type": content_type})
+    assert answer["statusCode"] == 400
+    assert answer["headers"]["Content-Type"] == "application/json"
+    error = json.loads(answer["body"])
+    assert error["jsonrpc"] == "2.0" and error["error"]["code"] == -32600
+    assert "Content-Type" in error["error"]["message"]

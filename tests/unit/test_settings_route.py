@@ -53,6 +53,14 @@ def test_file_only_settings_are_not_writable(api: Api, aws: Runtime, field: str)
         "http://localhost.evil.example:8790",
         "http://127.0.0.1.nip.io:8790",
         "http://127.0.0.1@evil.example",
+        # loopback spellings the document's pattern refuses: the code refuses them too
+        "http://[::ffff:127.0.0.1]:8790",
+        "http://[0000::1]:8790",
+        "http://[::1%25eth0]:8790",
+        "HTTP://127.0.0.1:8790",
+        "http://127.0.0.1:0",
+        "http://127.0.0.1:8790 ",
+        "http://127.0.0.1:8790/../..",
     ],
 )
 def test_endpoints_outside_the_policy_are_refused_naming_the_field(api: Api, aws: Runtime, endpoint: str) -> None:

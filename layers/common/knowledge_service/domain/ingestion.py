@@ -8,10 +8,12 @@ persisted stage state, relayed as it is: the edge never interpolates ``progress`
   before anything is sent; one path outside refuses the whole request (403
   ``permission_denied``) and no request leaves. FORAGER's own allowed input roots are the
   second, independent fence.
-- **Uploads.** Bytes, not paths: inline ``multipart/form-data`` for a batch that fits in one
-  Lambda request, or an S3 upload session (create → presigned PUTs → commit by session id)
-  whose parts are streamed from S3 to FORAGER a chunk at a time. FORAGER's transport caps
-  (100 MB, 400 files) are held across the batch, with those numbers, before anything is sent.
+- **Uploads.** Bytes, not paths (each file's name a relative name, held to the first fence's
+  rules by ``workspace_paths.file_name`` on every route that forwards one): inline
+  ``multipart/form-data`` for a batch that fits in one Lambda request, or an S3 upload
+  session (create → presigned PUTs → commit by session id) whose parts are streamed from
+  S3 to FORAGER a chunk at a time. FORAGER's transport caps (100 MB, 400 files) are held
+  across the batch, with those numbers, before anything is sent.
 - **Preflight.** FORAGER's admission gate asked on its own: a refusal is an answer
   (``admitted: false``, every integer intact); a producer failure is a failure.
 """
@@ -29,8 +31,8 @@ from pydantic import ConfigDict, Field, StrictBool, field_validator
 
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, shown
-from knowledge_service.errors import Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
+from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, file_name, shown
+from knowledge_service.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
 from knowledge_service.storage.staging import StagingStore, part_key
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import Admission, Job
@@ -88,6 +90,19 @@ class SessionFile(Model):
     size_bytes: Annotated[int, Field(ge=0, le=UPLOAD_MAX_BYTES)]
 
     _size_is_a_number = field_validator("size_bytes", mode="before")(_json_number)
+
+    @field_validator("name")
+    @classmethod
+    def _relative_name(cls, value: str) -> str:
+        return _file_name(value)
+
+
+def _file_name(name: str) -> str:
+    """A file's name as FORAGER is sent it: the one rule every upload route holds names to."""
+    try:
+        return file_name(name)
+    except PathRefused as refused:
+        raise ValueError(f"'{shown(name)}' is refused: {refused.reason}") from refused
 
 
 class UploadSessionRequest(Model):
@@ -256,7 +271,11 @@ def staged_parts(
         if size != entry["size_bytes"]:
             raise Conflict(f"files: '{shown(entry['name'])}' is {size} bytes, not the {entry['size_bytes']} declared.")
         keys.append(entry["key"])
-        parts.append(FilePart(entry["name"], size, lambda key=entry["key"]: staging.chunks(key)))  # type: ignore[misc]
+        try:  # a manifest written before names were held to the rule is held to it now
+            name = file_name(entry["name"])
+        except PathRefused as refused:
+            raise BadRequest("files", f"'{shown(entry['name'])}' is refused: {refused.reason}.") from refused
+        parts.append(FilePart(name, size, lambda key=entry["key"]: staging.chunks(key)))  # type: ignore[misc]
     check_caps(len(parts), sum(p.size for p in parts))
     return parts, keys
 

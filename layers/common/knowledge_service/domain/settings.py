@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, SecretStr, StrictBool, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain.endpoint_policy import EndpointRefused, check_endpoint
+from knowledge_service.domain.endpoint_policy import LOOPBACK_ENDPOINT_PATTERN, EndpointRefused, check_endpoint
 from knowledge_service.domain.gate import knowledge_enabled
 from knowledge_service.domain.workspace_paths import PATH_MAX, SEGMENT_MAX_BYTES, PathRefused, contain, shown
 from knowledge_service.environment import GATE_ENV_VAR, Environment
@@ -26,21 +26,6 @@ from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.credential import CredentialStore
 
 BEARER_SAFE = re.compile(r"^[\x21-\x7e]+$")
-_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9][0-9]|6[0-4][0-9][0-9][0-9]|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0)"
-LOOPBACK_ENDPOINT_PATTERN = (
-    r"^(https?://(localhost|localhost\.localdomain|ip6-localhost|\[::1\]|127\."
-    + _OCTET
-    + r"\."
-    + _OCTET
-    + r"\."
-    + _OCTET
-    + r")(:"
-    + _PORT
-    + r")?(/[^?#\s]*)?)?$"
-)
-"""What the endpoint policy takes with remote hosts off (``domain/endpoint_policy.py``), as the
-document declares it: a loopback http(s) URL with no credentials, query or fragment, or ``""``."""
 FILE_ONLY = (
     "knowledge_forager_allow_remote",
     "knowledge_forager_managed",

@@ -2,7 +2,9 @@
 
 The body an inline upload carries is at most what Lambda takes (6 MB); it is refused by
 length before a byte is parsed. Fields are the upload's own (``project``, ``force``,
-``admission_job_id``) and file parts named ``files``; anything else is refused by name.
+``admission_job_id``) and file parts named ``files``; anything else is refused by name. A
+file part's filename is a relative name, held to the workspace path fence's rules
+(``workspace_paths.file_name``), as the upload session's names are.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from knowledge_service.domain.workspace_paths import PathRefused, file_name, shown
 from knowledge_service.errors import BadRequest
 
 FILENAME_MAX = 1024
@@ -113,11 +116,14 @@ def _params(text: str) -> dict[str, str]:
 
 
 def _filename(name: str) -> str:
+    """A file part's filename, held to the one file-name rule (``workspace_paths.file_name``):
+    its canonical relative spelling, as FORAGER is sent it."""
     if not name or len(name) > FILENAME_MAX:
         raise BadRequest("files", f"a file part's filename must be 1 to {FILENAME_MAX} characters.")
-    if any(not c.isprintable() for c in name):
-        raise BadRequest("files", "a file part's filename has a control character.")
-    return name
+    try:
+        return file_name(name)
+    except PathRefused as refused:
+        raise BadRequest("files", f"the filename '{shown(name)}' is refused: {refused.reason}.") from refused
 
 
 def flag(fields: dict[str, str], name: str) -> bool:

@@ -17,8 +17,12 @@ canon(p)``. In order:
    look-alikes that do not fold (``∕``, ``⁄``, ``⧸``) are refused;
 4. ``\\`` read as a separator (a Windows engine would), doubled slashes and ``.`` collapsed;
 5. an absolute path must lie inside the root; a relative one is taken from the root; ``..``
-   is resolved lexically and refused if it would climb above the root at any point;
+   is resolved lexically and refused if it would climb above the root at any point; a drive
+   letter (``C:``, which a Windows engine reads as absolute) is refused;
 6. a blocked segment (``.git``, ``data``, caches), in any letter case, is refused.
+
+``file_name`` holds an upload's file name (the upstream contract's "relative name") to the
+same rules, so a name FORAGER is sent is one spelling under the batch, never above it.
 
 ``contain`` adds what only the host can know: where the workspace is mounted here, symlinks
 are followed and the real path must still lie inside the real root.
@@ -45,6 +49,7 @@ _CACHE_SUFFIX = re.compile(r"^\..*[_-]cache$")  # .pytest_cache, .mypy_cache, .r
 _SEPARATOR_LOOKALIKES = frozenset("\u2215\u2044\u29f8\u29f9\u2571\u2572\u29f5\u3033\u3035\u1735\u2cc6")
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class PathRefused(Exception):
@@ -79,9 +84,21 @@ def canon(path: str, *, label: str | None = None) -> str:
     if text.startswith("/"):
         raise PathRefused(named, "it is absolute; name it relative to the workspace")
     segments = _segments(text, named)
+    if segments and _DRIVE.match(segments[0]):
+        raise PathRefused(named, "it names a drive letter; name it relative to the workspace")
     relative = "/".join(segments) or "."
     if len(relative.encode("utf-8")) > PATH_MAX_BYTES:
         raise PathRefused(named, f"it is longer than {PATH_MAX_BYTES} bytes")
+    return relative
+
+
+def file_name(name: str) -> str:
+    """An upload's file name held to the fence's rules (``canon``): its canonical relative
+    spelling, or ``PathRefused``. The same rule on every route that forwards a name (the
+    inline upload, the upload session and preflight), so none is sent above the batch."""
+    relative = canon(name)
+    if relative == ".":
+        raise PathRefused(name, "it names no file")
     return relative
 
 

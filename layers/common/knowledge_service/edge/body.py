@@ -59,14 +59,17 @@ def body_bytes(body: str | None, base64_encoded: bool, limit: int) -> bytes:
     return data
 
 
-def read_json(text: str | bytes | bytearray) -> Any:
-    """Parse a request body within the bounds above, or raise :class:`UnreadableBody`."""
+def read_json(text: str | bytes | bytearray, limit: int = MAX_BODY_BYTES) -> Any:
+    """Parse a request body within the bounds above, or raise :class:`UnreadableBody`.
+
+    ``limit`` is the surface's own size bound where it takes more (a page's JSON body carries
+    a page of up to 1 MiB); the depth and number bounds are everyone's."""
     if isinstance(text, (bytes, bytearray)):
-        if len(text) > MAX_BODY_BYTES:
-            raise UnreadableBody(f"is larger than {MAX_BODY_BYTES:,} bytes.")
+        if len(text) > limit:
+            raise UnreadableBody(f"is larger than {limit:,} bytes.")
         text = bytes(text).decode("utf-8")
-    if len(text) > MAX_BODY_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
-        raise UnreadableBody(f"is larger than {MAX_BODY_BYTES:,} bytes.")
+    if len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit:
+        raise UnreadableBody(f"is larger than {limit:,} bytes.")
     _check_depth(text)
     return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
 

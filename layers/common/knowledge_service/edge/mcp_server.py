@@ -169,6 +169,11 @@ def handle(event: dict[str, Any], context: RemainingTime | None = None) -> dict[
             status, answer_headers, answer = anyio.run(_serve, event.get("httpMethod") or "POST", headers, body)
     finally:
         _mission.reset(token)
+    if status >= 400 and "json" not in answer_headers.get("content-type", ""):
+        # The SDK refuses some requests in plain text (a wrong Content-Type is
+        # "Invalid Content-Type header"): an MCP client reads JSON-RPC, so it is told in it.
+        text = answer.decode("utf-8", "replace").strip() or "The request was refused."
+        return rpc_error(-32600, f"Invalid request: {text}.", status=status)
     return {
         "statusCode": status,
         "headers": {**answer_headers, "Cache-Control": "no-store"},
@@ -212,11 +217,11 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
         return rpc_error(-32600, f"Invalid request: {field}: {first['msg']}", known)
 
 
-def rpc_error(code: int, message: str, request_id: int | str | None = None) -> dict[str, Any]:
+def rpc_error(code: int, message: str, request_id: int | str | None = None, *, status: int = 400) -> dict[str, Any]:
     """A JSON-RPC error answered 400, as the SDK answers a message it cannot read."""
     body = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return {
-        "statusCode": 400,
+        "statusCode": status,
         "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
         "body": json.dumps(body),
         "isBase64Encoded": False,

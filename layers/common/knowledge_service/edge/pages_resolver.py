@@ -15,7 +15,8 @@ administer, so the gate says nothing about which projects exist.
 API Gateway can put a greedy ``{path+}`` only last, so ``template.yaml`` routes
 ``/kb/pages/{path+}`` once per method; this resolver turns the greedy path into one
 percent-encoded segment (and ``POST .../review`` / ``.../revert`` into their routes) before
-Powertools matches it.
+Powertools matches it. The greedy path is read from the event's raw ``path`` (API Gateway
+decodes ``pathParameters``), so invalid UTF-8 reaches the page path code as what it is.
 """
 
 from __future__ import annotations
@@ -55,19 +56,29 @@ def _with_page_segment(event: dict[str, Any]) -> dict[str, Any]:
     params = event.get("pathParameters") or {}
     if not resource.endswith("/kb/pages/{path+}"):
         return event
-    if "path" in params:
-        greedy = str(params["path"])
-    else:  # an event without path parameters (a hand-built one): read the path itself
-        greedy = unquote(str(event.get("path", "")).partition("/kb/pages/")[2])
-        params = {**params, "id": project_of(str(event.get("path", "")))}
+    raw = str(event.get("path") or "")
+    # The raw path, not ``pathParameters``: API Gateway decodes those, and a decoding that
+    # replaces invalid UTF-8 with U+FFFD makes ``%FF%FE/x.md`` and ``%EF%BF%BD%EF%BF%BD/x.md``
+    # one page. Bytes that are not UTF-8 (a surrogate included) are kept as lone surrogates,
+    # which the page path refuses (``invalid_argument``).
+    greedy = page_text(raw.partition("/kb/pages/")[2]) if "/kb/pages/" in raw else str(params.get("path", ""))
+    if "id" not in params:  # an event without path parameters (a hand-built one): read the path itself
+        params = {**params, "id": project_of(raw)}
     action = ""
     if str(event.get("httpMethod", "")).upper() == "POST":
         head, _, last = greedy.rstrip("/").rpartition("/")
         if last in _ACTIONS and head:
             greedy, action = head, f"/{last}"
     project = quote(str(params.get("id", "")), safe="")
-    path = f"{PAGES_PREFIX}{project}/kb/pages/{quote(greedy, safe='') or '%2F'}{action}"
+    segment = quote(greedy, safe="", errors="surrogateescape") or "%2F"
+    path = f"{PAGES_PREFIX}{project}/kb/pages/{segment}{action}"
     return {**event, "path": path}
+
+
+def page_text(encoded: str) -> str:
+    """A percent-encoded page path as text, its bytes kept: a sequence that is not UTF-8 (or
+    encodes a surrogate) becomes lone surrogates (``surrogateescape``), never U+FFFD."""
+    return unquote(encoded, errors="surrogateescape")
 
 
 def pages_api() -> PagesResolver:

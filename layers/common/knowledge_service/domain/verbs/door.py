@@ -12,7 +12,9 @@ In order, each refusal a :class:`ServiceError` the edge renders as ``{error, cod
    of its organization) as the verb takes, or ``Forbidden``;
 6. risk class against an agent's autonomy (read L0, write L1, sensitive L2; an agent with
    none is L0; a human has none to check), or ``Forbidden``;
-7. the body: at most ``MAX_BODY`` bytes, then parsed by the verb's model, or ``BadInput``;
+7. the body: at most ``MAX_BODY`` bytes, within the edge's bounded reader's depth and number
+   bounds (the HTTP door hands it in as ``Call.bounds``), then parsed by the verb's model, or
+   ``BadInput``;
 8. the AI budget, for a budget-gated verb: refused (``BudgetExceeded``) while spent ≥ limit,
    unless the workspace's Owner (a human) sends ``X-Break-Glass: <reason>``.
 
@@ -24,6 +26,7 @@ failed audit write means the verb never runs) and concludes it with the outcome 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -83,6 +86,9 @@ class Call:
     body: bytes
     break_glass: str | None = None
     door: str = "http"  # http | cli
+    bounds: Callable[[bytes], object] | None = None
+    """The edge's bounded reader (``edge.body.read_json``), run on the body before the model
+    parses it: a body too deep, too large or holding a number too long is refused by it."""
 
 
 def invoke(stores: Stores, call: Call) -> models.Answer:
@@ -139,13 +145,18 @@ def _admit(stores: Stores, verb: Verb, call: Call) -> tuple[models.VerbModel, Wo
                 f"{verb.name} is {verb.risk.value}: it takes autonomy {verb.risk.autonomy.name};"
                 f" this agent is {level.name}."
             )
-    return parse(verb, call.body), role
+    return parse(verb, call.body, call.bounds), role
 
 
-def parse(verb: Verb, body: bytes) -> models.VerbModel:
+def parse(verb: Verb, body: bytes, bounds: Callable[[bytes], object] | None = None) -> models.VerbModel:
     """The verb's input, bounded before it is parsed; a refusal names the camelCase field."""
     if len(body) > MAX_BODY:
         raise BadRequest("body", f"is larger than {MAX_BODY} bytes.")
+    if bounds is not None and body:
+        try:
+            bounds(body)  # its own refusal (a BadRequest naming body) stands as it is
+        except (UnicodeDecodeError, ValueError):
+            raise BadRequest("body", "is not valid JSON.") from None
     try:
         return models.INPUTS[verb.name].model_validate_json(body or b"{}")
     except ValidationError as invalid:

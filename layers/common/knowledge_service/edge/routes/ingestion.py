@@ -25,6 +25,7 @@ from knowledge_service.domain import identifiers, ingestion
 from knowledge_service.domain.scope import Scope
 from knowledge_service.domain.upload_form import Form, flag, parse_form
 from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, current_call, scope_of
+from knowledge_service.edge.body import read_json
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
 from knowledge_service.edge.resolver import bad_request_from
@@ -281,7 +282,7 @@ def _scope_and_body(
     body: ModelT | Form
     if content_type.split(";")[0].strip().lower() == "application/json":
         try:
-            body = session_model.model_validate_json(raw or b"{}")
+            body = session_model.model_validate(read_json(raw or b"{}"))  # the one bounded reader
         except ValidationError as error:
             raise bad_request_from([dict(e) for e in error.errors()]) from error
         named = getattr(body, "project", None)

@@ -10,9 +10,7 @@ refusals are problem+json.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
-from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.request import Request
@@ -30,7 +28,8 @@ from knowledge_service.domain.pages.service import (
     invalid,
 )
 from knowledge_service.edge.access import Standing, access
-from knowledge_service.edge.body import body_bytes
+from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
+from knowledge_service.edge.pages_resolver import page_text
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import UnsupportedMediaType
@@ -111,7 +110,9 @@ def _json_body(request: Request, model: type[_Body], *, empty_ok: bool = False) 
     if not data.strip() and empty_ok:
         return model()
     try:
-        parsed = json.loads(data.decode("utf-8"))
+        parsed = read_json(data, MAX_BODY_BYTES)  # the one bounded reader: size, depth and numbers before parsing
+    except UnreadableBody as unreadable:
+        raise invalid("body", unreadable.message.removeprefix("body: ")) from unreadable
     except (UnicodeDecodeError, ValueError) as error:
         raise invalid("body", "is not valid JSON in UTF-8.") from error
     try:
@@ -122,7 +123,7 @@ def _json_body(request: Request, model: type[_Body], *, empty_ok: bool = False) 
 
 
 def _page(path: str) -> str:
-    return unquote(path)
+    return page_text(path)  # bytes that are not UTF-8 stay visible to the page path's check
 
 
 def _written(written: Written, *, changed: bool | None = None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from knowledge_service.domain.verbs.catalogue import VERBS, Verb
 from knowledge_service.domain.verbs.door import Call, Stores, invoke
 from knowledge_service.domain.verbs.models import OUTPUTS, VerbCatalogue, VerbDescription
 from knowledge_service.edge.access import PERMISSION_KEY, caller
+from knowledge_service.edge.body import read_json
 from knowledge_service.edge.verbs_resolver import verb_answer, verb_responses
 from knowledge_service.errors import PermissionDenied, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal
@@ -71,6 +72,7 @@ def _run(name: str, workspace: str | None) -> Response[str]:
         workspace=workspace,
         body=raw_body(event.body, bool(event.is_base64_encoded)),
         break_glass=event.headers.get(BREAK_GLASS_HEADER),
+        bounds=read_json,
     )
     return verb_answer(invoke(stores(), call))
 
