@@ -13,6 +13,7 @@ from typing import Any
 
 import boto3
 import pytest
+from hypothesis import settings
 from moto import mock_aws
 
 from devstack.events import rest_event
@@ -31,6 +32,12 @@ from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
+
+# No property test has a per-example deadline: a loaded machine (CI beside other work) slows an
+# example past Hypothesis' default 200 ms and fails a law that held ("Unreliable test timings").
+# Example counts stay each test's own.
+settings.register_profile("default-no-deadline", deadline=None)
+settings.load_profile("default-no-deadline")
 
 
 @pytest.fixture(autouse=True, scope="session")
