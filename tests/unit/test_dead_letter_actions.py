@@ -18,7 +18,7 @@ from forager_simulator import Simulator
 from knowledge_service.domain.feed import operator
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.operator import ReplayRequest
-from knowledge_service.errors import Conflict, NotFound, PermissionDenied, UpstreamError
+from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionDenied, UpstreamError
 from knowledge_service.identity.principal import Permission
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
@@ -409,3 +409,16 @@ def test_a_second_discard_of_a_commercial_entry_does_not_reconcile_again(
     assert refused.value.code == "already_resolved"
     assert reads == ["read"]
     assert len(knowledge_on.events.recent(operator.DISCARDED_EVENT)) == 1
+
+
+def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(
+    knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry, flaky, _run = _exhausted(knowledge_on, forager)
+    flaky.error = None
+    for change in (None, ""):
+        with pytest.raises(BadRequest) as refused:
+            _replay(knowledge_on, entry, after_fix=True, change=change)
+        assert refused.value.field == "change"
+    assert _fresh(knowledge_on, entry).state == "unresolved"
+    assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []

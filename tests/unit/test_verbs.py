@@ -572,3 +572,16 @@ def test_a_valid_body_over_the_verbs_own_cap_is_refused_by_that_cap(api: Api, wo
     assert answer.body["error"].startswith("body:")
     at_cap = '{"limit": 1}' + " " * (MAX_BODY - len('{"limit": 1}'))
     assert verb(api, "knowledge.list", at_cap).status == 200
+
+
+def test_a_break_glass_reason_of_500_characters_is_taken_and_501_is_refused_naming_the_header(
+    api: Api, workspaces: Runtime
+) -> None:
+    capture_id = capture(api)
+    request = {"subject": "s", "assertion": "a", "captureId": capture_id, "evidenceQuote": "colony"}
+    workspaces.verbs.set_budget(WORKSPACE, Decimal(10), Decimal(10))
+    too_long = verb(api, "knowledge.distil", request, OWNER, headers={"X-Break-Glass": "r" * 501})
+    refused(too_long, 400, "BadInput")
+    assert too_long.body["error"].startswith("X-Break-Glass:")
+    taken = verb(api, "knowledge.distil", request, OWNER, headers={"X-Break-Glass": "r" * 500})
+    assert taken.status == 200, taken.raw
