@@ -178,7 +178,7 @@ class Pages:
                     "version": r.version,
                     "size_bytes": r.size_bytes,
                     "summary": _summary(r, rows),
-                    "kept": bool(r.version) and r.version in kept,
+                    "kept": bool(r.version) and not r.forgotten and r.version in kept,
                     "current": r.id == current_row,
                 }
                 for r in page
