@@ -536,3 +536,49 @@ def test_a_post_on_a_page_that_is_neither_review_nor_revert_is_no_route(admin: C
     put_ok(admin, "p.md", "p")
     problem_of(admin.call("POST", f"{KB}/pages/p.md", json_body={}), 404, "not_found")
     problem_of(admin.call("POST", f"{KB}/pages/p.md/publish", json_body={}), 404, "not_found")
+
+
+# ---------------------------------------------------------------------- the nets (issue 25)
+def _used(pages: Pages) -> int:
+    return pages.runtime.pages.generation("falcon")[1]
+
+
+def _stored_blobs(pages: Pages) -> list[str]:
+    import boto3
+
+    listed = boto3.client("s3").list_objects_v2(Bucket=pages.runtime.env.archive_bucket)
+    return sorted(o["Key"] for o in listed.get("Contents", []))
+
+
+def test_forgetting_a_history_gives_back_the_kept_bytes_it_forgot(admin: Client, pages: Pages) -> None:
+    put_ok(admin, "f.md", "one")
+    put_ok(admin, "f.md", "two!")
+    put_ok(admin, "f.md", "three")
+    before, blobs = _used(pages), _stored_blobs(pages)
+    answer = admin.call("DELETE", f"{KB}/versions?path=f.md").body
+    assert (answer["versions_forgotten"], answer["bytes_forgotten"]) == (2, len("one") + len("two!"))
+    assert _used(pages) == before - answer["bytes_forgotten"]
+    assert len(_stored_blobs(pages)) == len(blobs) - 2
+    assert list(pages.runtime.pages.kept_versions("falcon").values()) == [len("three")]
+
+
+def test_if_version_absent_on_an_existing_page_refuses_delete_and_review(admin: Client, pages: Pages) -> None:
+    first = put_ok(admin, "a.md", PAGE)
+    answer = admin.call("DELETE", f"{KB}/pages/a.md?if_version=absent")
+    problem_of(answer, 409, "conflict")
+    assert answer.body["detail"].endswith(f"current_version={first['version']}")
+    answer = admin.call("POST", f"{KB}/pages/a.md/review", json_body={"if_version": "absent"})
+    problem_of(answer, 409, "conflict")
+    assert answer.body["detail"].endswith(f"current_version={first['version']}")
+    assert admin.get(f"{KB}/pages/a.md").body["content"] == PAGE
+    assert [r["op"] for r in admin.get(f"{KB}/history").body["rows"]] == ["kb.put"]
+
+
+def test_a_refused_stale_write_keeps_no_bytes(admin: Client, pages: Pages) -> None:
+    first = put_ok(admin, "s.md", "one")
+    put_ok(admin, "s.md", "two")
+    before, kept, blobs = _used(pages), pages.runtime.pages.kept_versions("falcon"), _stored_blobs(pages)
+    problem_of(admin.put("s.md", "stale edit", if_version=first["version"]), 409, "conflict")
+    problem_of(admin.put("new.md", "stale edit", if_version=first["version"]), 409, "conflict")
+    assert version_of(b"stale edit") not in pages.runtime.pages.kept_versions("falcon")
+    assert (_used(pages), pages.runtime.pages.kept_versions("falcon"), _stored_blobs(pages)) == (before, kept, blobs)

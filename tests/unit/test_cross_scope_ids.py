@@ -109,3 +109,60 @@ def test_another_bases_id_answers_exactly_as_a_missing_one(api: Api, two_bases: 
     assert from_other_base.status == 404, from_other_base.raw
     assert from_other_base.raw == never_existed.raw
     assert from_other_base.body["code"] == "not_found"
+
+
+# ---------------------------------------------------------------------- the nets (issue 25)
+@pytest.fixture
+def engine_mixes_in_harbour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FORAGER answering falcon's conflict and export lists with harbour's rows mixed in: the
+    edge trusts each row's ``project_ref``, never the list it came in."""
+    from knowledge_service.upstream.client import ForagerClient
+
+    real_conflicts, real_exports = ForagerClient.conflicts, ForagerClient.exports
+
+    def conflicts(self: ForagerClient, project_ref: str, status: str) -> Any:
+        answer = real_conflicts(self, project_ref, status)
+        if project_ref == "falcon":
+            answer.conflicts.extend(real_conflicts(self, "harbour", status).conflicts)
+        return answer
+
+    def exports(self: ForagerClient, project_ref: str) -> Any:
+        answer = real_exports(self, project_ref)
+        if project_ref == "falcon":
+            answer.exports.extend(real_exports(self, "harbour").exports)
+        return answer
+
+    monkeypatch.setattr(ForagerClient, "conflicts", conflicts)
+    monkeypatch.setattr(ForagerClient, "exports", exports)
+
+
+@pytest.mark.parametrize("act", ["resolve", "reopen"])
+def test_a_conflict_listed_under_this_base_but_of_another_is_missing_byte_for_byte(
+    api: Api, two_bases: Runtime, forager: Simulator, engine_mixes_in_harbour: None, act: str
+) -> None:
+    listed = api.call("GET", "/knowledge/conflicts", query={"project": OTHER, "status": "all"}).body["data"]
+    theirs = [c["conflict_id"] for c in listed["conflicts"]]
+    assert theirs, listed
+    route = f"/knowledge/conflicts/{{id}}/{act}"
+    body = {"action": "dismiss"} if act == "resolve" else None
+    before = [r for r in forager.requests if r["method"] == "POST"]
+    answers = [
+        api.call("POST", route.replace("{id}", i), body=body, query={"project": "falcon"}, resource=route)
+        for i in (theirs[0], SAMPLE_IDS["conflicts"])
+    ]
+    assert answers[0].status == 404, answers[0].raw
+    assert answers[0].raw == answers[1].raw
+    assert [r for r in forager.requests if r["method"] == "POST"] == before
+
+
+def test_an_export_of_another_base_in_the_engines_history_is_not_listed(
+    api: Api, two_bases: Runtime, engine_mixes_in_harbour: None
+) -> None:
+    harbour = {
+        e["export_id"] for e in api.call("GET", "/knowledge/exports", query={"project": OTHER}).body["data"]["exports"]
+    }
+    assert harbour
+    listed = api.call("GET", "/knowledge/exports", query={"project": "falcon"})
+    assert listed.status == 200, listed.raw
+    assert {e["export_id"] for e in listed.body["data"]["exports"]}.isdisjoint(harbour)
+    assert all(e["project_ref"] == "falcon" for e in listed.body["data"]["exports"])

@@ -348,3 +348,15 @@ def test_a_note_is_taken_exactly_when_the_declared_pattern_matches(note: str) ->
 def test_a_note_padded_with_a_no_break_space_is_not_trimmed_of_it(api: Api, knowledge_on: Runtime) -> None:
     answer = act(api, ROUTES["resolve"][0], LAUNCH, {"action": "dismiss", "notes": "\u00a0" + "n" * 2000})
     assert (answer.status, answer.body["message"].startswith("notes:")) == (400, True)
+
+
+def test_deciding_a_duplicate_kept_apart_again_is_409_and_forager_is_asked_nothing(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    assert act(api, ROUTES["decide"][0], ROBERT_R, {"action": "keep_apart"}).status == 200
+    before = writes(forager)
+    for action in ("merge", "keep_apart"):
+        answer = act(api, ROUTES["decide"][0], ROBERT_R, {"action": action})
+        assert (answer.status, answer.body["code"]) == (409, "already_decided"), answer.raw
+    assert writes(forager) == before
+    assert [row["act"] for row in curated(knowledge_on)].count("keep_apart") == 1

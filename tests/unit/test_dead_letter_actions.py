@@ -18,7 +18,7 @@ from forager_simulator import Simulator
 from knowledge_service.domain.feed import operator
 from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.operator import ReplayRequest
-from knowledge_service.errors import Conflict, NotFound, PermissionDenied, UpstreamError
+from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionDenied, UpstreamError
 from knowledge_service.identity.principal import Permission
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
@@ -327,3 +327,98 @@ def test_an_act_that_is_no_event_type_is_400_naming_act(api: Api, knowledge_on: 
     answer = api.call("GET", "/knowledge/events", query={"project": REF, "act": act})
     assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.body
     assert "act" in answer.body["message"]
+
+
+# ------------------------------------------------------------------ the nets (issue 25)
+def _fresh(rt: Runtime, entry: DeadLetter) -> DeadLetter:
+    found = rt.dead_letters.get(REF, entry.dead_letter_id)
+    assert found is not None
+    return found
+
+
+def test_after_its_project_is_unbound_an_entrys_read_and_replay_are_409_and_change_nothing(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry, flaky, _run = _exhausted(knowledge_on, forager)
+    flaky.error = None
+    knowledge_on.config.unbind(REF)
+    knowledge_on.config.bind("colony-docs", REF, "test")  # the base stays reachable, through another project
+    base = "/knowledge/feed/dead-letters"
+    actions_before = knowledge_on.actions.all(REF)
+
+    whole = api.call(
+        "GET", f"{base}/{entry.dead_letter_id}", query={"project": "colony-docs"}, resource=f"{base}/{{id}}"
+    )
+    replayed = api.call(
+        "POST",
+        f"{base}/{entry.dead_letter_id}/replay",
+        body={"project": "colony-docs", "reason": "fixed_binding"},
+        resource=f"{base}/{{id}}/replay",
+    )
+
+    for answer in (whole, replayed):
+        assert (answer.status, answer.body["code"]) == (409, "conflict"), answer.raw
+        assert answer.body["data"] is None and "envelope" not in answer.raw
+    after = _fresh(knowledge_on, entry)
+    assert (after.state, after.resolution, after.attempts) == ("unresolved", None, entry.attempts)
+    assert knowledge_on.actions.all(REF) == actions_before
+    assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []
+
+
+def test_a_second_replay_of_a_resolved_entry_is_already_resolved_and_adds_no_attempt(
+    knowledge_on: Runtime, forager: Simulator
+) -> None:
+    door_refused = _door_refused(knowledge_on, forager)
+    operator.discard(knowledge_on.dead_letters, door_refused, "ada", "sender_error", NOW, lambda: "unused")
+    resolved = _fresh(knowledge_on, door_refused)
+    with pytest.raises(Conflict) as refused:
+        _replay(knowledge_on, resolved)
+    assert refused.value.code == "already_resolved"
+    assert _fresh(knowledge_on, door_refused).attempts == resolved.attempts
+    assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []
+
+
+def test_a_second_replay_of_a_replayed_entry_is_already_resolved(knowledge_on: Runtime, forager: Simulator) -> None:
+    entry, flaky, _run = _exhausted(knowledge_on, forager)
+    flaky.error = None
+    _replay(knowledge_on, entry)
+    replayed = _fresh(knowledge_on, entry)
+    with pytest.raises(Conflict) as refused:
+        _replay(knowledge_on, replayed, actor="bo")
+    assert refused.value.code == "already_resolved"
+    after = _fresh(knowledge_on, entry)
+    assert (after.attempts, after.resolution) == (replayed.attempts, replayed.resolution)
+    assert len(knowledge_on.events.recent(operator.REPLAYED_EVENT)) == 1
+
+
+def test_a_second_discard_of_a_commercial_entry_does_not_reconcile_again(
+    knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry = _door_refused(knowledge_on, forager).model_copy(update={"event_type": "billing.invoice.issued"})
+    reads: list[str] = []
+
+    def reconcile() -> str:
+        reads.append("read")
+        return "enrolled"
+
+    operator.discard(knowledge_on.dead_letters, entry, "ada", "obsolete", NOW, reconcile)
+    assert reads == ["read"]
+    resolved = _fresh(knowledge_on, entry).model_copy(update={"event_type": "billing.invoice.issued"})
+    with pytest.raises(Conflict) as refused:
+        operator.discard(knowledge_on.dead_letters, resolved, "bo", "duplicate", NOW, reconcile)
+    assert refused.value.code == "already_resolved"
+    assert reads == ["read"]
+    assert len(knowledge_on.events.recent(operator.DISCARDED_EVENT)) == 1
+
+
+def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(
+    knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry, flaky, _run = _exhausted(knowledge_on, forager)
+    flaky.error = None
+    for change in (None, ""):
+        with pytest.raises(BadRequest) as refused:
+            _replay(knowledge_on, entry, after_fix=True, change=change)
+        assert refused.value.field == "change"
+    assert _fresh(knowledge_on, entry).state == "unresolved"
+    assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []

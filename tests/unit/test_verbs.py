@@ -494,3 +494,94 @@ def test_bytes_that_are_not_utf8_are_bad_input_not_a_failure(workspaces: Runtime
         assert event["isBase64Encoded"] is True
         response = handler(event, FakeLambdaContext(route.function))
         assert (response["statusCode"], json.loads(response["body"])["code"]) == (400, "BadInput"), response
+
+
+# ---------------------------------------------------------------------- the nets (issue 25)
+def test_an_agent_owning_the_workspace_cannot_break_glass_and_nothing_is_written(api: Api, workspaces: Runtime) -> None:
+    owner_agent = Principal(
+        name="agent-owner",
+        kind=PrincipalKind.AGENT,
+        permissions=READ_WRITE,
+        organizations=frozenset({"colony"}),
+        autonomy="L2",
+    )
+    capture_id = capture(api)
+    request = {"subject": "s", "assertion": "a", "captureId": capture_id, "evidenceQuote": "colony"}
+    workspaces.verbs.set_budget(WORKSPACE, Decimal(10), Decimal(10))
+    answer = verb(api, "knowledge.distil", request, owner_agent, headers={"X-Break-Glass": "incident 7"})
+    refused(answer, 403, "Forbidden")
+    assert verb(api, "knowledge.list", {}).body["total"] == 0
+    row = [r for r in workspaces.verb_audit.rows(WORKSPACE) if r["verb"] == "knowledge.distil"][-1]
+    assert (row["verb"], row["principal"], row["decision"], row["code"]) == (
+        "knowledge.distil",
+        "agent-owner",
+        "refused",
+        "Forbidden",
+    )
+    assert row.get("break_glass") is None
+
+
+@pytest.mark.parametrize("level", ["L9", "l3", "root", ""])
+def test_an_unknown_autonomy_value_acts_as_l0_never_more(api: Api, workspaces: Runtime, level: str) -> None:
+    knowledge_id = distilled(api)
+    assert verb(api, "knowledge.list", {}, agent(level)).status == 200
+    refused(verb(api, "capture.create", {"body": "x"}, agent(level)), 403, "Forbidden")
+    refused(verb(api, "knowledge.publish", {"knowledgeId": knowledge_id}, agent(level)), 403, "Forbidden")
+    assert verb(api, "knowledge.get", {"knowledgeId": knowledge_id}).body["status"] == "DISTILLED"
+
+
+def test_the_verb_audit_never_keeps_a_body_or_an_evidence_quote(api: Api, workspaces: Runtime) -> None:
+    capture_id = capture(api)
+    made = verb(
+        api,
+        "knowledge.propose",
+        {"captureId": capture_id, "subject": "s", "assertion": "a", "evidenceQuote": QUOTE, "confidence": 0.5},
+    )
+    assert made.status == 200, made.raw
+    knowledge_id = distilled(api)
+    verb(api, "knowledge.review", {"knowledgeId": knowledge_id, "decision": "REJECT", "reason": "thin"})
+    rows = workspaces.verb_audit.rows(WORKSPACE)
+    assert {r["verb"] for r in rows} >= {"capture.create", "knowledge.propose", "knowledge.distil", "knowledge.review"}
+    for row in rows:
+        kept = json.dumps(row, default=str)
+        assert QUOTE not in kept and "Field notes" not in kept, row
+        assert set(row.get("detail", {})) <= {
+            "knowledgeId",
+            "supersededById",
+            "captureId",
+            "decision",
+            "reason",
+            "status",
+        }
+
+
+def test_a_reject_of_a_published_assertion_is_a_conflict_and_changes_nothing(api: Api, workspaces: Runtime) -> None:
+    knowledge_id = distilled(api)
+    published = verb(api, "knowledge.publish", {"knowledgeId": knowledge_id})
+    refused(verb(api, "knowledge.review", {"knowledgeId": knowledge_id, "decision": "REJECT"}), 409, "Conflict")
+    kept = verb(api, "knowledge.get", {"knowledgeId": knowledge_id}).body
+    assert (kept["status"], kept["updatedAt"]) == ("PUBLISHED", published.body["updatedAt"])
+
+
+def test_a_valid_body_over_the_verbs_own_cap_is_refused_by_that_cap(api: Api, workspaces: Runtime) -> None:
+    from knowledge_service.domain.verbs.door import MAX_BODY
+
+    padded = '{"limit": 1}' + " " * (MAX_BODY - len('{"limit": 1}') + 1)  # valid JSON, one byte over the cap
+    answer = verb(api, "knowledge.list", padded)
+    refused(answer, 400, "BadInput")
+    assert answer.body["error"].startswith("body:")
+    at_cap = '{"limit": 1}' + " " * (MAX_BODY - len('{"limit": 1}'))
+    assert verb(api, "knowledge.list", at_cap).status == 200
+
+
+def test_a_break_glass_reason_of_500_characters_is_taken_and_501_is_refused_naming_the_header(
+    api: Api, workspaces: Runtime
+) -> None:
+    capture_id = capture(api)
+    request = {"subject": "s", "assertion": "a", "captureId": capture_id, "evidenceQuote": "colony"}
+    workspaces.verbs.set_budget(WORKSPACE, Decimal(10), Decimal(10))
+    too_long = verb(api, "knowledge.distil", request, OWNER, headers={"X-Break-Glass": "r" * 501})
+    refused(too_long, 400, "BadInput")
+    assert too_long.body["error"].startswith("X-Break-Glass:")
+    taken = verb(api, "knowledge.distil", request, OWNER, headers={"X-Break-Glass": "r" * 500})
+    assert taken.status == 200, taken.raw
