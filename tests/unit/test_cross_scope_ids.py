@@ -155,6 +155,17 @@ def test_a_conflict_listed_under_this_base_but_of_another_is_missing_byte_for_by
     assert [r for r in forager.requests if r["method"] == "POST"] == before
 
 
+def test_a_conflict_of_another_base_in_the_engines_list_is_not_listed(
+    api: Api, two_bases: Runtime, engine_mixes_in_harbour: None
+) -> None:
+    listed = api.call("GET", "/knowledge/conflicts", query={"project": OTHER, "status": "all"}).body["data"]
+    harbour = {c["conflict_id"] for c in listed["conflicts"]}
+    assert harbour
+    falcon = api.call("GET", "/knowledge/conflicts", query={"project": "falcon", "status": "all"}).body["data"]
+    assert falcon["conflicts"] and not harbour & {c["conflict_id"] for c in falcon["conflicts"]}
+    assert {c["project_ref"] for c in falcon["conflicts"]} == {"falcon"}
+
+
 def test_an_export_of_another_base_in_the_engines_history_is_not_listed(
     api: Api, two_bases: Runtime, engine_mixes_in_harbour: None
 ) -> None:

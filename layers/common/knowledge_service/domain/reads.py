@@ -194,7 +194,11 @@ def source(reader: Reader, source_id: str) -> upstream_models.SourceDetail:
 def conflicts(reader: Reader, status: str) -> upstream_models.ConflictRecords:
     if status not in CONFLICT_STATUSES:
         raise BadRequest("status", f"must be one of {', '.join(CONFLICT_STATUSES)}.")
-    return _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, status))
+    answer = _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, status))
+    # Each row is trusted by its own project_ref, never by the list it came in (as the export history).
+    return answer.model_copy(
+        update={"conflicts": [c for c in answer.conflicts if c.project_ref == reader.knowledge_base]}
+    )
 
 
 # ------------------------------------------------------------------------------ the scope
