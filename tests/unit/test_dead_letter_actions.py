@@ -422,3 +422,25 @@ def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(
         assert refused.value.field == "change"
     assert _fresh(knowledge_on, entry).state == "unresolved"
     assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []
+
+
+def test_replaying_the_entry_that_stopped_its_stream_moves_the_watermark_past_it_at_once(
+    knowledge_on: Runtime, forager: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stream stopped before an envelope of a protocol this build could not read
+    from knowledge_service.domain.feed import door
+
+    forager.put_source(REF, "a.md", "a")
+    forager.publish_malformed(REF, "protocol")
+    forager.put_source(REF, "b.md", "b")
+    consumer(knowledge_on, forager, Clock()).run(REF, REF, AutoStudy.SUGGEST)
+    [entry] = knowledge_on.dead_letters.all(REF)
+    assert entry.stopped_stream and [m.sequence for m in knowledge_on.watermarks.all(REF)] == [1]
+    # When the build learns that protocol (the fix) and the entry is replayed after it
+    monkeypatch.setattr(door, "PROTOCOL_VERSIONS", frozenset({1, 2}))
+    schema = door._validator()  # the header schema of protocol 1, less its protocol_version
+    monkeypatch.setattr(door, "_validator", lambda: lambda value: schema({**value, "protocol_version": 1}))
+    answer = _replay(knowledge_on, entry, after_fix=True, change="reads protocol 2")
+    # Then the stream moves past the entry at once, before any pass reads it again
+    assert answer.action == "replayed_after_fix"
+    assert [m.sequence for m in knowledge_on.watermarks.all(REF)] == [entry.sequence]
