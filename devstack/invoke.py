@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
@@ -55,7 +54,7 @@ def invoke(function: str, event: Any, state_dir: Path, template: Template | None
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(template.function_memory(function)),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
     }
-    with _environment({**shared, **own, **lambda_env}):
+    with mock.patch.dict(os.environ, {**shared, **own, **lambda_env}):
         from knowledge_service.runtime import reset_runtime
 
         reset_runtime()
@@ -92,20 +91,6 @@ def _as_the_stacks_admin(event: Any, state_dir: Path) -> Any:
                     else (admin if value == placeholder else value)
                 )
     return event
-
-
-@contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def main(argv: list[str]) -> int:

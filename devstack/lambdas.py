@@ -45,12 +45,12 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from unittest import mock
 
 from devstack.template import Template
 
@@ -344,20 +344,9 @@ class FunctionHost(_Host):
             return marshal(spec.logical_id, result)
 
 
-@contextmanager
-def _function_environment(spec: FunctionSpec) -> Iterator[None]:
-    wanted = {k: v for k, v in spec.environment.items() if os.environ.get(k) != v}
-    wanted.update(lambda_environment(spec))
-    saved = {k: os.environ.get(k) for k in wanted}
-    os.environ.update(wanted)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+def _function_environment(spec: FunctionSpec) -> contextlib.AbstractContextManager[object]:
+    """The process environment with ``spec``'s own variables and Lambda's, put back afterwards."""
+    return mock.patch.dict(os.environ, {**spec.environment, **lambda_environment(spec)})
 
 
 class Zygote:
