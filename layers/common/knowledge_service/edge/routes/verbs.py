@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain.verbs.catalogue import VERBS, Verb
-from knowledge_service.domain.verbs.door import Call, Stores, invoke
+from knowledge_service.domain.verbs.door import MAX_BODY, Call, Stores, invoke
 from knowledge_service.domain.verbs.models import OUTPUTS, VerbCatalogue, VerbDescription
 from knowledge_service.edge.access import PERMISSION_KEY, caller
 from knowledge_service.edge.body import read_json
@@ -72,9 +72,14 @@ def _run(name: str, workspace: str | None) -> Response[str]:
         workspace=workspace,
         body=raw_body(event.body, bool(event.is_base64_encoded)),
         break_glass=event.headers.get(BREAK_GLASS_HEADER),
-        bounds=read_json,
+        bounds=_bounded,
     )
     return verb_answer(invoke(stores(), call))
+
+
+def _bounded(body: bytes) -> object:
+    """The edge's depth and number bounds, at the verbs' own size cap (not the 1 MiB default)."""
+    return read_json(body, MAX_BODY)
 
 
 def raw_body(body: str | None, base64_encoded: bool) -> bytes:
