@@ -30,6 +30,7 @@ its path). ``FakeLambdaContext`` is the context object Lambda passes.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import gc
 import importlib.util
@@ -235,7 +236,7 @@ def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
     return b"".join(chunks)
 
 
-class _Host:
+class _Host(abc.ABC):
     """What both hosts share: the template's functions, their contexts, Lambda's payload limits."""
 
     def __init__(self, template: Template):
@@ -304,8 +305,9 @@ class _Host:
             )
         return json.loads(answer)
 
+    @abc.abstractmethod
     def _run(self, spec: FunctionSpec, payload: bytes) -> bytes:
-        raise NotImplementedError
+        """Run one invocation of ``spec`` on ``payload`` (JSON bytes); the answer's JSON bytes."""
 
 
 def _timed_out(spec: FunctionSpec) -> FunctionTimedOut:
