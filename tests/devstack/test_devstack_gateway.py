@@ -281,14 +281,32 @@ def test_a_leading_doubled_slash_is_no_route_not_a_host(gateway: Gateway, functi
 
 
 @pytest.mark.parametrize(
-    "target", ["/api/v1/projects/falcon/kb//pages/a.md", "/api/v1/projects/falcon/kb/nowhere", "/v//knowledge.get"]
+    "target", ["/knowledge/nowhere", "/knowledge//status", "/api/v1/projects/falcon/nowhere", "/vv"]
 )
-def test_a_route_miss_on_any_surface_is_the_templates_one_gateway_response(
+def test_a_route_miss_outside_pages_and_verbs_is_the_templates_one_gateway_response(
     gateway: Gateway, functions: Functions, target: str
 ) -> None:
     """A GatewayResponse is a static template (no VTL, no branch on the path): the deployed
-    API answers a miss in one shape on every surface, and the local gateway does as it does."""
+    API answers a miss no function takes in one shape, and the local gateway does as it does."""
     answer = gateway.handle("GET", target, BEARER, b"")
     assert (answer.status, answer.body) == (404, MISSING_ROUTE)
     assert answer.header("Content-Type") == "application/json"
     assert functions.events == {}
+
+
+@pytest.mark.parametrize(
+    ("target", "function"),
+    [
+        ("/api/v1/projects/falcon/kb//pages/a.md", "PagesFunction"),
+        ("/api/v1/projects/falcon/kb/nowhere", "PagesFunction"),
+        ("/v//knowledge.get", "VerbsFunction"),
+        ("/v/knowledge.nothing", "VerbsFunction"),
+    ],
+)
+def test_a_miss_under_pages_or_verbs_goes_to_that_surfaces_function(
+    gateway: Gateway, functions: Functions, target: str, function: str
+) -> None:
+    """Their resources take ANY and their roots a greedy catch-all (template.yaml), so the
+    surface's own function answers the miss in its own shape (tests/pages/test_surface_misses.py)."""
+    gateway.handle("GET", target, BEARER, b"")
+    assert functions.events.get(function), functions.events

@@ -480,7 +480,7 @@ def test_an_oversized_body_is_refused_before_it_is_parsed(api: Api, workspaces: 
 
 
 def test_bytes_that_are_not_utf8_are_bad_input_not_a_failure(workspaces: Runtime) -> None:
-    (route,) = [r for r in TEMPLATE.routes() if r.path == "/v/knowledge.supersede"]
+    (route,) = [r for r in TEMPLATE.routes() if (r.method, r.path) == ("POST", "/v/knowledge.supersede")]
     handler = load_handler(route.handler_dir, route.handler, f"lambda_{route.function}")
     for body in (b"Eq\xff\xfe", b'{"knowledgeId": "\xff"}'):
         event = rest_event(  # bytes that are not UTF-8 travel base64-encoded, as API Gateway sends them
