@@ -479,6 +479,18 @@ class FeedMachine(RuleBasedStateMachine):
             assert sequence in self.refused(owner.stream_key), (sequence, owner.reconciled_over)
 
     @invariant()
+    def each_refused_sequence_is_one_entry(self) -> None:
+        """A sequence the door refused is filed once, however often it is read again (no epoch
+        opened by a misread anchor files it anew: a one-envelope probe that a redelivering producer
+        answers from an earlier sequence places nothing, ``history.admit``)."""
+        filed = Counter(
+            (e.sequence, e.envelope)
+            for e in self.stores.dead_letters.all(KB)  # type: ignore[union-attr]
+            if e.error_class != "retries_exhausted"
+        )
+        assert all(n == 1 for n in filed.values()), filed
+
+    @invariant()
     def no_unresolved_dead_letter_changed_by_upkeep(self) -> None:
         for entry in self.stores.dead_letters.all(KB):  # type: ignore[union-attr]
             now = entry.model_dump(exclude={"escalated_at"})
@@ -589,10 +601,23 @@ RESTORED_OVER_A_RECONCILED_GAP: Steps = [
     ("run_pass", {}),
 ]
 
+# An unreadable envelope at 1 and an export at 2 under redelivery, read by two passes interleaved: the
+# inner pass probed the outer's anchor (2) with a one-envelope read, the producer answered from 1,
+# and the door placed that unreadable envelope at 2 by the cursor and the head alone — a false
+# history_diverged, a new epoch, and sequence 1 filed a second time.
+PROBED_UNDER_REDELIVERY: Steps = [
+    ("choose_policy", {"policy": AutoStudy.OFF}),
+    ("redeliver", {"on": True}),
+    ("unreadable_run", {"count": 1, "kind": "oversized"}),
+    ("export", {}),
+    ("concurrent_passes", {}),
+]
+
 
 def keep_the_laws(machine: FeedMachine) -> None:
     """Every invariant the machine states, as Hypothesis checks them (two only after a whole pass)."""
     machine.no_envelope_lost_and_no_unreconciled_gap()
+    machine.each_refused_sequence_is_one_entry()
     machine.no_unresolved_dead_letter_changed_by_upkeep()
     machine.no_revision_with_two_actions()
     machine.effects_are_the_revisions_read()
@@ -624,3 +649,22 @@ def test_an_export_lost_where_a_restored_producer_reuses_a_sequence_the_colony_h
         assert machine.read_through == machine.feed.held()
         lost = machine.feed.lost
         assert lost and lost <= machine.stores.inbox.export_ids(KB)
+
+
+@pytest.mark.usefixtures("aws_env")
+@pytest.mark.parametrize("machine_class", [FeedMachine, TableFeedMachine], ids=["in_memory", "dynamodb"])
+def test_a_probe_answered_from_an_earlier_sequence_opens_no_epoch_and_files_nothing_twice(
+    machine_class: type[FeedMachine],
+) -> None:
+    """Given an unreadable envelope at 1 and an export at 2 on a producer that redelivers from 1,
+    when a pass runs inside another (the inner one probes the anchor the outer one set), then no
+    history_diverged is reported, one epoch holds the stream and sequence 1 is one dead letter."""
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        machine = machine_class()
+        for name, arguments in PROBED_UNDER_REDELIVERY:
+            getattr(machine, name)(**arguments)
+            keep_the_laws(machine)
+        marks = machine.stores.watermarks.all(KB)
+        assert [(m.epoch, m.sequence) for m in marks] == [(0, 2)]
+        assert [e.sequence for e in machine.stores.dead_letters.all(KB)] == [1]  # type: ignore[union-attr]

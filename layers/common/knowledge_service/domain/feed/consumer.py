@@ -253,8 +253,10 @@ class FeedConsumer(Recovery):
                 continue
             if not same_stream(page, mark) or page.instance_id != instance:
                 mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
-            decision = decide(page, mark, verify=False, after=after)
-            outcome.received += sum(1 for s in admit(page, after) if not (verify and rechecked(s.sequence, mark)))
+            decision = decide(page, mark, verify=False, after=after, limit=self.page_limit)
+            outcome.received += sum(
+                1 for s in admit(page, after, self.page_limit) if not (verify and rechecked(s.sequence, mark))
+            )
             kept = decision.run
             stopped = decision.stopped_at
             if stopped is not None and self._resolved(mark, stopped):
@@ -277,7 +279,7 @@ class FeedConsumer(Recovery):
                 mark = self._reconcile_gap(mark, decision.gap_at, outcome, project, revision_study)
                 continue
             # A short page that held only what was checked: read on from the watermark.
-            unchecked = not kept and verify and only_rechecked(page, mark, after)
+            unchecked = not kept and verify and only_rechecked(page, mark, after, self.page_limit)
             if not unchecked and (not kept or not more_after(page, mark, self.page_limit)):
                 break
         return mark
@@ -291,14 +293,16 @@ class FeedConsumer(Recovery):
         if verify and anchor is not None and anchor > mark.sequence:
             probe = self.client.feed(mark.knowledge_base, generation=mark.generation, after=anchor - 1, limit=1)
             if same_stream(probe, mark):
-                found = decide(probe, mark, verify=True, after=anchor - 1)
+                found = decide(probe, mark, verify=True, after=anchor - 1, limit=1)
                 if found.divergence is not None:
                     return probe, found.divergence
         page = self.client.feed(
             mark.knowledge_base, generation=mark.generation, after=read_after(mark, verify), limit=self.page_limit
         )
         if verify and same_stream(page, mark):
-            return page, decide(page, mark, verify=True, after=read_after(mark, verify)).divergence
+            return page, decide(
+                page, mark, verify=True, after=read_after(mark, verify), limit=self.page_limit
+            ).divergence
         return page, None
 
     def _consume(self, run: FeedPass, mark: Watermark, kept: list[Slot]) -> Watermark | None:

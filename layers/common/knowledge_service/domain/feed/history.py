@@ -60,7 +60,7 @@ def reading_from(marks: list[Watermark], instance_id: str, generation: str, stre
     return max(live, key=lambda m: m.updated_at, default=None)
 
 
-def admit(page: FeedPage, after: int | None = None) -> list[Slot]:
+def admit(page: FeedPage, after: int | None = None, limit: int | None = None) -> list[Slot]:
     """Every item through the door, each standing where it and its neighbours place it.
 
     A run of ``k`` items whose sequences cannot be read stands at ``s + 1 … s + k`` when what
@@ -68,9 +68,16 @@ def admit(page: FeedPage, after: int | None = None) -> list[Slot]:
     cursor ``after`` the page was read from) and what follows stands at ``s + k + 1`` (the item
     after, or — for a run that closes the page — the head). Otherwise the run stands nowhere,
     and the hole it leaves is a gap. So two unreadable envelopes in a row, or one at the tail,
-    are filed like one alone."""
+    are filed like one alone.
+
+    A page of nothing but unreadable items that its read's ``limit`` cut short stands nowhere:
+    then only the cursor and the head place it, and they agree with it by arithmetic alone — a
+    producer that redelivers from an earlier sequence (at least once; the contract's
+    ``redeliver``) answers a one-envelope read after ``s`` with an envelope that is not at
+    ``s + 1``. A read that asks for more settles it."""
     judged = [parse(item) for item in page.envelopes]
     sequences: list[int | None] = [j.envelope.sequence if isinstance(j, Admitted) else j.sequence for j in judged]
+    cut = limit is not None and len(sequences) >= limit
     i = 0
     while i < len(sequences):
         if sequences[i] is not None:
@@ -79,6 +86,8 @@ def admit(page: FeedPage, after: int | None = None) -> list[Slot]:
         end = i
         while end < len(sequences) and sequences[end] is None:
             end += 1
+        if cut and i == 0 and end == len(sequences):
+            break  # nothing on the page but this run, and more may follow it: it stands nowhere
         before = sequences[i - 1] if i > 0 else after
         following = sequences[end] if end < len(sequences) else page.head_sequence
         count = end - i
@@ -116,11 +125,13 @@ def contiguous(slots: list[Slot], after: int) -> tuple[list[Slot], int | None, S
     return run, gap, None
 
 
-def decide(page: FeedPage, mark: Watermark, verify: bool, after: int | None = None) -> Decision:
-    """Of one page read from the cursor ``after`` for ``mark``: diverged (the producer no longer holds
-    what was read), a gap short of which the run stops, or read on with the run (possibly empty,
-    possibly stopped)."""
-    slots = admit(page, after)
+def decide(
+    page: FeedPage, mark: Watermark, verify: bool, after: int | None = None, limit: int | None = None
+) -> Decision:
+    """Of one page read from the cursor ``after`` (at most ``limit`` envelopes) for ``mark``:
+    diverged (the producer no longer holds what was read), a gap short of which the run stops, or
+    read on with the run (possibly empty, possibly stopped)."""
+    slots = admit(page, after, limit)
     if verify and same_stream(page, mark) and (found := divergence(page, mark, slots)) is not None:
         return Decision(Step.DIVERGED, [], divergence=found)
     run, gap_at, stopped = contiguous(slots, mark.sequence)
@@ -143,11 +154,11 @@ def rechecked(sequence: int | None, mark: Watermark) -> bool:
     return isinstance(sequence, int) and (mark.anchor_sequence or 0) <= sequence <= mark.sequence
 
 
-def only_rechecked(page: FeedPage, mark: Watermark, after: int | None = None) -> bool:
+def only_rechecked(page: FeedPage, mark: Watermark, after: int | None = None, limit: int | None = None) -> bool:
     """Did a checked read (from the cursor ``after``) answer nothing but the envelopes it re-read,
     with more to come?"""
     more = page.head_sequence is None or page.head_sequence > mark.sequence
-    slots = admit(page, after)
+    slots = admit(page, after, limit)
     return more and bool(slots) and all(rechecked(s.sequence, mark) for s in slots)
 
 
