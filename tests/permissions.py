@@ -53,6 +53,10 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # --- bindings --------------------------------------------------------------------------
     # "POST /knowledge/project-map — manage_knowledge"; the binding map is the installation's.
     ("POST", "/knowledge/project-map"): Access(MANAGE_KNOWLEDGE, INSTALLATION),
+    # "lists every binding, with Study and Unbind per row, the console default with its own
+    # Unbind" (Connection, All bindings): a read of the installation's map (issue 28's ruling:
+    # read_knowledge, each row shown only where the caller has the reads' standing).
+    ("GET", "/knowledge/project-map"): Access(READ_KNOWLEDGE, INSTALLATION),
     # "GET /knowledge/projects, proxying the producer's GET /api/projects": what FORAGER holds.
     ("GET", "/knowledge/projects"): Access(READ_KNOWLEDGE, INSTALLATION),
     # "POST /knowledge/bases — manage_knowledge (K2)": the commercial gate

@@ -149,10 +149,16 @@ def test_bind_rebind_and_unbind_are_seen_by_the_next_call(http: httpx.Client, st
         http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": "falcon"}
     )
     assert rebound.json()["data"]["project_map"][project] == "falcon"
+    listed = call(http, "GET", "/knowledge/project-map", stack.admin_token).json()["data"]["bindings"]
+    assert [(b["knowledge_base"], b["bound_by"]) for b in listed if b["project"] == project] == [
+        ("falcon", "local-admin")
+    ]
     unbound = call(
         http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": ""}
     )
     assert project not in unbound.json()["data"]["project_map"]
+    listed = call(http, "GET", "/knowledge/project-map", stack.admin_token).json()["data"]["bindings"]
+    assert project not in {b["project"] for b in listed}
 
 
 def test_a_bind_sent_as_knowledgeBase_is_refused_and_changes_nothing(http: httpx.Client, stack: LocalStack) -> None:

@@ -277,3 +277,74 @@ def test_an_expired_reservation_is_taken_over(knowledge_on: Runtime) -> None:
     knowledge_on.config.reserve("colony-docs", "dead-request", lease_seconds=-1)
     knowledge_on.config.reserve("colony-docs", "live-request")
     assert knowledge_on.config.scope("colony-docs").binding is None  # a reservation is never a binding
+
+
+# ---------------------------------------------------------------------- GET /knowledge/project-map
+def _bind_three(rt: Runtime) -> None:
+    """falcon (colony) → falcon, colony-docs (colony) → harbour, elsewhere (other-org) → harbour,
+    the console default → harbour."""
+    rt.config.bind("colony-docs", "harbour", "ada")
+    rt.config.bind("elsewhere", "harbour", "eve")
+    rt.config.bind("", "harbour", "olga")
+
+
+def _seen(api: Api, who: Any) -> tuple[list[str], str | None]:
+    answer = api.call("GET", "/knowledge/project-map", who)
+    assert answer.status == 200, answer.body
+    data = answer.body["data"]
+    default = data["console_default"]
+    return [row["project"] for row in data["bindings"]], None if default is None else default["knowledge_base"]
+
+
+def test_the_bindings_list_names_each_rows_base_who_bound_it_and_when(api: Api, knowledge_on: Runtime) -> None:
+    _bind_three(knowledge_on)
+    owner = principal("olga", Permission.READ_KNOWLEDGE, owns=frozenset({"colony"}))
+    data = api.call("GET", "/knowledge/project-map", owner).body["data"]
+    rows = {row["project"]: row for row in data["bindings"]}
+    assert set(rows) == {"colony-docs", "falcon"}
+    assert (rows["colony-docs"]["knowledge_base"], rows["colony-docs"]["bound_by"]) == ("harbour", "ada")
+    assert rows["colony-docs"]["bound_at"]
+    assert data["console_default"]["knowledge_base"] == "harbour"
+    assert data["console_default"]["bound_by"] == "olga"
+
+
+@pytest.mark.parametrize(
+    ("who", "projects"),
+    [
+        (principal("vic", Permission.READ_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER}), ["falcon"]),
+        (principal("olga", Permission.READ_KNOWLEDGE, owns=frozenset({"colony"})), ["colony-docs", "falcon"]),
+        (principal("oona", Permission.READ_KNOWLEDGE, owns=frozenset({"other-org"})), ["elsewhere"]),
+        (principal("nobody", Permission.READ_KNOWLEDGE), []),
+        (
+            principal(
+                "both", Permission.READ_KNOWLEDGE, roles={"elsewhere": ProjectRole.ADMIN}, owns=frozenset({"colony"})
+            ),
+            ["colony-docs", "elsewhere", "falcon"],
+        ),
+    ],
+    ids=["viewer-of-falcon", "owner-of-colony", "owner-of-other-org", "no-standing", "role-and-owner"],
+)
+def test_a_caller_sees_only_the_bindings_of_projects_it_has_standing_in(
+    api: Api, knowledge_on: Runtime, who: Any, projects: list[str]
+) -> None:
+    _bind_three(knowledge_on)
+    assert _seen(api, who) == (projects, "harbour")
+
+
+def test_a_binding_whose_project_record_is_gone_shows_to_no_owner(api: Api, knowledge_on: Runtime) -> None:
+    knowledge_on.config.bind("ghost", "harbour", "ada")
+    owner = principal("olga", Permission.READ_KNOWLEDGE, owns=frozenset({"colony"}))
+    assert _seen(api, owner) == (["falcon"], None)
+
+
+def test_the_bindings_list_is_503_while_knowledge_is_off_or_down(
+    api: Api, knowledge_on: Runtime, forager: Simulator
+) -> None:
+    forager.set_fault("down")
+    answer = api.call("GET", "/knowledge/project-map")
+    assert (answer.status, answer.body["code"]) == (503, "knowledge_unreachable")
+    forager.set_fault(None)
+    settings = knowledge_on.config.settings().model_copy(update={"knowledge_enabled": False})
+    knowledge_on.config.save_settings(settings)
+    answer = api.call("GET", "/knowledge/project-map")
+    assert (answer.status, answer.body["code"]) == (503, "knowledge_disabled")

@@ -8,6 +8,7 @@ installation's configuration and is read again on every call.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Annotated
 
 from aws_lambda_powertools import Logger
@@ -48,6 +49,31 @@ class ProjectMapView(Model):
     default_project: str
 
 
+class BindingRow(Model):
+    """One project's binding: the knowledge base it reads, who bound it and when."""
+
+    project: str
+    knowledge_base: str
+    bound_by: str | None
+    bound_at: datetime | None
+
+
+class ConsoleDefault(Model):
+    """What a call naming no project reads: the console default's binding."""
+
+    knowledge_base: str
+    bound_by: str | None
+    bound_at: datetime | None
+
+
+class BindingList(Model):
+    """``GET /knowledge/project-map``: the bindings the caller may see, and the console default
+    (``null`` while it is bound to nothing)."""
+
+    bindings: list[BindingRow]
+    console_default: ConsoleDefault | None
+
+
 def _trimmed(value: str) -> str:
     return value.strip(identifiers.BLANK)
 
@@ -81,6 +107,33 @@ def project_map_view(config: ConfigStore) -> ProjectMapView:
         else:
             project_map[binding.project] = binding.knowledge_base
     return ProjectMapView(project_map=dict(sorted(project_map.items())), default_project=default)
+
+
+def visible_bindings(config: ConfigStore, projects: ProjectStore, principal: Principal) -> BindingList:
+    """Every binding of the installation ``principal`` may see, by project.
+
+    A project's binding shows where the caller has standing in the project (any role on it, or
+    ownership of its organization: the standing of the reads), so the list never tells a caller
+    which projects it cannot see exist; the console default shows to anyone who may read
+    knowledge, as a read naming no project does. A binding whose project record is gone shows to
+    no one but a role holder."""
+    rows = config.bindings()
+    default = next((b for b in rows if b.project == DEFAULT_PROJECT), None)
+    bound = [b for b in rows if b.project != DEFAULT_PROJECT]
+    unknown = {b.project for b in bound if principal.role_in(b.project) is None}
+    records = projects.many(unknown) if unknown and principal.organizations else {}
+    visible = [
+        BindingRow(project=b.project, knowledge_base=b.knowledge_base, bound_by=b.bound_by, bound_at=b.bound_at)
+        for b in sorted(bound, key=lambda b: b.project)
+        if b.project not in unknown
+        or (b.project in records and has_standing(principal, b.project, records[b.project].organization))
+    ]
+    console_default = (
+        None
+        if default is None
+        else ConsoleDefault(knowledge_base=default.knowledge_base, bound_by=default.bound_by, bound_at=default.bound_at)
+    )
+    return BindingList(bindings=visible, console_default=console_default)
 
 
 def set_binding(

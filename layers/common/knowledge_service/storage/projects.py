@@ -9,7 +9,7 @@ from boto3.dynamodb.conditions import Attr
 
 from knowledge_service.errors import Conflict
 from knowledge_service.models import ProjectRecord
-from knowledge_service.storage.toolkit import conditionally, scan_all
+from knowledge_service.storage.toolkit import batch_get_all, conditionally, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -17,11 +17,20 @@ if TYPE_CHECKING:
 
 class ProjectStore:
     def __init__(self, resource: DynamoDBServiceResource, table_name: str):
+        self._resource = resource
+        self._name = table_name
         self._table = resource.Table(table_name)
 
     def get(self, project_id: str) -> ProjectRecord | None:
         item = self._table.get_item(Key={"project_id": project_id}, ConsistentRead=True).get("Item")
         return ProjectRecord.model_validate(item) if item else None
+
+    def many(self, project_ids: set[str]) -> dict[str, ProjectRecord]:
+        """The records of ``project_ids`` that exist, by id (100 keys a request)."""
+        keys = [{"project_id": project_id} for project_id in sorted(project_ids)]
+        found = batch_get_all(self._resource, {self._name: keys}, consistent=True)[self._name] if keys else []
+        records = (ProjectRecord.model_validate(item) for item in found)
+        return {record.project_id: record for record in records}
 
     def create(self, project_id: str, organization: str, name: str = "") -> ProjectRecord:
         record = ProjectRecord(

@@ -1,4 +1,4 @@
-"""Bindings: POST /knowledge/project-map, GET /knowledge/projects, POST /knowledge/bases."""
+"""Bindings: GET and POST /knowledge/project-map, GET /knowledge/projects, POST /knowledge/bases."""
 
 from __future__ import annotations
 
@@ -38,6 +38,20 @@ class ForagerProjects(Model):
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
     rt = runtime()
     return ok(bindings.set_binding(rt.config, rt.projects, rt.upstream, request, current_call().principal, rt.events))
+
+
+@router.get(
+    "/knowledge/project-map",
+    summary="Every binding the caller may see, and the console default",
+    tags=["bindings"],
+    openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.INSTALLATION),
+    responses=error_responses(401, 403, 500, 502, 503, 504),
+)
+def get_project_map() -> Envelope[bindings.BindingList]:
+    rt = runtime()
+    call = current_call()
+    rt.upstream.answering(call.settings())  # 503 while knowledge is off or down, as every route but status
+    return ok(bindings.visible_bindings(rt.config, rt.projects, call.principal))
 
 
 @router.get(
