@@ -134,13 +134,31 @@ LOCAL = [curl for curl in CURLS if "forager.internal" not in curl.command]
 """The README's remote-FORAGER example is for a deployment that allows that host."""
 
 
+def readme_blocks(marker: str) -> list[list[str]]:
+    """The README's shell blocks with a line that holds ``marker``."""
+    return [lines for lines in shell_blocks((ROOT / "README.md").read_text()) if any(marker in x for x in lines)]
+
+
 def readme_kb_block() -> list[str]:
     """The README's one shell block that runs the ``kb`` command."""
-    blocks = [
-        lines for lines in shell_blocks((ROOT / "README.md").read_text()) if any("uv run kb " in x for x in lines)
-    ]
+    blocks = readme_blocks("uv run kb ")
     assert len(blocks) == 1, "the README shows one kb round trip"
     return blocks[0]
+
+
+def run_as_pasted(block: list[str], stack: LocalStack, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``block`` run by bash in ``cwd`` as a reader pastes it into the shell where ``make run``'s
+    token is ``$TOKEN``: the documented URL is the stack's, ``.devstack`` (what
+    ``knowledge-admin --local`` reads) is the stack's state, and ``uv run`` runs the command in
+    this test's own environment (the locked one)."""
+    (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
+    script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
+    prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "AWS_", "DEVSTACK_"))}
+    env |= {"TOKEN": stack.admin_token, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}
+    return subprocess.run(
+        ["bash", "-c", prelude + script], cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def test_the_documents_hold_the_curls_this_test_runs() -> None:
@@ -201,20 +219,9 @@ def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_pat
     # Given the README's kb block (export, edit, import) and an empty folder to run it in
     block = readme_kb_block()
     assert {"kb export", "kb import"} <= {word for line in block for word in re.findall(r"kb \w+", line)}
-    script = "\n".join(block).replace(DOCUMENTED_URL, own_stack.url)
-    prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
-    env |= {"TOKEN": own_stack.admin_token, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}
+    script = "\n".join(block)
     # When bash runs it as pasted
-    done = subprocess.run(
-        ["bash", "-c", prelude + script],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    done = run_as_pasted(block, own_stack, tmp_path)
     # Then every command succeeds, the dry run and the import say what the README says,
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     said = done.stdout.splitlines()
@@ -235,3 +242,17 @@ def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_pat
     assert page.status_code == 200, page.text
     assert page.json()["content"] == edited.read_text()
     assert page.json()["content"].endswith("Then sam deploy.\n")
+
+
+def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given each README block that runs knowledge-admin against the local stack (principals,
+    # an agent's mission); the deployment's --stack block needs an AWS account and is left out
+    blocks = readme_blocks("uv run knowledge-admin --local ")
+    assert len(blocks) >= 2
+    for number, block in enumerate(blocks):
+        # When bash runs it as pasted, in a folder of its own
+        here = tmp_path / str(number)
+        here.mkdir()
+        done = run_as_pasted(block, own_stack, here)
+        # Then every command in it succeeds
+        assert done.returncode == 0, f"{block}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
