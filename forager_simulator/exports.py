@@ -252,21 +252,7 @@ def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
             raise ApiError(410, "archive_expired", "This export's archive is no longer kept.")
         with state.lock:
             fault = export.faults.pop(0) if export.faults else None
-        seed, size, digest = export.export_id, export.size, str(row["sha256"])
-        if fault == "wrong_record":
-            seed = seed + "-other"
-            digest = archive_digest(seed, size)
-        chunks = archive_chunks(seed, size, 64 * 1024)
-        if fault == "corrupt":
-            chunks = _corrupt(chunks, size // 2)
-        elif fault == "truncate":
-            size = max(0, size - max(1, size // 3))
-            chunks = _limit(chunks, size)
-        elif fault == "extend":
-            chunks = _extend(chunks, b"trailing bytes FORAGER never recorded")
-            size += len(b"trailing bytes FORAGER never recorded")
-        elif fault == "wrong_digest":
-            digest = hashlib.sha256(digest.encode()).hexdigest()
+        chunks, size, digest = _archive(export.export_id, export.size, str(row["sha256"]), fault)
         headers = [
             ("X-Export-Sha256", digest),
             ("Content-Disposition", f'attachment; filename="{export.file_name()}"'),
@@ -285,6 +271,26 @@ def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         ("GET", rf"/api/exports/{EXPORT_ID}", get_export),
         ("GET", rf"/api/exports/{EXPORT_ID}/download", download),
     ]
+
+
+def _archive(seed: str, size: int, digest: str, fault: str | None) -> tuple[Iterator[bytes], int, str]:
+    """The archive's bytes, their length and the digest sent beside them, with the export's
+    next download fault (if any) applied."""
+    if fault == "wrong_record":
+        seed = seed + "-other"
+        digest = archive_digest(seed, size)
+    chunks = archive_chunks(seed, size, 64 * 1024)
+    if fault == "corrupt":
+        chunks = _corrupt(chunks, size // 2)
+    elif fault == "truncate":
+        size = max(0, size - max(1, size // 3))
+        chunks = _limit(chunks, size)
+    elif fault == "extend":
+        chunks = _extend(chunks, b"trailing bytes FORAGER never recorded")
+        size += len(b"trailing bytes FORAGER never recorded")
+    elif fault == "wrong_digest":
+        digest = hashlib.sha256(digest.encode()).hexdigest()
+    return chunks, size, digest
 
 
 def _corrupt(chunks: Iterator[bytes], at: int) -> Iterator[bytes]:

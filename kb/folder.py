@@ -103,9 +103,14 @@ def read_manifest(directory: Path, project: str) -> dict[str, str] | None:
         raise Refused(f"the manifest {MANIFEST} is not format {FORMAT}")
     if data.get("project") != project:
         raise Refused(f"the manifest was exported from project {data.get('project')!r}, not {project!r}")
+    return _manifest_pages(data["pages"])
+
+
+def _manifest_pages(listed: dict[str, Any]) -> dict[str, str]:
+    """The manifest's pages, each a canonical page path under /fs with a sha256 version, once."""
     pages: dict[str, str] = {}
     canon: dict[str, str] = {}
-    for page, version in data["pages"].items():
+    for page, version in listed.items():
         if not isinstance(version, str) or not version.startswith("sha256:"):
             raise Refused(f"the manifest's version for {page} is not a sha256 version")
         try:

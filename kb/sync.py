@@ -1,46 +1,75 @@
-"""``kb export`` and ``kb import``: a whole knowledge base to a folder and back."""
+"""``kb export`` and ``kb import``: a whole knowledge base to a folder and back.
+
+An import runs in five steps, each a function below: read (the folder and its manifest),
+plan (``kb.plan``, against the hub's listing), check (case twins against the hub, the
+folder linted whole), write (one guarded write a changed page) and summary (the counting
+line, the manifest, the exit code). Nothing is written unless read and check pass.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
 import sys
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TextIO
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
+
 from kb import folder
-from kb.folder import Refused
+from kb.folder import Bundle, Refused
 from kb.hub import Hub, HubError, Stop
-from kb.plan import Kind, Step, next_manifest, plan, summary
+from kb.plan import WRITES, Kind, Step, next_manifest, plan, summary
 from knowledge_service.domain.pages.describe import describe
 from knowledge_service.domain.pages.tree import Tree
 from knowledge_service.storage.page_store import Head
 
 REFUSING_LINT = ("unparsed_frontmatter", "okf_version_misplaced", "link_escapes_bundle")
 REFUSED = 1
+QUIET_BELOW = 200  # off a terminal, a base smaller than this gets no progress lines
+LINE_EVERY = 500
 
 
 class Progress:
-    """Progress on stderr: a bar on a terminal, a line every 500 items otherwise (large bases only)."""
+    """Progress on stderr: a ``rich`` bar on a terminal, a line every 500 items otherwise
+    (large bases only). A context manager: leaving it ends the bar, also after a stop."""
 
     def __init__(self, what: str, total: int, stream: TextIO | None = None) -> None:
         self.what, self.total, self.done = what, total, 0
         self.stream = stream or sys.stderr
-        self.bar = self.stream.isatty()
-        self.quiet = total < 200 and not self.bar
+        self.bar: Bar | None = None
+        if self.stream.isatty() and total > 0:
+            self.bar = Bar(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream, force_terminal=True),
+                auto_refresh=False,
+            )
+            self.task = self.bar.add_task(what, total=total)
+        self.quiet = total < QUIET_BELOW and self.bar is None
+
+    def __enter__(self) -> Progress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
     def step(self) -> None:
         self.done += 1
-        if self.quiet:
-            return
-        if self.bar:
-            filled = int(30 * self.done / max(self.total, 1))
-            self.stream.write(f"\r{self.what} [{'#' * filled}{' ' * (30 - filled)}] {self.done}/{self.total}")
-            if self.done == self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-        elif self.done % 500 == 0 or self.done == self.total:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, refresh=True)
+        elif not self.quiet and (self.done % LINE_EVERY == 0 or self.done == self.total):
             self.stream.write(f"kb: {self.what} {self.done}/{self.total}\n")
 
 
@@ -49,25 +78,61 @@ def say(message: str) -> None:
 
 
 # ------------------------------------------------------------------ export
-def export(hub: Hub, directory: Path, force: bool) -> int:  # noqa: PLR0912
+def export(hub: Hub, directory: Path, force: bool) -> int:
     project = hub.config.project
-    old: dict[str, str] | None = None
-    exists = False
+    exists, old = _export_target(directory, project, force)
+    rows = hub.pages()
+    wanted = _exported_pages(rows)
+    for page in wanted:
+        if exists:
+            folder.check_target(directory, page)
+        else:
+            folder.target_parts(page)
+    contents: dict[str, bytes] = {}
+    versions: dict[str, str] = {}
+    with Progress("read", len(wanted)) as progress:
+        for page in wanted:
+            got = hub.get(page)
+            contents[page] = got["content"].encode("utf-8")
+            versions[page] = got["version"]
+            progress.step()
+    gone = sorted(p for p in (old or {}) if p not in rows and exists and folder.removable(directory, p))
+    directory.mkdir(parents=True, exist_ok=True)
+    with Progress("write", len(wanted)) as progress:
+        for page in wanted:
+            try:
+                folder.write_page(directory, page, contents[page])
+            except OSError as error:
+                raise Refused(f"{page}: cannot be written without following a link ({error.strerror})") from error
+            progress.step()
+    for page in gone:
+        folder.remove_page(directory, page)
+        print(f"removed {page}")
+    folder.write_manifest(directory, project, versions)
+    say(f"exported {len(wanted)} pages to {directory}")
+    return 0
+
+
+def _export_target(directory: Path, project: str, force: bool) -> tuple[bool, dict[str, str] | None]:
+    """Whether ``directory`` exists, and the manifest it already holds (``--force`` only)."""
     try:
         info = os.lstat(directory)
-        exists = True
     except FileNotFoundError:
-        info = None
-    if info is not None:
-        if stat.S_ISLNK(info.st_mode):
-            raise Refused(f"{directory} is a symbolic link")
-        if not stat.S_ISDIR(info.st_mode):
-            raise Refused(f"{directory} is not a directory")
-        if any(os.scandir(directory)):
-            if not force:
-                raise Refused(f"{directory} is not empty (--force writes into it)")
-            old = folder.read_manifest(directory, project)
-    rows = hub.pages()
+        return False, None
+    if stat.S_ISLNK(info.st_mode):
+        raise Refused(f"{directory} is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        raise Refused(f"{directory} is not a directory")
+    if not any(os.scandir(directory)):
+        return True, None
+    if not force:
+        raise Refused(f"{directory} is not empty (--force writes into it)")
+    return True, folder.read_manifest(directory, project)
+
+
+def _exported_pages(rows: dict[str, Any]) -> list[str]:
+    """The hub's pages an export writes: a dot-named one is left out (an import would not
+    read it back); two that differ only in case or normalisation refuse the export."""
     wanted: list[str] = []
     for page in sorted(rows):
         if folder.is_dot_named(page):
@@ -78,34 +143,7 @@ def export(hub: Hub, directory: Path, force: bool) -> int:  # noqa: PLR0912
     if found:
         a, b = found[0]
         raise Refused(f"{a} and {b} differ only in case or normalisation; rename one on the hub first")
-    for page in wanted:
-        if exists:
-            folder.check_target(directory, page)
-        else:
-            folder.target_parts(page)
-    contents: dict[str, bytes] = {}
-    versions: dict[str, str] = {}
-    progress = Progress("read", len(wanted))
-    for page in wanted:
-        got = hub.get(page)
-        contents[page] = got["content"].encode("utf-8")
-        versions[page] = got["version"]
-        progress.step()
-    gone = sorted(p for p in (old or {}) if p not in rows and exists and folder.removable(directory, p))
-    directory.mkdir(parents=True, exist_ok=True)
-    progress = Progress("write", len(wanted))
-    for page in wanted:
-        try:
-            folder.write_page(directory, page, contents[page])
-        except OSError as error:
-            raise Refused(f"{page}: cannot be written without following a link ({error.strerror})") from error
-        progress.step()
-    for page in gone:
-        folder.remove_page(directory, page)
-        print(f"removed {page}")
-    folder.write_manifest(directory, project, versions)
-    say(f"exported {len(wanted)} pages to {directory}")
-    return 0
+    return wanted
 
 
 # ------------------------------------------------------------------ import
@@ -125,80 +163,134 @@ def lint_line(found: dict[str, Any]) -> str:
     return f"agent-hub: lint {found['code']} {where}: {found['message']}"
 
 
-def import_(hub: Hub, directory: Path, prune: bool, dry_run: bool) -> int:  # noqa: PLR0912, PLR0915
+class _NothingWritten(Exception):
+    """The import refuses before its first write: each line goes to stderr."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("; ".join(lines))
+        self.lines = lines
+
+
+@dataclass
+class _Sides:
+    """What the plan is made of: the folder, its manifest and the hub's versions."""
+
+    bundle: Bundle
+    manifest: dict[str, str]
+    hub: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Outcome:
+    """What the write step did: each page's final step, in order, and what stopped it."""
+
+    final: list[Step] = field(default_factory=list)
+    done: dict[str, Step] = field(default_factory=dict)
+    stopped: Stop | None = None
+
+
+def import_(hub: Hub, directory: Path, prune: bool, dry_run: bool) -> int:
     project = hub.config.project
+    try:
+        sides = _read(directory, project)
+        sides.hub = {path: str(row["version"]) for path, row in hub.pages().items()}
+        steps = plan(sides.bundle.versions, sides.hub, sides.manifest, prune)
+        _check(sides, steps, project)
+    except _NothingWritten as refused:
+        for line in refused.lines:
+            say(line)
+        say("nothing was written")
+        return REFUSED
+    outcome = _write(hub, sides.bundle, steps, dry_run)
+    return _summary(directory, project, sides, outcome, dry_run)
+
+
+def _read(directory: Path, project: str) -> _Sides:
+    """The folder and its manifest, every refusal of either collected."""
     bundle = folder.read_bundle(directory)
-    manifest_refusal: str | None = None
+    refusals = [f"refused {refusal}" for refusal in bundle.refusals]
     try:
         manifest = folder.read_manifest(directory, project) or {}
     except Refused as error:
-        manifest, manifest_refusal = {}, str(error)
-    if bundle.refusals or manifest_refusal:
-        for refusal in bundle.refusals:
-            say(f"refused {refusal}")
-        if manifest_refusal:
-            say(f"refused: {manifest_refusal}")
-        say("nothing was written")
-        return REFUSED
-    hub_versions = {path: str(row["version"]) for path, row in hub.pages().items()}
-    steps = plan(bundle.versions, hub_versions, manifest, prune)
+        manifest = {}
+        refusals.append(f"refused: {error}")
+    if refusals:
+        raise _NothingWritten(refusals)
+    return _Sides(bundle, manifest)
+
+
+def _check(sides: _Sides, steps: list[Step], project: str) -> None:
+    """Refuse a folder page that is a case twin of a hub page the import keeps, and a
+    refusing lint finding on a page the import writes; every other finding is a warning."""
     deleting = {s.path for s in steps if s.kind is Kind.DELETE}
-    kept = [p for p in hub_versions if p not in deleting and p not in bundle.versions]
-    found = folder.twins(bundle.versions, kept)
-    if found:
-        for a, b in found:
-            say(f"refused {a}: differs only in case or normalisation from {b} on the hub")
-        say("nothing was written")
-        return REFUSED
+    kept = [p for p in sides.hub if p not in deleting and p not in sides.bundle.versions]
+    twins = folder.twins(sides.bundle.versions, kept)
+    if twins:
+        raise _NothingWritten(
+            [f"refused {a}: differs only in case or normalisation from {b} on the hub" for a, b in twins]
+        )
     writing = {s.path for s in steps if s.kind in (Kind.CREATE, Kind.UPDATE)}
     refusing = []
-    for finding in lint_bundle(bundle.pages, project):
+    for finding in lint_bundle(sides.bundle.pages, project):
         if finding["code"] in REFUSING_LINT and finding["path"] in writing:
             refusing.append(finding)
         else:
             print(lint_line(finding), file=sys.stderr)
     if refusing:
-        for finding in refusing:
-            say(f"refused {lint_line(finding).removeprefix('agent-hub: ')}")
-        say("nothing was written")
-        return REFUSED
-    done: dict[str, Step] = {}
-    stopped: Stop | None = None
-    final: list[Step] = []
-    progress = Progress("write", sum(1 for s in steps if s.kind in (Kind.CREATE, Kind.UPDATE, Kind.DELETE)))
-    for step in steps:
-        outcome = step
-        if step.kind in (Kind.CREATE, Kind.UPDATE, Kind.DELETE) and not dry_run:
-            if stopped is not None:
-                outcome = Step(Kind.NOT_ATTEMPTED, step.path)
-            else:
-                try:
-                    if step.kind is Kind.DELETE:
-                        hub.delete(step.path, step.guard)
-                    else:
-                        hub.put(step.path, bundle.pages[step.path], step.guard)
-                except HubError as error:
-                    if error.status == 409:
-                        outcome = Step(Kind.CONFLICT, step.path, "changed on the hub while the import ran")
-                    elif error.status == 404 and step.kind is Kind.DELETE:
-                        outcome = Step(Kind.ALREADY_GONE, step.path)
-                    else:
-                        stopped, outcome = error, Step(Kind.NOT_ATTEMPTED, step.path)
-                except Stop as error:
-                    stopped, outcome = error, Step(Kind.NOT_ATTEMPTED, step.path)
+        raise _NothingWritten([f"refused {lint_line(f).removeprefix('agent-hub: ')}" for f in refusing])
+
+
+def _write(hub: Hub, bundle: Bundle, steps: list[Step], dry_run: bool) -> _Outcome:
+    """Each step's line on stdout as it is done; after a stop, the rest are not attempted."""
+    outcome = _Outcome()
+    writes = 0 if dry_run else sum(1 for s in steps if s.kind in WRITES)
+    with Progress("write", writes) as progress:
+        for step in steps:
+            result = step
+            if step.kind in WRITES and not dry_run:
+                if outcome.stopped is None:
+                    result, outcome.stopped = _attempt(hub, bundle, step)
+                else:
+                    result = Step(Kind.NOT_ATTEMPTED, step.path)
                 progress.step()
-        done[step.path] = outcome
-        final.append(outcome)
-        print(outcome.line(dry_run), flush=True)
-    print(summary(final, dry_run))
+            outcome.done[step.path] = result
+            outcome.final.append(result)
+            print(result.line(dry_run), flush=True)
+    return outcome
+
+
+def _attempt(hub: Hub, bundle: Bundle, step: Step) -> tuple[Step, Stop | None]:
+    """One guarded write or delete: a 409 is a conflict and a delete's 404 is already gone
+    (the import goes on); any other refusal stops the import."""
+    try:
+        if step.kind is Kind.DELETE:
+            hub.delete(step.path, step.guard)
+        else:
+            hub.put(step.path, bundle.pages[step.path], step.guard)
+    except HubError as error:
+        if error.status == 409:
+            return Step(Kind.CONFLICT, step.path, "changed on the hub while the import ran"), None
+        if error.status == 404 and step.kind is Kind.DELETE:
+            return Step(Kind.ALREADY_GONE, step.path), None
+        return Step(Kind.NOT_ATTEMPTED, step.path), error
+    except Stop as error:
+        return Step(Kind.NOT_ATTEMPTED, step.path), error
+    return step, None
+
+
+def _summary(directory: Path, project: str, sides: _Sides, outcome: _Outcome, dry_run: bool) -> int:
+    """The counting line, the stop's reason, the manifest (not on a dry run) and the exit code."""
+    print(summary(outcome.final, dry_run))
+    stopped = outcome.stopped
     if stopped is not None:
         say(stopped.message)
     if not dry_run:
+        pages = next_manifest(sides.bundle.versions, sides.hub, sides.manifest, outcome.done)
         try:
-            folder.write_manifest(directory, project, next_manifest(bundle.versions, hub_versions, manifest, done))
+            folder.write_manifest(directory, project, pages)
         except OSError as error:
             say(f"the manifest cannot be saved: {error}")
             return stopped.code if stopped is not None else REFUSED
     if stopped is not None:
         return stopped.code
-    return REFUSED if any(s.kind is Kind.CONFLICT for s in final) else 0
+    return REFUSED if any(s.kind is Kind.CONFLICT for s in outcome.final) else 0

@@ -1,4 +1,5 @@
-"""Every curl in README.md and docs/api.md works as pasted, against a local stack.
+"""Every curl in README.md and docs/api.md, and the README's ``kb`` round trip, work as
+pasted against a local stack.
 
 Each command is read from the documents, its token and URL substituted, and sent as curl
 would send it: ``-d`` with no ``Content-Type`` goes as form encoding, which the edge reads
@@ -6,17 +7,25 @@ as JSON when the body is a JSON object. A command followed by a ``# {"success": 
 line must answer exactly that refusal; every other must answer the envelope, never a 5xx
 and never a refusal of its ``Content-Type`` or of a field curl's encoding made up.
 
+The README's ``kb`` block runs as one bash script, unchanged but for the documented URL,
+in an empty folder: ``$TOKEN`` is the stack's admin token (the README's line before it sets
+it), and ``uv run`` runs the command in this test's own environment (the locked one).
+
 The walk binds, unbinds, makes a knowledge base, seeds and syncs, so it runs on a stack of
-its own rather than the session's shared one.
+its own rather than the session's shared one; the ``kb`` round trip shares it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -125,6 +134,33 @@ LOCAL = [curl for curl in CURLS if "forager.internal" not in curl.command]
 """The README's remote-FORAGER example is for a deployment that allows that host."""
 
 
+def readme_blocks(marker: str) -> list[list[str]]:
+    """The README's shell blocks with a line that holds ``marker``."""
+    return [lines for lines in shell_blocks((ROOT / "README.md").read_text()) if any(marker in x for x in lines)]
+
+
+def readme_kb_block() -> list[str]:
+    """The README's one shell block that runs the ``kb`` command."""
+    blocks = readme_blocks("uv run kb ")
+    assert len(blocks) == 1, "the README shows one kb round trip"
+    return blocks[0]
+
+
+def run_as_pasted(block: list[str], stack: LocalStack, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``block`` run by bash in ``cwd`` as a reader pastes it into the shell where ``make run``'s
+    token is ``$TOKEN``: the documented URL is the stack's, ``.devstack`` (what
+    ``knowledge-admin --local`` reads) is the stack's state, and ``uv run`` runs the command in
+    this test's own environment (the locked one)."""
+    (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
+    script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
+    prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "AWS_", "DEVSTACK_"))}
+    env |= {"TOKEN": stack.admin_token, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}
+    return subprocess.run(
+        ["bash", "-c", prelude + script], cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
 def test_the_documents_hold_the_curls_this_test_runs() -> None:
     assert len([c for c in CURLS if c.source.startswith("README.md")]) >= 8
     assert len([c for c in CURLS if c.source.startswith("docs/api.md")]) >= 15
@@ -177,3 +213,46 @@ def test_every_documented_curl_works_as_pasted(own_stack: LocalStack) -> None:
             if answer.status_code >= 500 or refused_wrongly or "success" not in body:
                 failures.append(f"{documented.source}\n  -> {answer.status_code} {body}")
     assert not failures, "\n".join(failures)
+
+
+def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given the README's kb block (export, edit, import) and an empty folder to run it in
+    block = readme_kb_block()
+    assert {"kb export", "kb import"} <= {word for line in block for word in re.findall(r"kb \w+", line)}
+    script = "\n".join(block)
+    # When bash runs it as pasted
+    done = run_as_pasted(block, own_stack, tmp_path)
+    # Then every command succeeds, the dry run and the import say what the README says,
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    said = done.stdout.splitlines()
+    for line in block:
+        documented = line.partition("  # ")[2].strip()
+        if documented.startswith(("would update", "update")):
+            assert documented in said, f"the README says {documented!r}; kb said {said}"
+    # and the hub holds the page as the folder edited it
+    appended = re.search(r">> \./([^/\s]+)/(\S+)", script)
+    assert appended is not None, "the README's edit appends to a page in the exported folder"
+    edited = tmp_path / appended.group(1) / appended.group(2)
+    assert (tmp_path / appended.group(1) / ".agent-hub-kb.json").is_file()
+    page = httpx.get(
+        f"{own_stack.url}/api/v1/projects/falcon/kb/pages/fs/{appended.group(2)}",
+        headers={"Authorization": f"Bearer {own_stack.admin_token}"},
+        timeout=30.0,
+    )
+    assert page.status_code == 200, page.text
+    assert page.json()["content"] == edited.read_text()
+    assert page.json()["content"].endswith("Then sam deploy.\n")
+
+
+def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given each README block that runs knowledge-admin against the local stack (principals,
+    # an agent's mission); the deployment's --stack block needs an AWS account and is left out
+    blocks = readme_blocks("uv run knowledge-admin --local ")
+    assert len(blocks) >= 2
+    for number, block in enumerate(blocks):
+        # When bash runs it as pasted, in a folder of its own
+        here = tmp_path / str(number)
+        here.mkdir()
+        done = run_as_pasted(block, own_stack, here)
+        # Then every command in it succeeds
+        assert done.returncode == 0, f"{block}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"

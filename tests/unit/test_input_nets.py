@@ -12,8 +12,8 @@ import pytest
 
 from knowledge_service.domain import ingestion
 from knowledge_service.domain.exports import safe_file_name
-from knowledge_service.domain.upload_form import FIELD_MAX, parse_form
 from knowledge_service.domain.workspace_paths import PathRefused, contain
+from knowledge_service.edge.upload_form import FIELD_MAX, parse_form
 from knowledge_service.errors import BadRequest, PermissionDenied
 
 BOUNDARY = "net-boundary"

@@ -203,15 +203,21 @@ class _Terminal(io.StringIO):
 
 def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise() -> None:
     terminal = _Terminal()
-    bar = Progress("write", 4, terminal)
-    for _ in range(4):
-        bar.step()
-    assert terminal.getvalue().endswith("\rwrite [" + "#" * 30 + "] 4/4\n")
+    with Progress("write", 4, terminal) as bar:
+        for _ in range(4):
+            bar.step()
+    drawn = terminal.getvalue()
+    assert "write" in drawn and "4/4" in drawn and "\x1b[" in drawn  # rich's bar, drawn for a terminal
     plain = io.StringIO()
-    lines = Progress("read", 1000, plain)
-    for _ in range(1000):
-        lines.step()
+    with Progress("read", 1000, plain) as lines:
+        for _ in range(1000):
+            lines.step()
     assert plain.getvalue() == "kb: read 500/1000\nkb: read 1000/1000\n"
     small = io.StringIO()
-    Progress("read", 10, small).step()
+    with Progress("read", 10, small) as quiet:
+        quiet.step()
     assert small.getvalue() == ""
+    empty = _Terminal()
+    with Progress("write", 0, empty):
+        pass
+    assert empty.getvalue() == ""  # a dry run, or nothing to write: no bar at all

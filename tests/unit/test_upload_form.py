@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge_service.domain.upload_form import boundary_of, flag, parse_form
+from knowledge_service.edge.upload_form import boundary_of, flag, parse_form
 from knowledge_service.errors import BadRequest
 
 FIELDS = frozenset({"project", "force", "admission_job_id"})

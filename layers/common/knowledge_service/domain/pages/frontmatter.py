@@ -11,8 +11,23 @@ the indented block under it, a nested map or list included) is kept byte for byt
 value and never read, so no custom key makes a block unparsed (the specification's ruling,
 "Custom frontmatter keys"); the keys the reader knows keep their grammar.
 
-The reader never raises: a block it cannot read safely is ``unparsed``. The patches
-(``append_entry``, ``set_fields``) change only the lines of the keys they touch.
+The reader never raises: a block it cannot read safely is ``unparsed``, and its ``problem``
+names the line and the cause (a key set twice, a line that is not ``key: value``, a flow
+list that does not close), never a cause it does not have. The patches (``append_entry``,
+``set_fields``) change only the lines of the keys they touch.
+
+Why a hand reader and not a YAML library (decided in issue 26, kept on purpose): the rules
+need what a YAML parser does not give. A custom key's text is kept byte for byte and never
+read; a YAML parser reads every key, and a custom block that is not YAML (a tab, ``a: b:``,
+an alias) would make a valid page unparsed, which the ruling forbids. The patches rewrite
+only the lines of the keys they touch, so each key's line span is needed, and a load gives
+values, not spans. The known keys' grammar is narrower than YAML (``--- # x`` is no opener,
+a duplicate key is refused, not last-wins) and every value is a string (YAML 1.1 would read
+``status: on`` as a boolean and ``stale_after: 2026-01-01`` as a date), so a library would
+be a strings-only loader with these rules re-implemented on top of it: more code, not
+less, and one more dependency in every function that reads pages. The reader is held by
+Hypothesis properties (render then read round-trips; custom keys kept as written) and a
+real-world corpus (``tests/e2e/realworld_docs``).
 """
 
 from __future__ import annotations

@@ -23,12 +23,12 @@ from pydantic import BaseModel, ValidationError
 
 from knowledge_service.domain import identifiers, ingestion
 from knowledge_service.domain.scope import Scope
-from knowledge_service.domain.upload_form import Form, flag, parse_form
 from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, current_call, scope_of
 from knowledge_service.edge.body import read_json
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
 from knowledge_service.edge.resolver import bad_request_from
+from knowledge_service.edge.upload_form import Form, flag, parse_form
 from knowledge_service.errors import BadRequest, PayloadTooLarge
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime

@@ -1,24 +1,36 @@
 """Reading an inline ``multipart/form-data`` upload (RFC 7578), bounded before it is read.
 
-The body an inline upload carries is at most what Lambda takes (6 MB); it is refused by
-length before a byte is parsed. Fields are the upload's own (``project``, ``force``,
-``admission_job_id``) and file parts named ``files``; anything else is refused by name. A
+The framing (delimiters, parts, header lines, where a part's bytes end) is
+``python-multipart``'s streaming parser. What the form may hold is this module's: fields are
+the upload's own (``project``, ``force``, ``admission_job_id``), at most 256 bytes of UTF-8
+each and given once, and file parts are named ``files``; anything else is refused by name. A
 file part's filename is a relative name, held to the workspace path fence's rules
-(``workspace_paths.file_name``), as the upload session's names are.
+(``workspace_paths.file_name``), as the upload session's names are. The body is at most what
+Lambda takes (6 MB): the route refuses it by length before a byte is parsed.
+
+A ``Content-Disposition``'s parameters are read here, not by the library's
+``parse_options_header``: that one rewrites a filename that looks like a Windows path to its
+last segment (``C:\\Windows\\win.ini`` would reach the fence as ``win.ini``), and the fence
+must see the name exactly as it was sent.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from python_multipart import MultipartParser
+from python_multipart.exceptions import MultipartParseError
+from python_multipart.multipart import MultipartState
 
 from knowledge_service.domain.workspace_paths import PathRefused, file_name, shown
 from knowledge_service.errors import BadRequest
 
 FILENAME_MAX = 1024
 FIELD_MAX = 256
-_BOUNDARY = re.compile(r"^[0-9A-Za-z'()+_,\-./:=? ]{1,70}$")
+_BOUNDARY = re.compile(r"^[0-9A-Za-z'()+_,\-./:=? ]{1,70}$")  # RFC 2046's bchars
 _PARAM = re.compile(r';\s*([A-Za-z*]+)="((?:[^"\\]|\\.)*)"|;\s*([A-Za-z*]+)=([^;\s]+)')
+_NOT_FRAMED = "is not a multipart body with the boundary its Content-Type names."
 
 
 @dataclass(frozen=True)
@@ -33,12 +45,48 @@ class Form:
     files: list[InlineFile]
 
 
+@dataclass
+class _Part:
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    data: list[bytes] = field(default_factory=list)
+
+
+class _Parts:
+    """The parts ``python-multipart`` finds, each with its raw header lines and bytes."""
+
+    def __init__(self) -> None:
+        self.parts: list[_Part] = []
+        self._name = b""
+        self._value = b""
+
+    def parser(self, boundary: str) -> MultipartParser:
+        return MultipartParser(
+            boundary.encode("ascii"),
+            {
+                "on_part_begin": lambda: self.parts.append(_Part()),
+                "on_part_data": lambda data, start, end: self.parts[-1].data.append(data[start:end]),
+                "on_header_field": self._on_name,
+                "on_header_value": self._on_value,
+                "on_header_end": self._on_header_end,
+            },
+        )
+
+    def _on_name(self, data: bytes, start: int, end: int) -> None:
+        self._name += data[start:end]
+
+    def _on_value(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def _on_header_end(self) -> None:
+        self.parts[-1].headers.append((self._name, self._value))
+        self._name = self._value = b""
+
+
 def boundary_of(content_type: str) -> str:
     kind, _, rest = content_type.partition(";")
     if kind.strip().lower() != "multipart/form-data":
         raise BadRequest("Content-Type", "must be multipart/form-data (or application/json naming a session_id).")
-    params = _params(";" + rest)
-    boundary = params.get("boundary", "")
+    boundary = _params(";" + rest).get("boundary", "")
     if not _BOUNDARY.match(boundary) or boundary.endswith(" "):
         raise BadRequest("Content-Type", "names no valid multipart boundary.")
     return boundary
@@ -46,33 +94,30 @@ def boundary_of(content_type: str) -> str:
 
 def parse_form(body: bytes, content_type: str, allowed_fields: frozenset[str]) -> Form:
     """The form's fields and files, or a 400 naming what is wrong."""
-    delimiter = b"--" + boundary_of(content_type).encode("ascii")
-    position = body.find(delimiter)
-    if position != 0 and body[:position].strip() != b"":
-        raise BadRequest("body", "is not a multipart body with the boundary its Content-Type names.")
-    if position < 0:
-        raise BadRequest("body", "is not a multipart body with the boundary its Content-Type names.")
+    boundary = boundary_of(content_type)
+    framed = body.lstrip()  # a preamble of white space only, as before the first delimiter
+    if not framed.startswith(b"--" + boundary.encode("ascii")):
+        raise BadRequest("body", _NOT_FRAMED)
+    found = _Parts()
+    parser = found.parser(boundary)
+    try:
+        parser.write(framed)
+    except MultipartParseError as error:
+        raise BadRequest("body", f"{_NOT_FRAMED[:-1]} ({error}).") from None
+    if parser.state != MultipartState.END:
+        raise BadRequest("body", "ends before its closing multipart delimiter.")
     fields: dict[str, str] = {}
     files: list[InlineFile] = []
-    while True:
-        position += len(delimiter)
-        if body[position : position + 2] == b"--":
-            return Form(fields, files)
-        if body[position : position + 2] != b"\r\n":
-            raise BadRequest("body", "has a multipart delimiter not followed by a line break.")
-        head_end = body.find(b"\r\n\r\n", position)
-        end = body.find(b"\r\n" + delimiter, head_end + 4) if head_end >= 0 else -1
-        if head_end < 0 or end < 0:
-            raise BadRequest("body", "ends before its closing multipart delimiter.")
-        name, filename = _disposition(body[position + 2 : head_end])
-        content = body[head_end + 4 : end]
+    for part in found.parts:
+        name, filename = _disposition(part.headers)
+        content = b"".join(part.data)
         if filename is not None:
             if name != "files":
                 raise BadRequest(name, "is not a file field of this request (file parts are named files).")
             files.append(InlineFile(_filename(filename), content))
         else:
             _add_field(fields, name, content, allowed_fields)
-        position = end + 2
+    return Form(fields, files)
 
 
 def _add_field(fields: dict[str, str], name: str, content: bytes, allowed: frozenset[str]) -> None:
@@ -88,13 +133,13 @@ def _add_field(fields: dict[str, str], name: str, content: bytes, allowed: froze
         raise BadRequest(name, "is not UTF-8 text.") from None
 
 
-def _disposition(head: bytes) -> tuple[str, str | None]:
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadRequest("body", "has a part whose headers are not UTF-8.") from None
-    for line in text.split("\r\n"):
-        header, _, value = line.partition(":")
+def _disposition(headers: list[tuple[bytes, bytes]]) -> tuple[str, str | None]:
+    """The part's form field name and, for a file part, its filename (``""`` when empty)."""
+    for raw_name, raw_value in headers:
+        try:
+            header, value = raw_name.decode("utf-8"), raw_value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("body", "has a part whose headers are not UTF-8.") from None
         if header.strip().lower() != "content-disposition":
             continue
         kind, _, rest = value.partition(";")
