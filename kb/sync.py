@@ -79,38 +79,59 @@ def say(message: str) -> None:
 
 # ------------------------------------------------------------------ export
 def export(hub: Hub, directory: Path, force: bool) -> int:
+    """Every page to ``directory``, each written as it arrives (memory holds one page at a time),
+    then the manifest. The seed's bound on one folder export (10,000 pages, 256 MiB) is held
+    against the listing before any page is read, and again against the bytes as they come."""
     project = hub.config.project
     exists, old = _export_target(directory, project, force)
     rows = hub.pages()
     wanted = _exported_pages(rows)
+    _within_the_folder_limits(len(wanted), sum(int(rows[page].get("size_bytes") or 0) for page in wanted))
     for page in wanted:
         if exists:
             folder.check_target(directory, page)
         else:
             folder.target_parts(page)
-    contents: dict[str, bytes] = {}
-    versions: dict[str, str] = {}
-    with Progress("read", len(wanted)) as progress:
-        for page in wanted:
-            got = hub.get(page)
-            contents[page] = got["content"].encode("utf-8")
-            versions[page] = got["version"]
-            progress.step()
     gone = sorted(p for p in (old or {}) if p not in rows and exists and folder.removable(directory, p))
     directory.mkdir(parents=True, exist_ok=True)
-    with Progress("write", len(wanted)) as progress:
-        for page in wanted:
-            try:
-                folder.write_page(directory, page, contents[page])
-            except OSError as error:
-                raise Refused(f"{page}: cannot be written without following a link ({error.strerror})") from error
-            progress.step()
+    versions: dict[str, str] = {}
+    written = 0
+    try:
+        with Progress("export", len(wanted)) as progress:
+            for page in wanted:
+                got = hub.get(page)
+                content = got["content"].encode("utf-8")
+                written += len(content)
+                _within_the_folder_limits(len(wanted), written)  # a page that grew since the listing
+                try:
+                    folder.write_page(directory, page, content)
+                except OSError as error:
+                    raise Refused(f"{page}: cannot be written without following a link ({error.strerror})") from error
+                versions[page] = got["version"]
+                progress.step()
+    except (HubError, Stop, Refused):
+        say(
+            f"stopped after writing {len(versions)} of {len(wanted)} pages; no manifest was written, "
+            "so run kb export again before importing from this folder"
+        )
+        raise
     for page in gone:
         folder.remove_page(directory, page)
         print(f"removed {page}")
     folder.write_manifest(directory, project, versions)
     say(f"exported {len(wanted)} pages to {directory}")
     return 0
+
+
+def _within_the_folder_limits(pages: int, size: int) -> None:
+    """Seed 001, Limits: "One folder export or import: 10,000 pages and 256 MiB"."""
+    if pages > folder.MAX_BUNDLE_PAGES:
+        raise Refused(f"the knowledge base holds {pages} pages, over one export's limit of {folder.MAX_BUNDLE_PAGES}")
+    if size > folder.MAX_BUNDLE_BYTES:
+        raise Refused(
+            f"the knowledge base holds over {folder.MAX_BUNDLE_BYTES // (1024 * 1024)} MiB of pages, "
+            "over one export's limit"
+        )
 
 
 def _export_target(directory: Path, project: str, force: bool) -> tuple[bool, dict[str, str] | None]:
