@@ -15,7 +15,7 @@ from knowledge_service.domain import exports as domain
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.archives import archive_key
-from tests.conftest import Api, principal
+from tests.conftest import TEMPLATE, Api, principal
 
 OWNER = principal("olive", Permission.READ_KNOWLEDGE, owns=frozenset({"colony"}))
 VIEWER = principal("vic", Permission.READ_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER})
@@ -223,6 +223,32 @@ def test_written_to_folder_is_409_and_an_expired_archive_is_410_gone(
     to_folder, gone = download(api, folder), download(api, expired)
     assert (to_folder.status, to_folder.body["code"]) == (409, "written_to_folder")
     assert (gone.status, gone.body["code"]) == (410, "gone")
+
+
+def test_an_expired_archive_is_410_gone_and_the_colonys_verified_copy_goes_with_it(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook
+) -> None:
+    export_id = completed(api)
+    assert download(api, export_id).status == 303
+    assert s3_keys(knowledge_on) == [archive_key(export_id, book.get(export_id).to_json()["sha256"])]
+    book.get(export_id).archive_expired_at = "2026-10-01T00:00:00Z"
+    gone = download(api, export_id)
+    assert (gone.status, gone.body["code"]) == (410, "gone")
+    assert s3_keys(knowledge_on) == []
+
+
+def test_every_verified_copy_expires_by_the_buckets_own_rule() -> None:
+    """A copy nobody asks for again still goes: the bucket expires exports/ after ArchiveCopyDays."""
+    bucket = TEMPLATE.resources["ArchiveBucket"]["Properties"]
+    rules = {rule["Id"]: rule for rule in bucket["LifecycleConfiguration"]["Rules"]}
+    rule = rules["export-archive-copies-expire"]
+    assert (rule["Status"], rule["Prefix"], rule["ExpirationInDays"]) == (
+        "Enabled",
+        "exports/",
+        {"Ref": "ArchiveCopyDays"},
+    )
+    assert archive_key("exp_1", "ab").startswith(rule["Prefix"])
+    assert TEMPLATE.body["Parameters"]["ArchiveCopyDays"]["Default"] == 7
 
 
 @pytest.mark.parametrize(

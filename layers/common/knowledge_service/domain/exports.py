@@ -162,6 +162,8 @@ def download(
             code="written_to_folder",
         )
     if row.archive_expired_at is not None or not row.downloadable:
+        if row.sha256:  # the colony's verified copy expires with the export, whatever S3's rule has done yet
+            archives.remove(archive_key(export_id, row.sha256.lower()))
         raise Gone("This export's archive is no longer kept (archive_expired); start a new export.")
     if not row.sha256 or row.size_bytes is None:
         raise UpstreamMismatch("FORAGER recorded no digest or size for this archive; nothing was handed over.")
