@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -165,6 +165,11 @@ class VerbDescription(Answer):
     budget_gated: bool
     egress: str = "none"
     path: str
+    render_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="For a verb whose answer a panel shows: a JSON Schema of the fields shown, each with its "
+        "display role in x-role (domain/verbs/render.py)",
+    )
 
 
 class VerbCatalogue(Answer):

@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from knowledge_service.domain.verbs.catalogue import VERBS, Verb
 from knowledge_service.domain.verbs.door import MAX_BODY, Call, Stores, invoke
 from knowledge_service.domain.verbs.models import OUTPUTS, VerbCatalogue, VerbDescription
+from knowledge_service.domain.verbs.render import render_schema
 from knowledge_service.edge.access import PERMISSION_KEY, caller
 from knowledge_service.edge.body import read_json
 from knowledge_service.edge.verbs_resolver import verb_answer, verb_responses
@@ -146,6 +147,7 @@ def catalogue_of_verbs() -> VerbCatalogue:
                 idempotent=v.idempotent,
                 budget_gated=v.budget_gated,
                 path=verb_path(v.name),
+                render_schema=render_schema(v.name),
             )
             for v in VERBS.values()
         ]
