@@ -13,7 +13,9 @@ the other is told it is not ready yet.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr
@@ -33,7 +35,13 @@ def archive_key(export_id: str, sha256: str) -> str:
 
 
 class ArchiveUpload:
-    """One multipart upload to the archive's final key, completed only when told."""
+    """One multipart upload to the archive's final key, completed only when told.
+
+    A part is sent on a thread of its own while the caller reads the next one, so receiving,
+    hashing and sending overlap, with at most one part in flight: :meth:`part` first waits for
+    the part before it (and raises that part's failure), so memory holds at most the part being
+    sent and the one being filled.
+    """
 
     def __init__(self, s3: Any, bucket: str, key: str) -> None:
         self._s3 = s3
@@ -43,26 +51,44 @@ class ArchiveUpload:
             Bucket=bucket, Key=key, ContentType="application/octet-stream"
         )["UploadId"]
         self._parts: list[dict[str, Any]] = []
+        self._sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive-part")
+        self._in_flight: Future[None] | None = None
         self._open = True
 
     def part(self, data: bytes) -> None:
+        """Send ``data`` as the next part once the part before it has gone."""
+        self._settle()
         number = len(self._parts) + 1
+        self._in_flight = self._sender.submit(self._send, number, data)
+
+    def _send(self, number: int, data: bytes) -> None:
         answer = self._s3.upload_part(
             Bucket=self._bucket, Key=self.key, UploadId=self.upload_id, PartNumber=number, Body=data
         )
         self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
 
+    def _settle(self) -> None:
+        """Wait for the part in flight; its failure is raised here."""
+        in_flight, self._in_flight = self._in_flight, None
+        if in_flight is not None:
+            in_flight.result()
+
     def complete(self) -> None:
+        self._settle()
         self._s3.complete_multipart_upload(
             Bucket=self._bucket, Key=self.key, UploadId=self.upload_id, MultipartUpload={"Parts": self._parts}
         )
         self._open = False
+        self._sender.shutdown()
 
     def abort(self) -> None:
         """Drop every part uploaded so far; nothing reaches the key. Safe to call twice."""
         if not self._open:
             return
         self._open = False
+        with contextlib.suppress(Exception):  # the part in flight ends before the upload is dropped
+            self._settle()
+        self._sender.shutdown()
         self._s3.abort_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self.upload_id)
 
 
