@@ -164,6 +164,11 @@ class Template:
     def functions(self) -> dict[str, dict[str, Any]]:
         return self.of_type("AWS::Serverless::Function")
 
+    def function_of_folder(self) -> dict[str, str]:
+        """Each function's logical id by its code's folder (``functions/<folder>``), the prefix
+        of its sample events in ``events/`` (``reads_search.json`` is ``ReadsFunction``'s)."""
+        return {Path(props["Properties"]["CodeUri"]).name: logical_id for logical_id, props in self.functions().items()}
+
     def _handler(self, logical_id: str) -> tuple[Path, str]:
         props = self.functions()[logical_id]["Properties"]
         return self.path.parent / props["CodeUri"], props["Handler"]
