@@ -73,7 +73,7 @@ gc.disable()  # init makes only what lives as long as the container: nothing to 
 
 def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
     """The whole init of a function serving one route group of the API; its handler."""
-    for library in preload:  # here, not in a helper: each library's import starts one frame below the door
+    for library in preload:  # from this call: one frame below the door's own code, above every project module
         __import__(library)
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.logging import correlation_paths
