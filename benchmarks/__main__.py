@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{row['files']:>6}{row['batch_bytes'] // 1048576:>6}{row['status']:>8}{row['rss_before_commit_mib']:>12}"
         f"{row['peak_rss_mib']:>10}{row['limit_mib']:>7}{row['commit_seconds']:>10}"
     )
-    print_load(results["load"])
+    load.print_load(results["load"])
     print("\nPages (warm handler, moto in-process; lint and stats over a seeded base)")
     print(f"{'route':<48}{'n':>5}{'p50 ms':>10}{'p99 ms':>10}{'DynamoDB':>10}{'S3':>5}")
     for row in results["pages"]:
@@ -144,20 +144,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])
     return 0
-
-
-def print_load(rows: list[dict[str, Any]]) -> None:
-    print("\nThe local stack under load (python -m devstack in its own process, loopback)")
-    print(f"{'row':<56}{'resets':>7}{'errors':>7}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}")
-    for row in rows:
-        if "rss_mib" in row:
-            print(f"{row['row']:<56} RSS MiB {row['rss_mib']}")
-            continue
-        print(
-            f"{row['row']:<56}{row.get('resets', ''):>7}{row.get('errors', ''):>7}"
-            f"{row.get('requests_per_second', ''):>8}{row.get('p50_ms', ''):>8}{row.get('p99_ms', ''):>8}"
-            + (f"   p99/p50 {row['p99_over_p50']}" if "p99_over_p50" in row else "")
-        )
 
 
 if __name__ == "__main__":

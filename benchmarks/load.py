@@ -280,10 +280,22 @@ def measure() -> list[dict[str, Any]]:
     return rows
 
 
+def print_load(rows: list[dict[str, Any]]) -> None:
+    print("\nThe local stack under load (python -m devstack in its own process, loopback)")
+    print(f"{'row':<56}{'resets':>7}{'errors':>7}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}")
+    for row in rows:
+        if "rss_mib" in row:
+            print(f"{row['row']:<56} RSS MiB {row['rss_mib']}")
+            continue
+        print(
+            f"{row['row']:<56}{row.get('resets', ''):>7}{row.get('errors', ''):>7}"
+            f"{row.get('requests_per_second', ''):>8}{row.get('p50_ms', ''):>8}{row.get('p99_ms', ''):>8}"
+            + (f"   p99/p50 {row['p99_over_p50']}" if "p99_over_p50" in row else "")
+        )
+
+
 if __name__ == "__main__":  # the load rows alone: python -m benchmarks.load
     import json
-
-    from benchmarks.__main__ import print_load
 
     measured = measure()
     print_load(measured)

@@ -1,7 +1,6 @@
 """The payloads Lambda receives, built the way AWS builds them.
 
 - ``rest_event``: an API Gateway REST API (v1) Lambda proxy event;
-- ``authorizer_event``: a REQUEST authorizer's event for the same request;
 - ``scheduled_event``: EventBridge's "Scheduled Event".
 
 The local gateway uses these for every request; unit tests reuse them to call a
@@ -74,19 +73,6 @@ def encode_body(body: bytes | str | None) -> tuple[str | None, bool]:
         return base64.b64encode(body).decode("ascii"), True
 
 
-def method_arn(
-    method: str,
-    path: str,
-    *,
-    stage: str = DEFAULT_STAGE,
-    api_id: str = API_ID,
-    region: str = REGION,
-    account_id: str = ACCOUNT_ID,
-) -> str:
-    """``arn:aws:execute-api:<region>:<account>:<api>/<stage>/<METHOD>/<path without leading slash>``."""
-    return f"arn:aws:execute-api:{region}:{account_id}:{api_id}/{stage}/{method.upper()}/{path.lstrip('/')}"
-
-
 def request_context(
     method: str,
     path: str,
@@ -98,7 +84,6 @@ def request_context(
     request_id: str | None = None,
     api_id: str = API_ID,
     account_id: str = ACCOUNT_ID,
-    authorizer: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     now = datetime.now(UTC)
     request_id = request_id or str(uuid.uuid4())
@@ -132,8 +117,6 @@ def request_context(
         "resourcePath": resource,
         "stage": stage,
     }
-    if authorizer is not None:
-        context["authorizer"] = dict(authorizer)
     return context
 
 
@@ -146,7 +129,6 @@ def rest_event(
     query: QueryInput | None = None,
     path_parameters: Mapping[str, str] | None = None,
     body: bytes | str | None = None,
-    authorizer: Mapping[str, Any] | None = None,
     stage: str = DEFAULT_STAGE,
     source_ip: str = "127.0.0.1",
     request_id: str | None = None,
@@ -180,39 +162,9 @@ def rest_event(
             source_ip=source_ip,
             user_agent=user_agent,
             request_id=request_id,
-            authorizer=authorizer,
         ),
         "body": text,
         "isBase64Encoded": is_base64,
-    }
-
-
-def authorizer_event(
-    proxy_event: Mapping[str, Any], *, region: str = REGION, account_id: str = ACCOUNT_ID
-) -> dict[str, Any]:
-    """The REQUEST authorizer's event for the request ``proxy_event`` describes."""
-    context = dict(proxy_event["requestContext"])
-    context.pop("authorizer", None)
-    return {
-        "type": "REQUEST",
-        "methodArn": method_arn(
-            proxy_event["httpMethod"],
-            proxy_event["path"],
-            stage=context["stage"],
-            api_id=context["apiId"],
-            region=region,
-            account_id=account_id,
-        ),
-        "resource": proxy_event["resource"],
-        "path": proxy_event["path"],
-        "httpMethod": proxy_event["httpMethod"],
-        "headers": proxy_event["headers"] or {},
-        "multiValueHeaders": proxy_event["multiValueHeaders"] or {},
-        "queryStringParameters": proxy_event["queryStringParameters"] or {},
-        "multiValueQueryStringParameters": proxy_event["multiValueQueryStringParameters"] or {},
-        "pathParameters": proxy_event["pathParameters"] or {},
-        "stageVariables": proxy_event["stageVariables"] or {},
-        "requestContext": context,
     }
 
 

@@ -1,11 +1,10 @@
 """A local API Gateway (REST API, Lambda proxy integration) for the template's routes.
 
 ``Gateway.handle`` is the whole request path, without sockets: match the route (static
-segments before ``{param}`` before ``{proxy+}``), run the REQUEST authorizer (identity
-source headers first, no caching), evaluate its IAM policy against the method ARN, build
-the proxy event and call the function, then render its answer. Where API Gateway answers
-by itself (no route, no token, denied, the function failed) it renders the template's
-gateway responses. ``ApiServer`` puts it on a loopback port.
+segments before ``{param}`` before ``{proxy+}``), build the proxy event and call the
+function, then render its answer. There is no authorizer: each function authenticates its
+own request. Where API Gateway answers by itself (no route, a payload too large, the function
+failed) it renders the template's gateway responses. ``ApiServer`` puts it on a loopback port.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
-from devstack.events import authorizer_event, rest_event
+from devstack.events import rest_event
 from devstack.lambdas import FunctionError
 from devstack.template import Route, Template
 from knowledge_service.clock import MAX_OFFSET_SECONDS, OffsetClock
@@ -51,8 +50,6 @@ _HOP_BY_HOP = {"content-length", "transfer-encoding", "connection", "keep-alive"
 _DEFAULT_STATUS = {
     "ACCESS_DENIED": 403,
     "API_CONFIGURATION_ERROR": 500,
-    "AUTHORIZER_CONFIGURATION_ERROR": 500,
-    "AUTHORIZER_FAILURE": 500,
     "BAD_REQUEST_BODY": 400,
     "BAD_REQUEST_PARAMETERS": 400,
     "DEFAULT_4XX": 400,
@@ -66,8 +63,6 @@ _DEFAULT_STATUS = {
 # API Gateway's own messages ($context.error.message) and default bodies.
 _DEFAULT_MESSAGE = {
     "ACCESS_DENIED": "User is not authorized to access this resource with an explicit deny",
-    "AUTHORIZER_CONFIGURATION_ERROR": "Internal server error",
-    "AUTHORIZER_FAILURE": "Internal server error",
     "DEFAULT_5XX": "Internal server error",
     "INTEGRATION_FAILURE": "Internal server error",
     "INTEGRATION_TIMEOUT": "Endpoint request timed out",
@@ -245,72 +240,9 @@ def _error_type(response_type: str) -> str:
         "UNAUTHORIZED": "UnauthorizedException",
         "ACCESS_DENIED": "AccessDeniedException",
         "MISSING_AUTHENTICATION_TOKEN": "MissingAuthenticationTokenException",
-        "AUTHORIZER_FAILURE": "AuthorizerFailureException",
-        "AUTHORIZER_CONFIGURATION_ERROR": "AuthorizerConfigurationException",
         "REQUEST_TOO_LARGE": "RequestTooLargeException",
         "INTEGRATION_TIMEOUT": "IntegrationTimeoutException",
     }.get(response_type, "InternalServerErrorException")
-
-
-# ---------------------------------------------------------------------- authorizer policies
-def policy_allows(policy: Mapping[str, Any], method_arn: str) -> bool:
-    """IAM evaluation of an authorizer's policy for ``execute-api:Invoke`` on ``method_arn``.
-
-    An explicit Deny wins; otherwise an Allow must match; otherwise it is denied.
-    """
-    statements = policy.get("Statement", [])
-    if isinstance(statements, Mapping):
-        statements = [statements]
-    allowed = False
-    for statement in statements:
-        if not _covers(statement, "Action", "execute-api:Invoke") or not _covers(statement, "Resource", method_arn):
-            continue
-        effect = str(statement.get("Effect", ""))
-        if effect == "Deny":
-            return False
-        if effect == "Allow":
-            allowed = True
-    return allowed
-
-
-def _covers(statement: Mapping[str, Any], key: str, value: str) -> bool:
-    patterns = statement.get(key, [])
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    return any(_wildcard(str(p), ignore_case=key == "Action").fullmatch(value) for p in patterns)
-
-
-def _wildcard(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
-    regex = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
-    return re.compile(regex, re.IGNORECASE if ignore_case else 0)
-
-
-class AuthorizerMisconfigured(Exception):
-    """The authorizer answered something API Gateway cannot use (AUTHORIZER_CONFIGURATION_ERROR)."""
-
-
-def authorizer_context(answer: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """``(principalId, policyDocument, requestContext.authorizer)`` from an authorizer's answer.
-
-    Context values must be strings, numbers or booleans; API Gateway hands them to the
-    integration as strings, with ``principalId`` added.
-    """
-    if not isinstance(answer, Mapping):
-        raise AuthorizerMisconfigured("the authorizer's answer is not an object")
-    principal_id = answer.get("principalId")
-    policy = answer.get("policyDocument")
-    if not isinstance(principal_id, str) or not principal_id or not isinstance(policy, Mapping):
-        raise AuthorizerMisconfigured("the answer needs principalId and policyDocument")
-    context: dict[str, Any] = {}
-    for key, value in (answer.get("context") or {}).items():
-        if isinstance(value, bool):
-            context[key] = "true" if value else "false"
-        elif isinstance(value, (str, int, float)):
-            context[key] = str(value)
-        elif value is not None:
-            raise AuthorizerMisconfigured(f"context value {key!r} is not a string, number or boolean")
-    context["principalId"] = principal_id
-    return principal_id, dict(policy), context
 
 
 # ---------------------------------------------------------------------- the gateway
@@ -321,13 +253,11 @@ LocalRoute = Callable[[str, str, bytes, str, str], HttpAnswer | None]
 
 @dataclass
 class Gateway:
-    """The request path of a REST API with a REQUEST authorizer in front of Lambda proxy routes."""
+    """The request path of a REST API in front of Lambda proxy routes."""
 
     routes: RouteTable
     responses: GatewayResponses
     invoke: Invoke
-    authorizer: str | None
-    identity_headers: list[str] = field(default_factory=lambda: ["Authorization"])
     stage: str = "v1"
     region: str = "us-east-1"
     account_id: str = "123456789012"
@@ -342,8 +272,6 @@ class Gateway:
             routes=RouteTable(template.routes()),
             responses=GatewayResponses(template.gateway_responses()),
             invoke=invoke,
-            authorizer=template.authorizer_function(),
-            identity_headers=template.authorizer_identity_headers(),
             stage=template.stage_name(),
             region=template.region,
             account_id=template.account_id,
@@ -381,44 +309,7 @@ class Gateway:
             source_ip=source_ip,
             request_id=request_id,
         )
-        if route.authorized and self.authorizer is not None:
-            refused = self._authorize(event, headers, request_id)
-            if isinstance(refused, HttpAnswer):
-                return refused
-            event["requestContext"]["authorizer"] = refused
         return self._integrate(route, event, request_id)
-
-    # ------------------------------------------------------------------ the authorizer
-    def _authorize(
-        self, event: dict[str, Any], headers: list[tuple[str, str]], request_id: str
-    ) -> HttpAnswer | dict[str, Any]:
-        names = {name.lower() for name, value in headers if value.strip()}
-        if any(h.lower() not in names for h in self.identity_headers):
-            return self.responses.render("UNAUTHORIZED", request_id)
-        assert self.authorizer is not None
-        auth_event = authorizer_event(event, region=self.region, account_id=self.account_id)
-        try:
-            answer = self.invoke(self.authorizer, auth_event)
-        except FunctionError as error:
-            if str(error) == "Unauthorized":
-                return self.responses.render("UNAUTHORIZED", request_id)
-            log.exception("authorizer failed (%s)", error.error_type, exc_info=error.__cause__ or error)
-            return self.responses.render("AUTHORIZER_FAILURE", request_id, status=500)
-        except Exception:
-            log.exception("authorizer could not run")
-            return self.responses.render("AUTHORIZER_FAILURE", request_id, status=500)
-        try:
-            _, policy, context = authorizer_context(answer)
-        except AuthorizerMisconfigured as error:
-            refused = str(error)
-        else:
-            refused = ""
-        if refused:
-            log.error("authorizer answer refused: %s", refused)
-            return self.responses.render("AUTHORIZER_CONFIGURATION_ERROR", request_id, status=500)
-        if not policy_allows(policy, auth_event["methodArn"]):
-            return self.responses.render("ACCESS_DENIED", request_id)
-        return context
 
     # ------------------------------------------------------------------ the integration
     def _integrate(self, route: Route, event: dict[str, Any], request_id: str) -> HttpAnswer:

@@ -33,7 +33,7 @@ def aws_calls() -> Iterator[Counter[str]]:
 
 class Meter:
     """What the local stack's functions did since it started: each invocation (the
-    gateway's, the authorizer's, a schedule's, a bus rule's) and each botocore API call and
+    gateway's, a schedule's, a bus rule's) and each botocore API call and
     FORAGER request made inside one, counted in its execution environment (``CallCounter``)
     and added here with its answer (the stack's own calls, a snapshot of the tables, are
     not counted). ``GET /_local/metrics`` answers a snapshot; a caller diffs two around its

@@ -29,7 +29,6 @@ class Route:
     path: str  # API Gateway form: /knowledge/items/{id}
     handler_dir: Path
     handler: str
-    authorized: bool = True  # False when the API has no authorizer, or the event says Auth: {Authorizer: NONE}
 
 
 @dataclass(frozen=True)
@@ -164,29 +163,23 @@ class Template:
     def functions(self) -> dict[str, dict[str, Any]]:
         return self.of_type("AWS::Serverless::Function")
 
+    def function_of_folder(self) -> dict[str, str]:
+        """Each function's logical id by its code's folder (``functions/<folder>``), the prefix
+        of its sample events in ``events/`` (``reads_search.json`` is ``ReadsFunction``'s)."""
+        return {Path(props["Properties"]["CodeUri"]).name: logical_id for logical_id, props in self.functions().items()}
+
     def _handler(self, logical_id: str) -> tuple[Path, str]:
         props = self.functions()[logical_id]["Properties"]
         return self.path.parent / props["CodeUri"], props["Handler"]
 
     def routes(self) -> list[Route]:
         routes = []
-        defaulted = self.authorizer_function() is not None
         for name, function in self.functions().items():
             for event in function.get("Properties", {}).get("Events", {}).values():
                 if event["Type"] == "Api":
                     props = event["Properties"]
                     directory, handler = self._handler(name)
-                    authorizer = (props.get("Auth") or {}).get("Authorizer")
-                    routes.append(
-                        Route(
-                            name,
-                            props["Method"].upper(),
-                            props["Path"],
-                            directory,
-                            handler,
-                            authorized=defaulted and authorizer != "NONE",
-                        )
-                    )
+                    routes.append(Route(name, props["Method"].upper(), props["Path"], directory, handler))
         return routes
 
     def schedules(self) -> list[Schedule]:
@@ -199,26 +192,6 @@ class Template:
                         Schedule(name, event["Properties"]["Schedule"], directory, handler, event=event_id)
                     )
         return schedules
-
-    def authorizer_function(self) -> str | None:
-        """The logical id of the API's default authorizer function, or None when the API
-        has none (every function authenticates its own request)."""
-        api = next(iter(self.of_type("AWS::Serverless::Api").values()))
-        auth = api["Properties"].get("Auth") or {}
-        if "DefaultAuthorizer" not in auth:
-            return None
-        spec = auth["Authorizers"][auth["DefaultAuthorizer"]]
-        return str(spec["FunctionArn"]["Fn::GetAtt"][0])
-
-    def authorizer_identity_headers(self) -> list[str]:
-        """The headers the default authorizer's identity source names (API Gateway: all must be present)."""
-        api = next(iter(self.of_type("AWS::Serverless::Api").values()))
-        auth = api["Properties"].get("Auth") or {}
-        if "DefaultAuthorizer" not in auth:
-            return []
-        spec = auth["Authorizers"][auth["DefaultAuthorizer"]]
-        headers = (spec.get("Identity") or {}).get("Headers") or ["Authorization"]
-        return [str(h) for h in headers]
 
     def stage_name(self) -> str:
         """The API's stage (the StageName parameter unless the template says otherwise)."""

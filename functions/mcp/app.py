@@ -2,34 +2,6 @@
 
 Like every function, it authenticates its own request: the mission credential is checked by the layer."""
 
-from __future__ import annotations
+from knowledge_service import door
 
-from knowledge_service import door  # first of all: the collector stays off for the whole of init
-
-# isort: split
-from typing import Any
-
-import boto3  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-import httpcore  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-import httpx  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-import markdown_it  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-import mcp  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from knowledge_service.edge.routes import mcp as mcp_routes
-
-logger = Logger()
-app = APIGatewayRestResolver()
-app.include_router(mcp_routes.router)
-
-
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@door.traced
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
-
-
-door.end_of_init()  # the last line of init: what init made is never collected
+lambda_handler = door.api("mcp", preload=("boto3", "httpcore", "httpx", "markdown_it", "referencing", "mcp"))

@@ -1,30 +1,5 @@
 """The pages route group's Lambda: a thin door onto the shared layer's pages router."""
 
-from __future__ import annotations
+from knowledge_service import door
 
-from knowledge_service import door  # first of all: the collector stays off for the whole of init
-
-# isort: split
-from typing import Any
-
-import boto3  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-import markdown_it  # noqa: F401 - loaded from the top of the stack, before the project (door.py)
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from knowledge_service.edge.pages_resolver import pages_api
-from knowledge_service.edge.routes import pages
-
-logger = Logger()
-app = pages_api()
-app.include_router(pages.router)
-
-
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
-@door.traced
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
-
-
-door.end_of_init()  # the last line of init: what init made is never collected
+lambda_handler = door.api("pages", preload=("boto3", "markdown_it"))

@@ -7,12 +7,9 @@ import time
 
 import pytest
 
-from devstack.events import authorizer_event, rest_event, scheduled_event
-from devstack.gateway import authorizer_context, policy_allows
+from devstack.events import rest_event, scheduled_event
 from devstack.lambdas import FakeLambdaContext
 from devstack.schedules import UnsupportedSchedule, rate_seconds
-
-ARN = "arn:aws:execute-api:us-east-1:123456789012:localapi/v1/GET/knowledge/items/k1"
 
 
 def test_a_rest_event_has_every_field_api_gateway_sends() -> None:
@@ -23,7 +20,6 @@ def test_a_rest_event_has_every_field_api_gateway_sends() -> None:
         headers=[("Accept", "application/json"), ("X-Tag", "a"), ("X-Tag", "b")],
         query=[("q", "one"), ("q", "two"), ("limit", "5")],
         path_parameters={"id": "k1"},
-        authorizer={"principalId": "ada", "principal": "{}"},
     )
     assert set(event) == {
         "resource",
@@ -57,7 +53,7 @@ def test_a_rest_event_has_every_field_api_gateway_sends() -> None:
     assert context["identity"]["sourceIp"] == "127.0.0.1"
     assert abs(context["requestTimeEpoch"] - time.time() * 1000) < 5000
     assert len(context["requestId"]) == 36
-    assert context["authorizer"] == {"principalId": "ada", "principal": "{}"}
+    assert "authorizer" not in context  # no API authorizer: each function authenticates its request
 
 
 def test_empty_query_headers_and_path_parameters_are_none_as_api_gateway_sends_them() -> None:
@@ -75,23 +71,6 @@ def test_a_text_body_is_sent_as_is_and_other_bytes_in_base64() -> None:
     binary = rest_event("POST", "/settings", resource="/settings", body=raw)
     assert binary["isBase64Encoded"] is True
     assert base64.b64decode(binary["body"]) == raw
-
-
-def test_the_authorizer_event_names_the_method_arn() -> None:
-    proxy = rest_event(
-        "GET",
-        "/knowledge/items/k1",
-        resource="/knowledge/items/{id}",
-        headers={"Authorization": "Bearer x"},
-        path_parameters={"id": "k1"},
-    )
-    event = authorizer_event(proxy)
-    assert event["type"] == "REQUEST"
-    assert event["methodArn"] == ARN
-    assert event["headers"] == {"Authorization": "Bearer x"}
-    assert event["pathParameters"] == {"id": "k1"}
-    assert event["resource"] == "/knowledge/items/{id}"
-    assert "authorizer" not in event["requestContext"]
 
 
 def test_a_scheduled_event_is_eventbridges() -> None:
@@ -130,31 +109,3 @@ def test_rate_expressions(expression: str, seconds: int) -> None:
 def test_other_schedules_are_refused(expression: str) -> None:
     with pytest.raises(UnsupportedSchedule):
         rate_seconds(expression)
-
-
-def statement(effect: str, resource: str | list[str]) -> dict[str, object]:
-    return {
-        "Version": "2012-10-17",
-        "Statement": [{"Action": "execute-api:Invoke", "Effect": effect, "Resource": resource}],
-    }
-
-
-def test_policies_allow_by_wildcard_and_deny_explicitly() -> None:
-    assert policy_allows(statement("Allow", "arn:aws:execute-api:us-east-1:123456789012:localapi/v1/*/*"), ARN)
-    assert policy_allows(statement("Allow", [ARN]), ARN)
-    assert not policy_allows(statement("Allow", "arn:aws:execute-api:us-east-1:123456789012:localapi/v1/POST/*"), ARN)
-    assert not policy_allows(statement("Deny", "*"), ARN)
-    both = statement("Allow", "*")
-    both["Statement"].append({"Action": "execute-api:Invoke", "Effect": "Deny", "Resource": ARN})  # type: ignore[attr-defined]
-    assert not policy_allows(both, ARN)
-
-
-def test_the_authorizer_context_reaches_the_function_as_strings_with_the_principal_id() -> None:
-    _, _, context = authorizer_context(
-        {
-            "principalId": "ada",
-            "policyDocument": statement("Allow", "*"),
-            "context": {"principal": "{}", "n": 3, "ok": True},
-        }
-    )
-    assert context == {"principal": "{}", "n": "3", "ok": "true", "principalId": "ada"}

@@ -1,11 +1,10 @@
 """The local API Gateway's own answers, with stand-in functions (no AWS): the template's
-gateway responses byte for byte, the authorizer's outcomes, the proxy response rules,
-the payload limit, and the local control route."""
+gateway responses byte for byte, the proxy event and response rules, the payload limit, and
+the local control route."""
 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import socket
 from collections.abc import Iterator
@@ -15,47 +14,27 @@ from typing import Any
 import httpx
 import pytest
 
-from devstack.gateway import ApiServer, Gateway, RouteTable, _Server, local_routes
+from devstack.gateway import ApiServer, Gateway, _Server, local_routes
 from devstack.lambdas import FunctionError
 from devstack.template import Template
 
 TEMPLATE = Template()
 RESPONSES = TEMPLATE.gateway_responses()
-UNAUTHORIZED = RESPONSES["UNAUTHORIZED"]["ResponseTemplates"]["application/json"].encode()
 MISSING_ROUTE = RESPONSES["MISSING_AUTHENTICATION_TOKEN"]["ResponseTemplates"]["application/json"].encode()
-ACCESS_DENIED = RESPONSES["ACCESS_DENIED"]["ResponseTemplates"]["application/json"].encode()
 DEFAULT_5XX = RESPONSES["DEFAULT_5XX"]["ResponseTemplates"]["application/json"].encode()
 BEARER = [("Authorization", "Bearer ks_token")]
-
-
-def allow(effect: str = "Allow") -> dict[str, Any]:
-    return {
-        "principalId": "ada",
-        "context": {"principal": '{"name": "ada"}'},
-        "policyDocument": {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Action": "execute-api:Invoke",
-                    "Effect": effect,
-                    "Resource": ["arn:aws:execute-api:us-east-1:123456789012:localapi/v1/*/*"],
-                }
-            ],
-        },
-    }
 
 
 class Functions:
     """Stand-ins for the template's functions: what each answers, and what each was sent."""
 
     def __init__(self) -> None:
-        self.authorizer: Any = allow()
         self.answer: Any = {"statusCode": 200, "headers": {"Content-Type": "application/json"}, "body": '{"ok": true}'}
         self.events: dict[str, list[dict[str, Any]]] = {}
 
     def invoke(self, function: str, event: dict[str, Any]) -> Any:
         self.events.setdefault(function, []).append(event)
-        outcome = self.authorizer if function == "AuthorizerFunction" else self.answer
+        outcome = self.answer
         if isinstance(outcome, Exception):
             raise FunctionError(function, str(outcome), error_type=type(outcome).__name__) from outcome
         return outcome
@@ -68,64 +47,25 @@ def functions() -> Functions:
 
 @pytest.fixture
 def gateway(functions: Functions) -> Gateway:
-    """The template's gateway with a REQUEST authorizer put back in front of every route:
-    the template has none (each function authenticates its request), but the local gateway
-    still plays one as API Gateway does, for a template that declares it."""
-    built = Gateway.from_template(
+    """The template's gateway: no authorizer, each function authenticates its own request."""
+    return Gateway.from_template(
         TEMPLATE,
         functions.invoke,
         local_route=local_routes(lambda name: {"ran": name} if name == "Sched" else {}[name]),
     )
-    built.routes = RouteTable([dataclasses.replace(r, authorized=True) for r in TEMPLATE.routes()])
-    built.authorizer = "AuthorizerFunction"
-    built.identity_headers = ["Authorization"]
-    return built
 
 
-def test_the_templates_gateway_runs_no_authorizer_and_invokes_the_function_once() -> None:
-    functions = Functions()
-    plain = Gateway.from_template(TEMPLATE, functions.invoke)
-    assert plain.authorizer is None
-    answer = plain.handle("GET", "/knowledge/status", [], b"")
+def test_a_request_without_a_token_reaches_its_function_once_which_answers_it(
+    gateway: Gateway, functions: Functions
+) -> None:
+    answer = gateway.handle("GET", "/knowledge/status", [], b"")
     assert answer.status == 200
     assert list(functions.events) == ["StatusFunction"]
     assert len(functions.events["StatusFunction"]) == 1
     assert "authorizer" not in functions.events["StatusFunction"][0]["requestContext"]
 
 
-def test_a_request_without_the_authorization_header_is_refused_before_the_authorizer_runs(
-    gateway: Gateway, functions: Functions
-) -> None:
-    answer = gateway.handle("GET", "/knowledge/status", [], b"")
-    assert answer.status == 401
-    assert answer.body == UNAUTHORIZED
-    assert answer.header("Content-Type") == "application/json"
-    assert "AuthorizerFunction" not in functions.events
-
-
-def test_the_authorizers_unauthorized_is_the_templates_401(gateway: Gateway, functions: Functions) -> None:
-    functions.authorizer = Exception("Unauthorized")
-    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
-    assert (answer.status, answer.body) == (401, UNAUTHORIZED)
-    assert "StatusFunction" not in functions.events
-
-
-def test_any_other_authorizer_failure_is_the_default_5xx_with_500(gateway: Gateway, functions: Functions) -> None:
-    functions.authorizer = RuntimeError("the table is gone")
-    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
-    assert (answer.status, answer.body) == (500, DEFAULT_5XX)
-
-
-def test_a_deny_policy_is_the_access_denied_response(gateway: Gateway, functions: Functions) -> None:
-    functions.authorizer = allow("Deny")
-    answer = gateway.handle("GET", "/knowledge/status", BEARER, b"")
-    assert (answer.status, answer.body) == (401, ACCESS_DENIED)
-    assert "StatusFunction" not in functions.events
-
-
-def test_an_allowed_request_reaches_the_function_with_the_authorizer_context(
-    gateway: Gateway, functions: Functions
-) -> None:
+def test_a_request_reaches_its_function_as_api_gateways_proxy_event(gateway: Gateway, functions: Functions) -> None:
     answer = gateway.handle(
         "POST",
         "/settings?x=1&x=2",
@@ -135,19 +75,15 @@ def test_an_allowed_request_reaches_the_function_with_the_authorizer_context(
     )
     assert (answer.status, answer.body) == (200, b'{"ok": true}')
     assert answer.header("x-amzn-RequestId")
-    authorizer_event = functions.events["AuthorizerFunction"][0]
-    assert authorizer_event["methodArn"] == "arn:aws:execute-api:us-east-1:123456789012:localapi/v1/POST/settings"
     event = functions.events["StatusFunction"][0]
-    assert event["requestContext"]["authorizer"] == {"principal": '{"name": "ada"}', "principalId": "ada"}
+    assert event["headers"]["Authorization"] == "Bearer ks_token"  # the function reads the token itself
     assert event["resource"] == "/settings"
     assert event["body"] == '{"knowledge_enabled": true}'
     assert event["multiValueQueryStringParameters"] == {"x": ["1", "2"]}
     assert event["headers"]["X-Forwarded-For"] == "127.0.0.1"
 
 
-def test_an_unknown_route_is_the_templates_404_without_asking_the_authorizer(
-    gateway: Gateway, functions: Functions
-) -> None:
+def test_an_unknown_route_is_the_templates_404_and_no_function_runs(gateway: Gateway, functions: Functions) -> None:
     for method, path in [("GET", "/no/such/route"), ("DELETE", "/knowledge/status")]:
         answer = gateway.handle(method, path, BEARER, b"")
         assert (answer.status, answer.body) == (404, MISSING_ROUTE)

@@ -20,21 +20,7 @@ from devstack.template import ROOT, Template
 from tests.e2e.conftest import LocalStack, launch_stack
 
 EVENTS = sorted((ROOT / "events").glob("*.json"))
-FUNCTION_OF_PREFIX = {
-    "status": "StatusFunction",
-    "bindings": "BindingsFunction",
-    "reads": "ReadsFunction",
-    "schedule": "ScheduleFunction",
-    "feed": "FeedFunction",
-    "changes": "ChangesFunction",
-    "ingestion": "IngestionFunction",
-    "curation": "CurationFunction",
-    "exports": "ExportsFunction",
-    "pages": "PagesFunction",
-    "mcp": "McpFunction",
-    "missions": "AgentMissionsFunction",
-    "verbs": "VerbsFunction",
-}
+FUNCTION_OF_PREFIX = Template().function_of_folder()  # a sample event's prefix is its function's folder
 ENVELOPED = ("/knowledge", "/modules", "/settings")  # the other surfaces keep their own wire shapes
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from forager_simulator import Simulator
-from knowledge_service.domain.feed.consumer import FeedConsumer, PassOutcome
+from knowledge_service.domain.feed.consumer import FeedConsumer
+from knowledge_service.domain.feed.ports import PassOutcome
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.feed_store import Watermark

@@ -41,8 +41,9 @@ from moto import mock_aws
 
 from devstack.template import create_resources
 from knowledge_service.domain.feed import operator
-from knowledge_service.domain.feed.consumer import FeedConsumer, FeedStores
+from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.operator import ReplayRequest
+from knowledge_service.domain.feed.ports import FeedStores
 from knowledge_service.errors import Conflict, UpstreamError
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import runtime

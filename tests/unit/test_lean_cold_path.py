@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import ssl
 import subprocess
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpcore
 import pytest
 
 from devstack.template import Template
 from knowledge_service import environment
-from knowledge_service.door import traced
+from knowledge_service.door import Library, traced
 from knowledge_service.environment import tracing_on
 from knowledge_service.upstream.client import connection_pool
-from tests.unit.test_doors_import_only_the_layer import LOADED_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
 _LOADED = (
@@ -170,27 +170,53 @@ def test_given_each_door_when_its_init_ends_then_the_collector_is_on_again_and_i
     assert {name: state for name, state in seen.items() if state != [True, True]} == {}
 
 
-def test_every_door_imports_the_door_module_before_anything_else() -> None:
-    # Everything a door imports lives as long as its container: the door module turns the
-    # collector off before the first of it, libraries included, not only the project's code.
+def test_a_door_is_its_docstring_and_one_call_of_the_door_module() -> None:
+    # The door module comes first of all (it turns the collector off before the first library
+    # is loaded), and its one call does the whole of init in door.py's order.
     for app_file in sorted((ROOT / "functions").glob("*/app.py")):
-        imports = [
-            line
-            for line in app_file.read_text().splitlines()
-            if line.startswith(("from ", "import ")) and line != "from __future__ import annotations"
-        ]
-        assert imports[0].startswith("from knowledge_service import door  #"), app_file
+        tree = ast.parse(app_file.read_text())
+        docstring, door_import, handler = tree.body
+        assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant), app_file
+        assert ast.unparse(door_import) == "from knowledge_service import door", app_file
+        assert isinstance(handler, ast.Assign) and ast.unparse(handler.targets[0]) == "lambda_handler", app_file
+        assert isinstance(handler.value, ast.Call) and ast.unparse(handler.value.func) in {"door.api", "door.bus"}
 
 
-_LIBRARIES = sorted(LOADED_ONLY)  # what a door may load (test_doors_import_only_the_layer)
-# The door's own source run without its library lines: which of the libraries its function loads.
-_LOADED_WITHOUT_THEM = (
+_LIBRARIES = sorted(get_args(Library))  # what a door may preload
+# Which of the libraries each first import came from: the module frames on the stack when the
+# import system first looked for it (outermost first), one list per library the door loaded.
+_FIRST_IMPORTS = (
     "import json, sys\n"
-    "libraries = json.loads(sys.argv[1])\n"
-    "own = tuple(f'import {name}  #' for name in libraries)\n"
-    "kept = [line for line in open('app.py').read().splitlines() if not line.startswith(own)]\n"
-    "exec(compile('\\n'.join(kept), 'app.py', 'exec'), {'__name__': 'app'})\n"
-    "print(json.dumps(sorted(name for name in libraries if name in sys.modules)))\n"
+    "libraries = set(json.loads(sys.argv[1]))\n"
+    "chains = {}\n"
+    "class Watch:\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name in libraries and name not in chains:\n"
+    "            frame, chain = sys._getframe(1), []\n"
+    "            while frame is not None:\n"
+    "                if frame.f_code.co_name == '<module>':\n"
+    "                    chain.append(frame.f_globals.get('__name__'))\n"
+    "                frame = frame.f_back\n"
+    "            chains[name] = chain[::-1]\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, Watch())\n"
+    "import app\n"
+    "print(json.dumps(chains))\n"
+)
+# The door run with its preload emptied: the libraries it asked for, and those its function loads anyway.
+_LOADED_WITHOUT_PRELOAD = (
+    "import json, sys\n"
+    "from knowledge_service import door\n"
+    "asked = []\n"
+    "def without(real):\n"
+    "    def call(target, *, preload):\n"
+    "        asked.extend(preload)\n"
+    "        return real(target, preload=())\n"
+    "    return call\n"
+    "door.api, door.bus = without(door.api), without(door.bus)\n"
+    "import app\n"
+    "loaded = [name for name in json.loads(sys.argv[1]) if name in sys.modules]\n"
+    "print(json.dumps([sorted(asked), loaded]))\n"
 )
 
 
@@ -213,30 +239,34 @@ def test_the_functions_that_talk_to_forager_are_every_one_but_verbs_pages_and_mi
     assert doors - _talks_to_forager() == {"verbs", "pages", "missions"}
 
 
-@pytest.mark.parametrize("door", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name)
-def test_a_door_loads_exactly_the_libraries_its_function_uses_before_the_project(door: Path) -> None:
-    # Imported from deep inside the project's own imports, a library runs its module code at a
-    # call depth where CPython 3.11 maps and unmaps a frame-stack chunk over and over
-    # (python/cpython#142183): ~1,000 mmap/munmap pairs per cold start (door.py). So each door
-    # loads its libraries first, from the top of the stack; this holds its list true both ways:
-    # those its import loads, and the FORAGER client's wherever the function talks to FORAGER
-    # (the template grants it the FORAGER credential), even where only a request loads them.
-    imports = [line for line in door.read_text().splitlines() if line.startswith(("from ", "import "))]
-    own = tuple(f"import {name}  #" for name in _LIBRARIES)
-    loads = [i for i, line in enumerate(imports) if line.startswith(own)]
-    project = [i for i, line in enumerate(imports) if "knowledge_service" in line and " import door  #" not in line]
-    assert max(loads, default=-1) < min(project), f"{door}: a library after the project's first import"
+def _in_door(door: Path, script: str) -> Any:
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(door.parent), "POWERTOOLS_TRACE_DISABLED": "true"}
     out = subprocess.run(
-        [sys.executable, "-c", _LOADED_WITHOUT_THEM, json.dumps(_LIBRARIES)],
+        [sys.executable, "-c", script, json.dumps(_LIBRARIES)],
         cwd=door.parent,
         env=env,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    uses = set(json.loads(out)) | (_FORAGER_CLIENT if door.parent.name in _talks_to_forager() else set())
-    assert sorted(imports[i].split()[1] for i in loads) == sorted(uses), door
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("door", sorted((ROOT / "functions").glob("*/app.py")), ids=lambda p: p.parent.name)
+def test_a_door_loads_exactly_the_libraries_its_function_uses_before_the_project(door: Path) -> None:
+    # Imported from deep inside the project's own imports, a library runs its module code at a
+    # call depth where CPython 3.11 maps and unmaps a frame-stack chunk over and over
+    # (python/cpython#142183): ~1,000 mmap/munmap pairs per cold start (door.py). So each door
+    # preloads its libraries first, from the top of the stack; this holds its list true both ways:
+    # those its import loads, and the FORAGER client's wherever the function talks to FORAGER
+    # (the template grants it the FORAGER credential), even where only a request loads them.
+    asked, loaded = _in_door(door, _LOADED_WITHOUT_PRELOAD)
+    uses = set(loaded) | (_FORAGER_CLIENT if door.parent.name in _talks_to_forager() else set())
+    assert sorted(asked) == sorted(uses), door
+    # and each is first imported from the door's own call: inside no module but the door's
+    first_imports = _in_door(door, _FIRST_IMPORTS)
+    assert set(first_imports) == uses, door
+    assert {name: chain for name, chain in first_imports.items() if chain != ["__main__", "app"]} == {}, door
 
 
 def test_given_the_reads_function_when_imported_then_no_model_is_built_and_only_its_forager_areas_exist() -> None:

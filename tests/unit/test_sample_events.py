@@ -16,21 +16,7 @@ from tests.conftest import ADMIN, enrol
 
 TEMPLATE = Template()
 EVENTS = TEMPLATE.path.parent / "events"
-FUNCTION_OF_PREFIX = {
-    "status": "StatusFunction",
-    "bindings": "BindingsFunction",
-    "reads": "ReadsFunction",
-    "schedule": "ScheduleFunction",
-    "feed": "FeedFunction",
-    "changes": "ChangesFunction",
-    "ingestion": "IngestionFunction",
-    "curation": "CurationFunction",
-    "exports": "ExportsFunction",
-    "verbs": "VerbsFunction",
-    "pages": "PagesFunction",
-    "mcp": "McpFunction",
-    "missions": "AgentMissionsFunction",
-}
+FUNCTION_OF_PREFIX = TEMPLATE.function_of_folder()  # a sample event's prefix is its function's folder
 
 
 API_GROUPS = {"curation", "exports", "ingestion"}

@@ -1,5 +1,5 @@
 """The verbs' authorization matrix: Member, Admin, Owner × each verb, agents at L0, L1, L2,
-through the authorizer and the function (the in-process gateway), as tokens arrive.
+through the function as API Gateway calls it (the in-process gateway), as tokens arrive.
 
 Generated from the verb catalogue: a verb added tomorrow is covered. "Allowed" means the
 call got past the front door: any answer but 401, 403 or a 5xx (the bodies here are empty,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
     from knowledge_service.domain.connection import ForagerConnection
-    from knowledge_service.domain.feed.consumer import FeedStores
+    from knowledge_service.domain.feed.ports import FeedStores
     from knowledge_service.storage.agent_missions import AgentMissionStore
     from knowledge_service.storage.archives import ArchiveStore
     from knowledge_service.storage.config_store import ConfigStore
@@ -200,7 +200,7 @@ class Runtime:
         return self.subscriptions.current()
 
     def feed_stores(self) -> FeedStores:
-        from knowledge_service.domain.feed.consumer import FeedStores
+        from knowledge_service.domain.feed.ports import FeedStores
 
         return FeedStores(
             self.inbox, self.watermarks, self.actions, self.findings, self.missions, self.dead_letters, self.events

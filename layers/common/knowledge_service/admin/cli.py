@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from knowledge_service.admin.missions import add_parsers as add_mission_parsers
+from knowledge_service.admin.target import point_at, required
 from knowledge_service.domain.verbs.catalogue import VERBS, Autonomy
 from knowledge_service.errors import BadRequest, ServiceError
 from knowledge_service.identity.principal import (
@@ -51,7 +52,6 @@ from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.principals import PrincipalRecord, PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
-from knowledge_service.storage.stack import stack_tables
 
 DEFAULT_STATE_DIR = Path(".devstack")
 
@@ -60,9 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        _target(args)
-        principals = PrincipalStore(aws.dynamodb(), _required("PRINCIPALS_TABLE"))
-        projects = ProjectStore(aws.dynamodb(), _required("PROJECTS_TABLE"))
+        point_at(args)
+        principals = PrincipalStore(aws.dynamodb(), required("PRINCIPALS_TABLE"))
+        projects = ProjectStore(aws.dynamodb(), required("PROJECTS_TABLE"))
         return int(args.run(args, principals, projects) or 0)
     except ServiceError as error:
         print(f"knowledge-admin: {error.message}", file=sys.stderr)
@@ -122,7 +122,7 @@ def _events(args: argparse.Namespace, principals: PrincipalStore, projects: Proj
     from knowledge_service.domain import event_log
     from knowledge_service.storage.event_log import EventLog
 
-    log = EventLog(aws.dynamodb(), _required("EVENT_LOG_TABLE"))
+    log = EventLog(aws.dynamodb(), required("EVENT_LOG_TABLE"))
     answer = event_log.page(log, act=args.act, project=args.project, limit=args.limit, cursor=args.cursor)
     if args.json:
         print(answer.model_dump_json(indent=2))
@@ -137,7 +137,7 @@ def _events(args: argparse.Namespace, principals: PrincipalStore, projects: Proj
 
 
 def _config() -> ConfigStore:
-    return ConfigStore(aws.dynamodb(), _required("CONFIG_TABLE"), _required("PROJECTS_TABLE"))
+    return ConfigStore(aws.dynamodb(), required("CONFIG_TABLE"), required("PROJECTS_TABLE"))
 
 
 DEFAULT_GRANTED = frozenset({Permission.READ_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE})
@@ -280,8 +280,8 @@ def _verb_stores(projects: ProjectStore) -> Any:
     from knowledge_service.storage.verbs import VerbAudit, VerbStore
 
     dynamodb = aws.dynamodb()
-    verbs = VerbStore(dynamodb, _required("VERBS_TABLE"), aws.client("s3"), os.environ.get("ARCHIVE_BUCKET", ""))
-    return Stores(projects, verbs, VerbAudit(dynamodb, _required("VERB_AUDIT_TABLE")))
+    verbs = VerbStore(dynamodb, required("VERBS_TABLE"), aws.client("s3"), os.environ.get("ARCHIVE_BUCKET", ""))
+    return Stores(projects, verbs, VerbAudit(dynamodb, required("VERB_AUDIT_TABLE")))
 
 
 # ---------------------------------------------------------------------- helpers
@@ -318,27 +318,6 @@ def _pairs(values: list[str], option: str) -> dict[str, str]:
 
 def _public(record: PrincipalRecord) -> dict[str, object]:
     return record.model_dump(mode="json", exclude={"token_hash"})
-
-
-def _target(args: argparse.Namespace) -> None:
-    if args.local:
-        env_file = Path(args.state_dir) / "env"
-        if not env_file.exists():
-            raise BadRequest("--local", f"{env_file} does not exist; is `make run` running?")
-        for line in env_file.read_text().splitlines():
-            key, sep, value = line.partition("=")
-            if sep and key and not key.startswith("#"):
-                os.environ[key.strip()] = value.strip()
-    elif args.stack:
-        os.environ.update(stack_tables(aws.client("cloudformation"), args.stack))
-    aws.reset_clients()
-
-
-def _required(variable: str) -> str:
-    value = os.environ.get(variable)
-    if not value:
-        raise BadRequest(variable, "is not set; use --local, --stack NAME, or set it.")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:

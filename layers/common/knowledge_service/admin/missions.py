@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+from knowledge_service.admin.target import required
 from knowledge_service.domain import agent_missions as missions
 from knowledge_service.errors import InternalError, NotFound
 from knowledge_service.storage import aws
@@ -29,15 +30,11 @@ WAIT_SECONDS = 30.0
 
 
 def _store() -> AgentMissionStore:
-    from knowledge_service.admin.cli import _required
-
-    return AgentMissionStore(aws.dynamodb(), _required("CONFIG_TABLE"))
+    return AgentMissionStore(aws.dynamodb(), required("CONFIG_TABLE"))
 
 
 def _bus() -> str:
-    from knowledge_service.admin.cli import _required
-
-    return _required("EVENT_BUS_NAME")
+    return required("EVENT_BUS_NAME")
 
 
 def _role_set(args: argparse.Namespace, *_: Any) -> None:

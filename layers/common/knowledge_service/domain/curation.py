@@ -24,7 +24,8 @@ from pydantic import ConfigDict, Field, field_validator
 
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.reads import Reader, missing
+from knowledge_service.domain.reads import Reader, fetched, missing
+from knowledge_service.domain.scope import held
 from knowledge_service.errors import BadRequest, Conflict, UpstreamError, UpstreamRefused
 from knowledge_service.identity.principal import Principal
 from knowledge_service.storage.event_log import EventLog
@@ -162,7 +163,7 @@ def reopen(reader: Reader, principal: Principal, events: EventLog, conflict_id: 
 
 
 def _conflict(reader: Reader, conflict_id: str) -> upstream_models.ConflictRecord:
-    listed = _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, "all"))
+    listed = held(lambda: reader.forager.conflicts(reader.knowledge_base, "all"))
     found = next((c for c in listed.conflicts if c.conflict_id == conflict_id), None)
     if found is None or found.project_ref != reader.knowledge_base:
         raise missing("disagreement", conflict_id)
@@ -174,7 +175,7 @@ def decide(
     reader: Reader, principal: Principal, events: EventLog, candidate_id: str, request: DecideRequest
 ) -> DuplicateDecided:
     """Merge or keep apart; found in the base's own list, since FORAGER has no read of one."""
-    listed = _scoped(lambda: reader.forager.duplicates(reader.knowledge_base, "all"))
+    listed = held(lambda: reader.forager.duplicates(reader.knowledge_base, "all"))
     candidate = next((d for d in listed.duplicates if d.candidate_id == candidate_id), None)
     if candidate is None:
         raise missing("possible duplicate", candidate_id)
@@ -215,7 +216,7 @@ def _side(row: upstream_models.PersonRow) -> upstream_models.DuplicateSide:
 def unmerge(
     reader: Reader, principal: Principal, events: EventLog, entity_id: str, request: UnmergeRequest
 ) -> Unmerged:
-    entity = _held_record(reader, "entity", entity_id, lambda: reader.forager.entity(entity_id))
+    entity = fetched("entity", entity_id, lambda: reader.forager.entity(entity_id))
     if entity.project_ref != reader.knowledge_base:
         raise missing("entity", entity_id)
     if entity.merged_into is None:
@@ -230,7 +231,7 @@ def unmerge(
 def review(
     reader: Reader, principal: Principal, events: EventLog, knowledge_id: str, request: ReviewRequest
 ) -> ItemReviewed:
-    item = _held_record(reader, "statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
+    item = fetched("statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
     if item.project_ref != reader.knowledge_base:
         raise missing("statement", knowledge_id)
     body = {"action": request.action, "notes": request.notes, "actor": principal.name}
@@ -261,24 +262,6 @@ def _curated(
             "chosen": {k: v for k, v in chosen.items() if v is not None},
         },
     )
-
-
-def _held_record(reader: Reader, kind: str, record_id: str, fetch: Callable[[], T]) -> T:
-    try:
-        return fetch()
-    except UpstreamRefused as refused:
-        if refused.upstream_status == 404:
-            raise missing(kind, record_id) from None
-        raise
-
-
-def _scoped(fetch: Callable[[], T]) -> T:
-    try:
-        return fetch()
-    except UpstreamRefused as refused:
-        if refused.upstream_status == 404:
-            raise missing("knowledge base", "") from None
-        raise
 
 
 def _asked(send: Callable[[], T]) -> T:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -36,7 +35,8 @@ from pydantic import ConfigDict, Field, StrictBool
 from knowledge_service.base_model import Model
 from knowledge_service.domain.archive_digest import ArchiveDigest
 from knowledge_service.domain.reads import Reader, missing
-from knowledge_service.errors import BadRequest, Conflict, Gone, NotFound, UpstreamMismatch, UpstreamRefused
+from knowledge_service.domain.scope import held
+from knowledge_service.errors import BadRequest, Conflict, Gone, UpstreamMismatch, UpstreamRefused
 from knowledge_service.identity.principal import Principal
 from knowledge_service.storage.archives import ArchiveStore, archive_key
 from knowledge_service.storage.event_log import EventLog
@@ -92,7 +92,7 @@ class HandedOver:
 
 # ------------------------------------------------------------------------------ history
 def history(reader: Reader) -> ExportHistory:
-    answer = _scoped(lambda: reader.forager.exports(reader.knowledge_base))
+    answer = held(lambda: reader.forager.exports(reader.knowledge_base))
     return ExportHistory(exports=[row for row in answer.exports if row.project_ref == reader.knowledge_base])
 
 
@@ -119,12 +119,10 @@ def start(
     if options:
         body["options"] = options
     try:
-        row = reader.forager.start_export(reader.knowledge_base, body, idempotency_key=idempotency_key)
+        row = held(lambda: reader.forager.start_export(reader.knowledge_base, body, idempotency_key=idempotency_key))
     except UpstreamRefused as refused:
         if refused.upstream_status == 409:
             raise Conflict(refused.upstream_message) from None
-        if refused.upstream_status == 404:
-            raise NotFound("The knowledge base this project reads is not one FORAGER holds.") from None
         raise
     events.record(
         "knowledge_export_started",
@@ -246,12 +244,3 @@ def safe_file_name(name: str | None, export_id: str) -> str:
     """FORAGER's file name reduced to letters, digits, '-', '_' and '.' (never a dot file)."""
     reduced = SAFE_NAME.sub("", name or "").lstrip(".")[:200]
     return reduced or f"{export_id}.archive"
-
-
-def _scoped(fetch: Callable[[], T]) -> T:
-    try:
-        return fetch()
-    except UpstreamRefused as refused:
-        if refused.upstream_status == 404:
-            raise NotFound("The knowledge base this project reads is not one FORAGER holds.") from None
-        raise

@@ -31,6 +31,7 @@ from pydantic import ConfigDict, Field, StrictBool, field_validator
 
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
+from knowledge_service.domain.scope import held
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, file_name, shown
 from knowledge_service.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
 from knowledge_service.storage.staging import StagingStore, part_key
@@ -53,7 +54,6 @@ JOB_ID = identifiers.JOB_ID_PATTERN
 SESSION_ID = identifiers.SESSION_ID_PATTERN
 ADMISSION_ID = identifiers.ADMISSION_ID_PATTERN
 NO_SUCH_JOB = "There is no such job in this knowledge base."
-NO_SUCH_BASE = "FORAGER holds no such knowledge base (GET /knowledge/projects lists the ones it holds)."
 NO_SUCH_SESSION = "There is no such upload session for this project."
 
 ProjectField = Annotated[str | None, Field(max_length=63, pattern=identifiers.PROJECT_OR_DEFAULT_PATTERN)]
@@ -164,19 +164,20 @@ def queue_job(client: ForagerClient, workspace_root: str, knowledge_base: str, r
 
 
 def list_jobs(client: ForagerClient, knowledge_base: str, limit: int) -> JobsAnswer:
-    return JobsAnswer(jobs=_relay(lambda: client.jobs(knowledge_base, limit=limit), NO_SUCH_BASE))
+    return JobsAnswer(jobs=_relay(lambda: held(lambda: client.jobs(knowledge_base, limit=limit))))
 
 
 def get_job(client: ForagerClient, knowledge_base: str, job_id: str) -> Job:
     return _relay(lambda: client.job(knowledge_base, job_id))
 
 
-def cancel_job(client: ForagerClient, knowledge_base: str, job_id: str, key: str) -> Job:
-    return _relay(lambda: client.cancel_job(knowledge_base, job_id, idempotency_key=key))
+JobAct = Literal["cancel", "retry"]
 
 
-def retry_job(client: ForagerClient, knowledge_base: str, job_id: str, key: str) -> Job:
-    return _relay(lambda: client.retry_job(knowledge_base, job_id, idempotency_key=key))
+def act_on_job(client: ForagerClient, knowledge_base: str, job_id: str, act: JobAct, key: str) -> Job:
+    """Cancel a job (it stops at the next stage boundary) or retry one from its checkpoints."""
+    send = client.cancel_job if act == "cancel" else client.retry_job
+    return _relay(lambda: send(knowledge_base, job_id, idempotency_key=key))
 
 
 # ---------------------------------------------------------------------- uploads
@@ -318,13 +319,13 @@ def upstream_key(actor: str, project: str, supplied: str) -> str:
     return f"ks1-{digest[:48]}"
 
 
-def _relay(call: Callable[[], T], missing: str = NO_SUCH_JOB) -> T:
+def _relay(call: Callable[[], T]) -> T:
     """FORAGER's refusals of an ingestion call, in the envelope's codes and FORAGER's words."""
     try:
         return call()
     except UpstreamRefused as refused:
         if refused.upstream_status == 404:
-            raise NotFound(missing) from refused
+            raise NotFound(NO_SUCH_JOB) from refused
         if refused.upstream_status == 409:
             raise Conflict(f"FORAGER refused: {refused.upstream_message}") from refused
         if refused.upstream_status == 413:

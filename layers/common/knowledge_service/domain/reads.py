@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field, StrictBool
 
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
-from knowledge_service.domain.scope import Scope
+from knowledge_service.domain.scope import Scope, held
 from knowledge_service.errors import BadRequest, NotFound, UpstreamRefused
 from knowledge_service.models import JsonInteger
 from knowledge_service.upstream import models as upstream_models
@@ -94,14 +94,14 @@ def search(reader: Reader, q: str, limit: int, include_historical: bool) -> upst
     """Ranked candidates, no evidence expansion; ``limit`` clamps to 1–50."""
     clamped = max(SEARCH_LIMIT_MIN, min(SEARCH_LIMIT_MAX, limit))
     text = _text(q, "q")
-    return _scoped(
+    return held(
         lambda: reader.forager.search(reader.knowledge_base, text, limit=clamped, include_historical=include_historical)
     )
 
 
 def retrieve(reader: Reader, request: RetrieveRequest) -> RetrievalAnswer:
     query = _text(request.query, "query")
-    answer = _scoped(
+    answer = held(
         lambda: reader.forager.retrieve(
             reader.knowledge_base, query, top_k=request.top_k, include_historical=request.include_historical
         )
@@ -117,12 +117,12 @@ def retrieve(reader: Reader, request: RetrieveRequest) -> RetrievalAnswer:
 
 
 def item(reader: Reader, knowledge_id: str) -> upstream_models.KnowledgeItem:
-    record = _record("statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
+    record = fetched("statement", knowledge_id, lambda: reader.forager.knowledge_item(knowledge_id))
     return _held(reader, record.project_ref, "statement", knowledge_id, record)
 
 
 def evidence(reader: Reader, knowledge_id: str) -> EvidenceAnswer:
-    record = _record("statement", knowledge_id, lambda: reader.forager.evidence(knowledge_id))
+    record = fetched("statement", knowledge_id, lambda: reader.forager.evidence(knowledge_id))
     _held(reader, record.project_ref, "statement", knowledge_id, record)
     return EvidenceAnswer(knowledge_id=knowledge_id, evidence=record.evidence)
 
@@ -138,11 +138,11 @@ def entities(
     page_size: int,
 ) -> EntitiesAnswer:
     if name is not None:
-        named = _scoped(lambda: reader.forager.entities_named(reader.knowledge_base, _text(name, "name"))).entities
+        named = held(lambda: reader.forager.entities_named(reader.knowledge_base, _text(name, "name"))).entities
         return EntitiesAnswer(entities=named, page=1, page_size=max(1, len(named)), total=len(named))
     if sort not in PEOPLE_SORTS:
         raise BadRequest("sort", f"must be one of {', '.join(PEOPLE_SORTS)}.")
-    found = _scoped(
+    found = held(
         lambda: reader.forager.people(
             reader.knowledge_base, q=(q or "").strip() or None, types=types, sort=sort, page=page, page_size=page_size
         )
@@ -152,7 +152,7 @@ def entities(
 
 
 def entity(reader: Reader, entity_id: str) -> upstream_models.EntityDetail:
-    record = _record("entity", entity_id, lambda: reader.forager.entity(entity_id))
+    record = fetched("entity", entity_id, lambda: reader.forager.entity(entity_id))
     _held(reader, record.project_ref, "entity", entity_id, record)
     return record.model_copy(update={"attributes": text_attributes(record.attributes)})
 
@@ -169,22 +169,22 @@ def text_attributes(attributes: dict[str, object]) -> dict[str, list[str]]:
 
 
 def statements(reader: Reader, filters: dict[str, str], page: int, page_size: int) -> upstream_models.StatementsPage:
-    return _scoped(lambda: reader.forager.statements(reader.knowledge_base, filters, page=page, page_size=page_size))
+    return held(lambda: reader.forager.statements(reader.knowledge_base, filters, page=page, page_size=page_size))
 
 
 def duplicates(reader: Reader, status: str) -> upstream_models.DuplicateList:
     if status not in DUPLICATE_STATUSES:
         raise BadRequest("status", f"must be one of {', '.join(DUPLICATE_STATUSES)}.")
-    return _scoped(lambda: reader.forager.duplicates(reader.knowledge_base, status))
+    return held(lambda: reader.forager.duplicates(reader.knowledge_base, status))
 
 
 def sources(reader: Reader) -> upstream_models.RegisteredSources:
-    return _scoped(lambda: reader.forager.registered_sources(reader.knowledge_base))
+    return held(lambda: reader.forager.registered_sources(reader.knowledge_base))
 
 
 def source(reader: Reader, source_id: str) -> upstream_models.SourceDetail:
     """One source's page: the first 200 chunks, each cut to its first 400 characters."""
-    record = _record("source", source_id, lambda: reader.forager.source(source_id))
+    record = fetched("source", source_id, lambda: reader.forager.source(source_id))
     _held(reader, record.source.project_ref, "source", source_id, record)
     chunks = [chunk.model_copy(update={"text": chunk.text[:CHUNK_TEXT_MAX]}) for chunk in record.chunks[:CHUNK_PAGE]]
     total = record.chunk_total if record.chunk_total is not None else len(record.chunks)
@@ -194,7 +194,7 @@ def source(reader: Reader, source_id: str) -> upstream_models.SourceDetail:
 def conflicts(reader: Reader, status: str) -> upstream_models.ConflictRecords:
     if status not in CONFLICT_STATUSES:
         raise BadRequest("status", f"must be one of {', '.join(CONFLICT_STATUSES)}.")
-    answer = _scoped(lambda: reader.forager.conflicts(reader.knowledge_base, status))
+    answer = held(lambda: reader.forager.conflicts(reader.knowledge_base, status))
     # Each row is trusted by its own project_ref, never by the list it came in (as the export history).
     return answer.model_copy(
         update={"conflicts": [c for c in answer.conflicts if c.project_ref == reader.knowledge_base]}
@@ -214,21 +214,13 @@ def _held(reader: Reader, project_ref: str, kind: str, record_id: str, record: T
     return record
 
 
-def _record(kind: str, record_id: str, fetch: Callable[[], T]) -> T:
+def fetched(kind: str, record_id: str, fetch: Callable[[], T]) -> T:
+    """``fetch``, a call for one record by its id; FORAGER's 404 for it is :func:`missing`."""
     try:
         return fetch()
     except UpstreamRefused as refused:
         if refused.upstream_status == 404:
             raise missing(kind, record_id) from None
-        raise
-
-
-def _scoped(fetch: Callable[[], T]) -> T:
-    try:
-        return fetch()
-    except UpstreamRefused as refused:
-        if refused.upstream_status == 404:
-            raise NotFound("The knowledge base this project reads is not one FORAGER holds.") from None
         raise
 
 

@@ -15,8 +15,8 @@ from knowledge_service.base_model import Model
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.feed import SyncAnswer, feed_pass, upkeep_sentence
-from knowledge_service.domain.feed.consumer import FeedStores
-from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
+from knowledge_service.domain.feed.ports import FeedStores, UpkeepOutcome
+from knowledge_service.domain.feed.upkeep import Upkeep
 from knowledge_service.errors import ServiceError
 from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.config_store import ConfigStore

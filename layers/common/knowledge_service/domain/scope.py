@@ -22,7 +22,9 @@ owner who holds no role, keeps the 403 an operator-rank act gives them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
+from typing import TypeVar
 
 from pydantic import ConfigDict
 
@@ -30,10 +32,12 @@ from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.gate import require_enabled
 from knowledge_service.environment import Environment
-from knowledge_service.errors import InternalError, NotFound, PermissionDenied
+from knowledge_service.errors import InternalError, NotFound, PermissionDenied, UpstreamRefused
 from knowledge_service.identity.principal import Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
 from knowledge_service.storage.config_store import ConfigStore, ScopeRecords
+
+T = TypeVar("T")
 
 
 class Standing(StrEnum):
@@ -103,6 +107,20 @@ def scope_from(
 def no_such_project(project: str) -> NotFound:
     """What a project that does not exist is answered, and so a caller with no standing in one."""
     return NotFound(f"There is no project '{project}'.")
+
+
+NOT_HELD = "The knowledge base this project reads is not one FORAGER holds."
+
+
+def held(fetch: Callable[[], T]) -> T:
+    """``fetch``, a call on the knowledge base a project reads; FORAGER's 404 for that base is
+    the one answer every route gives when FORAGER does not hold it (:data:`NOT_HELD`)."""
+    try:
+        return fetch()
+    except UpstreamRefused as refused:
+        if refused.upstream_status == 404:
+            raise NotFound(NOT_HELD) from None
+        raise
 
 
 def has_standing(principal: Principal, project: str, organization: str) -> bool:

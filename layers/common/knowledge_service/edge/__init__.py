@@ -1,1 +1,2 @@
-"""The HTTP edge: resolvers, access rules, and the renderers of each surface's wire shape."""
+"""The edge: the HTTP resolvers, access rules and renderers of each surface's wire shape, and
+the handlers of what EventBridge invokes (``bus/``)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from datetime import UTC, datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
@@ -35,12 +36,22 @@ CAPTURE_PREFIX = "captures/sha256/"
 EVIDENCE_GATED = ("DISTILLED", "PUBLISHED", "SUPERSEDED", "RETIRED")
 
 
-class AssertionRecord(Model):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+class AssertionStatus(StrEnum):
+    DRAFT = "DRAFT"
+    DISTILLED = "DISTILLED"
+    PUBLISHED = "PUBLISHED"
+    SUPERSEDED = "SUPERSEDED"
+    RETIRED = "RETIRED"
 
-    workspace: str
+
+class AssertionFields(Model):
+    """An assertion's fields, declared once: as stored (:class:`AssertionRecord`, with its
+    workspace) and as every verb answers it (``domain/verbs/models.py``'s ``Assertion``)."""
+
+    model_config = ConfigDict(frozen=True)
+
     knowledge_id: str
-    status: str
+    status: AssertionStatus
     subject: str
     assertion: str
     capture_id: str | None = None
@@ -53,6 +64,12 @@ class AssertionRecord(Model):
     created_by: str
     created_at: datetime
     updated_at: datetime
+
+
+class AssertionRecord(AssertionFields):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    workspace: str
 
 
 class CaptureRecord(Model):

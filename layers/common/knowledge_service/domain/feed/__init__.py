@@ -10,10 +10,11 @@ import logging
 
 from knowledge_service.base_model import Model
 from knowledge_service.clock import Clock, system_clock
-from knowledge_service.domain.feed.consumer import FeedClient, FeedConsumer, FeedStores, PassOutcome
+from knowledge_service.domain.feed.consumer import FeedConsumer
 from knowledge_service.domain.feed.policy import lane_sentence, refuse_when_no_lane_acts
+from knowledge_service.domain.feed.ports import FeedClient, FeedStores, PassOutcome, UpkeepOutcome
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
-from knowledge_service.domain.feed.upkeep import ESCALATION_DAYS, UpkeepOutcome
+from knowledge_service.domain.feed.upkeep import ESCALATION_DAYS
 from knowledge_service.domain.findings import study_pass
 from knowledge_service.errors import ServiceError
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy

@@ -41,9 +41,9 @@ import json
 import logging
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed import door, retry
@@ -62,16 +62,10 @@ from knowledge_service.domain.feed.history import (
     same_stream,
 )
 from knowledge_service.domain.feed.policy import ACTION_TYPE, POLICY_VERSION
-from knowledge_service.domain.feed.ports import (
-    ActionStorage,
-    DeadLetterStorage,
-    EventStorage,
-    InboxStorage,
-    WatermarkStorage,
-)
+from knowledge_service.domain.feed.ports import PAGE_LIMIT, FeedClient, FeedStores, PassOutcome, UpkeepOutcome
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
-from knowledge_service.domain.feed.upkeep import Upkeep, UpkeepOutcome
+from knowledge_service.domain.feed.upkeep import Upkeep
 from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState
@@ -82,76 +76,18 @@ from knowledge_service.storage.feed_store import (
     Watermark,
     envelope_text,
 )
-from knowledge_service.storage.findings_store import FindingsStore
-from knowledge_service.storage.missions import MissionBus
 from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
     REVISION_PUBLISHED,
-    Capabilities,
-    ExportList,
     FeedCursorRefused,
     FeedEnvelope,
     FeedPage,
-    ForagerSource,
-    ReceiptAnswer,
 )
 
 logger = logging.getLogger(__name__)
 
-PAGE_LIMIT = 500
 MAX_RECOVERIES = 4
 STREAM = "knowledge"
-
-
-class FeedClient(Protocol):
-    """What the consumer needs of FORAGER (``ForagerClient`` is one; tests hand in a fake)."""
-
-    def capabilities(self) -> Capabilities: ...
-
-    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = PAGE_LIMIT) -> FeedPage: ...
-
-    def sources(self, project_ref: str) -> list[ForagerSource]: ...
-
-    def exports(self, project_ref: str) -> ExportList: ...
-
-    def receipt(
-        self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
-    ) -> ReceiptAnswer: ...
-
-
-@dataclass(frozen=True)
-class FeedStores:
-    inbox: InboxStorage
-    watermarks: WatermarkStorage
-    actions: ActionStorage
-    findings: FindingsStore
-    missions: MissionBus | None
-    dead_letters: DeadLetterStorage | None = None
-    events: EventStorage | None = None
-
-
-@dataclass
-class PassOutcome:
-    knowledge_base: str
-    received: int = 0
-    recorded: int = 0
-    acted: int = 0
-    findings: int = 0
-    mission_ids: list[str] = field(default_factory=list)
-    receipts: int = 0
-    degraded: list[str] = field(default_factory=list)
-    reconciled: int = 0
-    pruned: int = 0
-    watermark: int = 0
-    polled: bool = False
-    refused_at_the_door: int = 0  # envelopes the door filed as dead letters this pass
-    dead_lettered: int = 0  # entries filed this pass (door refusals and exhausted retries)
-    retried: int = 0  # retries run this pass (succeeded or not)
-    retrying: int = 0  # this project's retries still waiting after the pass
-    owed_receipts: int = 0  # failed receipts owed for exhausted retries, sent this pass
-    upkeep: UpkeepOutcome = field(default_factory=UpkeepOutcome)
-    passed_over: list[list[int]] = field(default_factory=list)  # [first, last] holes the producer could not serve
-    exports_reconciled: int = 0  # exports recorded from the export history when a hole was passed over
 
 
 Checkpoint = Callable[[str], None]

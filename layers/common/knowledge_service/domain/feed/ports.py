@@ -1,6 +1,9 @@
-"""The consumer's storage, as the domain sees it: what the feed pass, its recovery, the
+"""The consumer's ports, as the domain sees them: what the feed pass, its recovery, the
 dead-letter upkeep and the operator's actions ask of the inbox, the watermarks, the actions,
-the dead-letter queue and the event log — and nothing else.
+the dead-letter queue and the event log, and of FORAGER (:class:`FeedClient`) — and nothing
+else; :class:`FeedStores` hands them to a pass together, and :class:`PassOutcome` (with its
+:class:`UpkeepOutcome`) is what a pass reports. The consumer (``consumer.py``), its recovery
+(``recovery.py``) and the upkeep (``upkeep.py``) all read them here, none from another.
 
 ``storage/feed_store.py`` (``InboxStore``, ``WatermarkStore``, ``ActionStore``),
 ``storage/dead_letter_store.py`` (``DeadLetterStore``) and ``storage/event_log.py``
@@ -17,13 +20,18 @@ for the dead-letter store to carry out in one transaction with its own write
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, Resolution
 from knowledge_service.storage.event_log import LoggedEvent
 from knowledge_service.storage.feed_store import Action, ActionOutcome, InboxRow, Watermark, WatermarkStatus
+from knowledge_service.storage.findings_store import FindingsStore
+from knowledge_service.storage.missions import MissionBus
+from knowledge_service.upstream.models import Capabilities, ExportList, FeedPage, ForagerSource, ReceiptAnswer
 
 TransactItem = dict[str, Any]
+PAGE_LIMIT = 500  # feed items asked of FORAGER a page
 
 
 class InboxStorage(Protocol):
@@ -145,3 +153,62 @@ class EventStorage(Protocol):
     """The colony's event log (an operator's act and the upkeep's escalations)."""
 
     def record(self, event_type: str, actor: str, payload: dict[str, Any]) -> LoggedEvent: ...
+
+
+class FeedClient(Protocol):
+    """What the consumer needs of FORAGER (``ForagerClient`` is one; tests hand in a fake)."""
+
+    def capabilities(self) -> Capabilities: ...
+
+    def feed(self, project_ref: str, *, generation: str | None, after: int, limit: int = PAGE_LIMIT) -> FeedPage: ...
+
+    def sources(self, project_ref: str) -> list[ForagerSource]: ...
+
+    def exports(self, project_ref: str) -> ExportList: ...
+
+    def receipt(
+        self, project_ref: str, event_id: str, status: str, detail: str, *, synthesized: bool = False
+    ) -> ReceiptAnswer: ...
+
+
+@dataclass(frozen=True)
+class FeedStores:
+    inbox: InboxStorage
+    watermarks: WatermarkStorage
+    actions: ActionStorage
+    findings: FindingsStore
+    missions: MissionBus | None
+    dead_letters: DeadLetterStorage | None = None
+    events: EventStorage | None = None
+
+
+@dataclass
+class UpkeepOutcome:
+    dead_lettered: int = 0
+    scrubbed: int = 0
+    escalated: int = 0
+    scrub_failed: bool = False
+
+
+@dataclass
+class PassOutcome:
+    knowledge_base: str
+    received: int = 0
+    recorded: int = 0
+    acted: int = 0
+    findings: int = 0
+    mission_ids: list[str] = field(default_factory=list)
+    receipts: int = 0
+    degraded: list[str] = field(default_factory=list)
+    reconciled: int = 0
+    pruned: int = 0
+    watermark: int = 0
+    polled: bool = False
+    refused_at_the_door: int = 0  # envelopes the door filed as dead letters this pass
+    dead_lettered: int = 0  # entries filed this pass (door refusals and exhausted retries)
+    retried: int = 0  # retries run this pass (succeeded or not)
+    retrying: int = 0  # this project's retries still waiting after the pass
+    owed_receipts: int = 0  # failed receipts owed for exhausted retries, sent this pass
+    upkeep: UpkeepOutcome = field(default_factory=UpkeepOutcome)
+    passed_over: list[list[int]] = field(default_factory=list)  # [first, last] holes the producer could not serve
+    exports_reconciled: int = 0  # exports recorded from the export history when a hole was passed over

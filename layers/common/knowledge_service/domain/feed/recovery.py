@@ -12,16 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from knowledge_service.domain.feed.history import as_int, held as held_by, same_stream
+from knowledge_service.domain.feed.ports import FeedClient, FeedStores, PassOutcome
 from knowledge_service.domain.findings import study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.feed_store import InboxRow, Watermark, WatermarkStatus, envelope_text, stream_key
 from knowledge_service.upstream.models import EXPORT_COMPLETED, ExportRow, FeedCursorRefused
-
-if TYPE_CHECKING:
-    from knowledge_service.domain.feed.consumer import FeedClient, FeedStores, PassOutcome
 
 
 class Recovery:

@@ -18,11 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from knowledge_service.domain.feed import door
-from knowledge_service.domain.feed.ports import ActionStorage, DeadLetterStorage, EventStorage, InboxStorage
+from knowledge_service.domain.feed.ports import (
+    ActionStorage,
+    DeadLetterStorage,
+    EventStorage,
+    InboxStorage,
+    UpkeepOutcome,
+)
 from knowledge_service.domain.feed.retention import DEAD_LETTER_RETENTION_DAYS
 from knowledge_service.domain.feed.retry import RETRIES_EXHAUSTED, exhausted
 from knowledge_service.storage.dead_letter_store import UNRESOLVED, Attempt, DeadLetter
@@ -33,14 +38,6 @@ logger = logging.getLogger(__name__)
 ESCALATION_DAYS = 180
 ESCALATED_EVENT = "knowledge_dead_letter_escalated"
 SYSTEM_ACTOR = "knowledge-service"
-
-
-@dataclass
-class UpkeepOutcome:
-    dead_lettered: int = 0
-    scrubbed: int = 0
-    escalated: int = 0
-    scrub_failed: bool = False
 
 
 def is_escalated(entry: DeadLetter, now: datetime) -> bool:

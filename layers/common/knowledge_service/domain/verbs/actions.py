@@ -16,7 +16,7 @@ from typing import Any
 from knowledge_service.domain.verbs import models as verb_models
 from knowledge_service.domain.verbs.rules import quote_is_evidence, walk_forward
 from knowledge_service.errors import BadRequest, Conflict, NotFound
-from knowledge_service.storage.verbs import INLINE_MAX, AssertionRecord, CaptureRecord, VerbStore
+from knowledge_service.storage.verbs import INLINE_MAX, AssertionRecord, AssertionStatus, CaptureRecord, VerbStore
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _evidenced(ctx: Context, request: verb_models.DistilInput, *, proposed: bool
     record = AssertionRecord(
         workspace=ctx.workspace,
         knowledge_id=new_knowledge_id(),
-        status=verb_models.AssertionStatus.DISTILLED.value,
+        status=AssertionStatus.DISTILLED.value,
         subject=request.subject,
         assertion=request.assertion,
         capture_id=request.capture_id,
@@ -122,12 +122,12 @@ def _publish(ctx: Context, knowledge_id: str) -> tuple[AssertionRecord, bool]:
     if ctx.store.transition(
         ctx.workspace,
         knowledge_id,
-        verb_models.AssertionStatus.DISTILLED.value,
-        verb_models.AssertionStatus.PUBLISHED.value,
+        AssertionStatus.DISTILLED.value,
+        AssertionStatus.PUBLISHED.value,
     ):
         return _required(ctx, knowledge_id), False
     record = _required(ctx, knowledge_id)
-    if record.status == verb_models.AssertionStatus.PUBLISHED.value:
+    if record.status == AssertionStatus.PUBLISHED.value:
         return record, True
     raise Conflict(f"Assertion {knowledge_id} is {record.status}; only a DISTILLED assertion is published.")
 
@@ -142,7 +142,7 @@ def review(ctx: Context, request: verb_models.ReviewInput) -> verb_models.Assert
         record, already = _publish(ctx, request.knowledge_id)
         return verb_models.AssertionReviewed(**_view(record), decision=request.decision, already_published=already)
     record = _required(ctx, request.knowledge_id)
-    if record.status != verb_models.AssertionStatus.DISTILLED.value:
+    if record.status != AssertionStatus.DISTILLED.value:
         raise Conflict(f"Assertion {request.knowledge_id} is {record.status}; only a DISTILLED assertion is reviewed.")
     return verb_models.AssertionReviewed(
         **_view(record), decision=request.decision
@@ -154,8 +154,8 @@ def retire(ctx: Context, request: verb_models.RetireInput) -> verb_models.Assert
     if ctx.store.transition(
         ctx.workspace,
         request.knowledge_id,
-        verb_models.AssertionStatus.PUBLISHED.value,
-        verb_models.AssertionStatus.RETIRED.value,
+        AssertionStatus.PUBLISHED.value,
+        AssertionStatus.RETIRED.value,
         extra,
     ):
         return _assertion(_required(ctx, request.knowledge_id))
@@ -163,11 +163,11 @@ def retire(ctx: Context, request: verb_models.RetireInput) -> verb_models.Assert
     raise Conflict(f"Assertion {request.knowledge_id} is {record.status}; only a PUBLISHED assertion is retired.")
 
 
-SUPERSEDABLE = {verb_models.AssertionStatus.DISTILLED.value, verb_models.AssertionStatus.PUBLISHED.value}
+SUPERSEDABLE = {AssertionStatus.DISTILLED.value, AssertionStatus.PUBLISHED.value}
 SUCCESSORS = {
-    verb_models.AssertionStatus.DISTILLED.value,
-    verb_models.AssertionStatus.PUBLISHED.value,
-    verb_models.AssertionStatus.SUPERSEDED.value,
+    AssertionStatus.DISTILLED.value,
+    AssertionStatus.PUBLISHED.value,
+    AssertionStatus.SUPERSEDED.value,
 }
 
 

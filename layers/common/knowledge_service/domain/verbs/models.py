@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from knowledge_service.base_model import Model
+from knowledge_service.storage.verbs import AssertionFields, AssertionStatus
 
 KNOWLEDGE_ID = r"^kn_[0-9a-f]{24}$"
 CAPTURE_ID = r"^cap_[0-9a-f]{24}$"
@@ -22,14 +23,6 @@ REASON_MAX = 2_000
 TITLE_MAX = 500
 CAPTURE_BODY_MAX = 1_048_576  # bytes of UTF-8
 LIST_LIMIT_MAX = 100
-
-
-class AssertionStatus(StrEnum):
-    DRAFT = "DRAFT"
-    DISTILLED = "DISTILLED"
-    PUBLISHED = "PUBLISHED"
-    SUPERSEDED = "SUPERSEDED"
-    RETIRED = "RETIRED"
 
 
 class ReviewDecision(StrEnum):
@@ -94,23 +87,12 @@ class Answer(Model):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
-class Assertion(Answer):
+class Assertion(AssertionFields, Answer):
     """An assertion as every verb that returns one answers it."""
 
-    knowledge_id: str
-    status: AssertionStatus
-    subject: str
-    assertion: str
-    capture_id: str | None
-    evidence_quote: str | None
-    superseded_by_id: str | None = None
-    confidence: float | None = None
-    jurisdiction: str | None = None
-    proposed: bool = False
-    retired_reason: str | None = None
-    created_by: str
-    created_at: datetime
-    updated_at: datetime
+    # The stored fields (storage/verbs.py), less the workspace, on this surface's wire (camelCase);
+    # every one is in every answer, so the answer's schema requires them all.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class Published(Assertion):

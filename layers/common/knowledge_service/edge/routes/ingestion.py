@@ -133,17 +133,7 @@ def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
     responses=POSTS,
 )
 def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
-    rt = runtime()
-    scope = scope_of(project)
-    client = rt.upstream.client(scope.settings)
-    return ok(
-        _once(
-            scope,
-            {"route": "cancel", "job_id": id},
-            Job,
-            lambda key: ingestion.cancel_job(client, scope.knowledge_base, id, key),
-        )
-    )
+    return _act_on_job("cancel", id, project)
 
 
 @router.post(
@@ -154,15 +144,19 @@ def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
     responses=POSTS,
 )
 def post_retry(id: JobId, project: Project = None) -> Envelope[Job]:
-    rt = runtime()
+    return _act_on_job("retry", id, project)
+
+
+def _act_on_job(act: ingestion.JobAct, id: str, project: str | None) -> Envelope[Job]:
+    """Cancel or retry: once per caller's key (:func:`_once`), the act named in the kept request."""
     scope = scope_of(project)
-    client = rt.upstream.client(scope.settings)
+    client = runtime().upstream.client(scope.settings)
     return ok(
         _once(
             scope,
-            {"route": "retry", "job_id": id},
+            {"route": act, "job_id": id},
             Job,
-            lambda key: ingestion.retry_job(client, scope.knowledge_base, id, key),
+            lambda key: ingestion.act_on_job(client, scope.knowledge_base, id, act, key),
         )
     )
 

@@ -1,0 +1,2 @@
+"""The bus's edge: what EventBridge invokes, one module a function (``door.bus``), each with its
+``handler``: ``six_hourly_pass`` (the schedule's) and ``mission_intake`` (the agent missions')."""
