@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import os
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 LISTING_PAGE = 500  # the hub's cap on one listing
+
+RETRIED = frozenset({429, 503})  # throttled, or not able to answer now: the request did nothing
+ATTEMPTS = 6  # one request and at most five more
+BACKOFF_SECONDS = 0.5  # doubled each retry, with full jitter, when the hub names no Retry-After
+BACKOFF_CAP_SECONDS = 8.0
+RETRY_AFTER_CAP_SECONDS = 30.0  # a Retry-After longer than this is waited this long
 
 EX_USAGE = 2
 EX_DATAERR = 65
@@ -89,10 +99,45 @@ def url_path(page: str) -> str:
     return quote(page.lstrip("/"), safe="/")
 
 
+def retry_after(answer: httpx.Response) -> float | None:
+    """The wait ``Retry-After`` asks for, in seconds (delta-seconds or an HTTP date), if any."""
+    value = answer.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff(attempt: int, answer: httpx.Response, rng: random.Random) -> float:
+    """How long to wait before retry ``attempt`` (1, 2, ...): the hub's Retry-After (capped), else
+    exponential backoff with full jitter."""
+    asked = retry_after(answer)
+    if asked is not None:
+        return min(asked, RETRY_AFTER_CAP_SECONDS)
+    return rng.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2 ** (attempt - 1)))
+
+
 class Hub:
-    def __init__(self, config: Config, transport: httpx.BaseTransport | None = None) -> None:
+    """The hub's pages API. A 429 or 503 is asked again (``ATTEMPTS`` in all, honouring
+    ``Retry-After``); any other answer, and the last of those, is final."""
+
+    def __init__(
+        self,
+        config: Config,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
         self.config = config
         self.requests = 0
+        self.retries = 0
+        self._sleep = sleep
+        self._rng = rng or random.Random()  # noqa: S311 - jitter, not a secret
         self._http = httpx.Client(
             base_url=f"{config.url}/api/v1/projects/{quote(config.project, safe='')}/kb",
             headers={"Authorization": f"Bearer {config.token}", "User-Agent": "kb/1"},
@@ -110,16 +155,24 @@ class Hub:
         self.close()
 
     def call(self, method: str, url: str, **kwargs: Any) -> Any:
-        self.requests += 1
-        try:
-            answer = self._http.request(method, url, **kwargs)
-        except httpx.TransportError as error:
-            raise Stop(EX_UNAVAILABLE, f"the hub at {self.config.url} cannot be reached: {error}") from error
+        for attempt in range(1, ATTEMPTS + 1):
+            answer = self._send(method, url, **kwargs)
+            if answer.status_code not in RETRIED or attempt == ATTEMPTS:
+                break
+            self.retries += 1
+            self._sleep(backoff(attempt, answer, self._rng))
         if answer.status_code in {401, 403}:
             raise Stop(EX_NOPERM, f"the hub refused the token ({answer.status_code})")
         if answer.status_code >= 400:
             raise HubError(answer.status_code, *_refusal(answer))
         return answer.json()
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        self.requests += 1
+        try:
+            return self._http.request(method, url, **kwargs)
+        except httpx.TransportError as error:
+            raise Stop(EX_UNAVAILABLE, f"the hub at {self.config.url} cannot be reached: {error}") from error
 
     def pages(self) -> dict[str, dict[str, Any]]:
         """Every page's ``meta=1`` row by path: the listing paged through with ``after``."""
