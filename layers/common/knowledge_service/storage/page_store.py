@@ -189,10 +189,12 @@ class PageStore:
     def is_kept(self, project: str, version: str) -> bool:
         return "Item" in self.table.get_item(Key={"pk": f"VER#{project}", "sk": version}, ConsistentRead=True)
 
-    def keep(self, project: str, content: bytes) -> tuple[str, bool]:
-        """Store ``content`` once (content-addressed); (version, whether it was new)."""
+    def keep(self, project: str, content: bytes, kept: bool | None = None) -> tuple[str, bool]:
+        """Store ``content`` once (content-addressed); (version, whether it was new). ``kept`` is
+        what the caller already read of ``is_kept`` (not read again); a writer that kept the same
+        bytes meanwhile is met by the conditional put."""
         version = version_of(content)
-        if self.is_kept(project, version):
+        if kept if kept is not None else self.is_kept(project, version):
             return version, False
         self._s3.put_object(
             Bucket=self._bucket,

@@ -367,13 +367,14 @@ class Pages:
             _check_guard(head, if_version)
             replaced = head.version if head is not None else None
             _gen, used = self.store.generation(self.project)
-            new_bytes = 0 if self.store.is_kept(self.project, version) else len(data)
+            kept = self.store.is_kept(self.project, version)
+            new_bytes = 0 if kept else len(data)
             if used + new_bytes > MAX_BASE_BYTES:
                 raise PayloadTooLarge("The knowledge base is at its 1 GiB limit (kept versions included).")
             if used + new_bytes > WARN_BASE_BYTES:
                 warnings = ["The knowledge base holds over 256 MiB (kept versions included); its limit is 1 GiB."]
             brought = force_brought or _brings_verification(head, meta)
-            self.store.keep(self.project, data)
+            self.store.keep(self.project, data, kept=kept)
             row = self.store.write(
                 Write(
                     self.project,
