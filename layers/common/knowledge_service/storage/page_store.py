@@ -202,7 +202,7 @@ class PageStore:
             Body=content,
             ChecksumSHA256=_b64(hashlib.sha256(content).digest()),
         )
-        kept = [
+        items = [
             {
                 "Put": {
                     "TableName": self._name,
@@ -220,7 +220,7 @@ class PageStore:
             },
         ]
         return version, conditionally(
-            lambda: self._client.transact_write_items(TransactItems=kept), refused=is_condition_refusal
+            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
         )
 
     def read_bytes(self, project: str, version: str) -> bytes | None:
