@@ -44,7 +44,7 @@ def start(
     credential = missions.mint_credential()
     now = datetime.now(UTC)
     mission_id = str(uuid.uuid4())
-    rt.pages.create_session(mission_id, project, "test mission")  # as intake does
+    rt.pages.create_session(mission_id, project, "test mission", now + lasting)  # as intake does
     rt.agent_missions.record(
         MissionRecord(
             mission_id=mission_id,

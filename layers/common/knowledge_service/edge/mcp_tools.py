@@ -233,7 +233,7 @@ def _sources(c: Caller, a: Any) -> Any:
 
 def _session(c: Caller) -> SessionBrain:
     """The mission's own session brain: the session id is the mission id."""
-    return SessionBrain(runtime().pages, c.mission.mission_id)
+    return SessionBrain(runtime().pages, c.mission.mission_id, c.mission.expires_at)
 
 
 def _brain_get(c: Caller, a: Any) -> Any:

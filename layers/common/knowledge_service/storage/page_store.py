@@ -361,14 +361,35 @@ class PageStore:
         ]
 
     # ------------------------------------------------------------------ the session brain
-    def create_session(self, session_id: str, project: str, name: str) -> None:
-        self.table.put_item(Item={"pk": f"SESSION#{session_id}", "sk": "#", "project": project, "name": name})
+    def create_session(self, session_id: str, project: str, name: str, expires_at: datetime | None = None) -> None:
+        """A session brain for one mission: it lives until ``expires_at`` (the mission's) or until
+        :meth:`end_session`, whichever is first, and DynamoDB removes it after (the table's TTL)."""
+        lifetime = {} if expires_at is None else {"expires_at": expires_at.isoformat(), **_expiry(expires_at)}
+        self.table.put_item(
+            Item={"pk": f"SESSION#{session_id}", "sk": "#", "project": project, "name": name, **lifetime}
+        )
 
-    def session(self, session_id: str) -> dict[str, str] | None:
+    def end_session(self, session_id: str, at: datetime | None = None) -> None:
+        """The mission ended: its session brain is gone from now on (its items wait for the TTL)."""
+        conditionally(
+            lambda: self.table.update_item(
+                Key={"pk": f"SESSION#{session_id}", "sk": "#"},
+                UpdateExpression="SET ended_at = if_not_exists(ended_at, :at)",
+                ConditionExpression=Attr("pk").exists(),
+                ExpressionAttributeValues={":at": (at or datetime.now(UTC)).isoformat()},
+            )
+        )
+
+    def session(self, session_id: str, now: datetime | None = None) -> dict[str, str] | None:
+        """The live session's project and name; None for one unknown, ended or expired."""
         item = self.table.get_item(Key={"pk": f"SESSION#{session_id}", "sk": "#"}, ConsistentRead=True).get("Item")
-        return {"project": str(item["project"]), "name": str(item["name"])} if item else None
+        if not item or "ended_at" in item:
+            return None
+        if "expires_at" in item and datetime.fromisoformat(str(item["expires_at"])) <= (now or datetime.now(UTC)):
+            return None
+        return {"project": str(item["project"]), "name": str(item["name"])}
 
-    def brain_put(self, session_id: str, path: str, value: bytes) -> None:
+    def brain_put(self, session_id: str, path: str, value: bytes, expires_at: datetime | None = None) -> None:
         """One session brain value (at most 4 MiB: the brain's own limit, not the page's).
 
         Each write's bytes get an object of their own (``brain/<session>/<random>``), named by
@@ -386,6 +407,7 @@ class PageStore:
                 "size_bytes": len(value),
                 "written_at": datetime.now(UTC).isoformat(),
                 "key": key,
+                **({} if expires_at is None else _expiry(expires_at)),
             },
             ReturnValues="ALL_OLD",
         ).get("Attributes")
@@ -449,6 +471,15 @@ class BrainEntry:
     path: str
     size_bytes: int
     written_at: str
+
+
+BRAIN_EXPIRY_ATTRIBUTE = "expire_at_epoch"
+"""The pages table's TTL attribute (``template.yaml``), carried only by session brain items:
+epoch seconds of the mission's expiry, after which DynamoDB removes them."""
+
+
+def _expiry(expires_at: datetime) -> dict[str, int]:
+    return {BRAIN_EXPIRY_ATTRIBUTE: int(expires_at.timestamp())}
 
 
 def _brain_key(session_id: str, item: dict[str, Any]) -> str:

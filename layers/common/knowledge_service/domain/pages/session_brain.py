@@ -15,6 +15,7 @@ base), with no frontmatter rules, lint, history or signal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from knowledge_service.domain.pages import paths
@@ -28,6 +29,8 @@ STORE = "session"
 class SessionBrain:
     store: PageStore
     session_id: str
+    expires_at: datetime | None = None
+    """The mission's expiry, which every entry carries as its TTL."""
 
     def get(self, raw_path: str) -> dict[str, Any]:
         path = paths.page_path(raw_path)
@@ -42,7 +45,7 @@ class SessionBrain:
             data = content.encode("utf-8")
         except UnicodeEncodeError:
             raise BadRequest("content", "is not text: it holds a lone UTF-16 surrogate.") from None
-        self.store.brain_put(self.session_id, path, data)
+        self.store.brain_put(self.session_id, path, data, self.expires_at)
         return {"ok": True, "path": path, "store": STORE, "size_bytes": len(data)}
 
     def listing(self, raw_prefix: str | None, limit: int, after: str | None) -> dict[str, Any]:
