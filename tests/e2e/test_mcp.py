@@ -104,9 +104,10 @@ def test_an_agent_works_a_mission_over_mcp(stack: LocalStack, http: httpx.Client
             retrieved = await client.call_tool("knowledge_retrieve", {"query": "why did the launch date change"})
             assert "April 10, 2026" in payload(retrieved)["rendered"]
 
-            put = await client.call_tool("brain_put", {"path": page, "content": "# Launch\n\nApril 10.\n"})
+            launch = {"path": page, "content": "# Launch\n\nApril 10.\n", "store": "project"}
+            put = await client.call_tool("brain_put", launch)
             assert not put.isError and payload(put)["ok"], payload(put)
-            got = await client.call_tool("brain_get", {"path": page})
+            got = await client.call_tool("brain_get", {"path": page, "store": "project"})
             assert payload(got)["content"] == "# Launch\n\nApril 10.\n"
             history = await client.call_tool("brain_history", {"path": page})
             assert [v["op"] for v in payload(history)["versions"]] == ["kb.put"]
@@ -135,6 +136,62 @@ def test_an_agent_works_a_mission_over_mcp(stack: LocalStack, http: httpx.Client
             refused(await client.call_tool("knowledge_statements", {}), "tool_not_in_role")
 
     run(work)
+
+
+BRAIN_TOOLS = ["brain_get", "brain_put", "brain_list", "brain_delete"]
+MIB = 1024 * 1024
+
+
+def test_the_brain_tools_default_to_the_missions_own_session_brain(stack: LocalStack, http: httpx.Client) -> None:
+    researcher = role(stack, BRAIN_TOOLS)
+    mine, theirs = mission(stack, researcher, "L1"), mission(stack, researcher, "L1")
+    note = f"/notes/{unique('scratch')}.md"
+    shared = f"/notes/{unique('shared')}.md"
+    big = "".join(f"{i:062d}\n" for i in range(4 * MIB // 63)).ljust(4 * MIB, "x")  # 4 MiB of lines
+
+    def page(path: str) -> httpx.Response:
+        return http.get(f"/api/v1/projects/falcon/kb/pages/fs{path}", headers=bearer(stack.admin_token))
+
+    async def mine_writes() -> None:
+        async with session(stack, mine) as client:
+            schema = next(t for t in (await client.list_tools()).tools if t.name == "brain_put").inputSchema
+            assert schema["properties"]["store"]["default"] == "session"
+            put = await client.call_tool("brain_put", {"path": note, "content": "# Scratch\n"})
+            assert payload(put) == {"ok": True, "path": f"/fs{note}", "store": "session", "size_bytes": 10}
+            assert payload(await client.call_tool("brain_get", {"path": note}))["content"] == "# Scratch\n"
+            refused(await client.call_tool("brain_get", {"path": note, "store": "project"}), "not_found")
+            written = await client.call_tool("brain_put", {"path": shared, "content": "# Shared\n", "store": "project"})
+            assert payload(written)["store"] == "project", payload(written)
+            # a 4 MiB value: in over Streamable HTTP, and back out
+            stored = await client.call_tool("brain_put", {"path": "/big.md", "content": big})
+            assert payload(stored)["size_bytes"] == 4 * MIB, payload(stored)
+            assert payload(await client.call_tool("brain_get", {"path": "/big.md"}))["content"] == big
+            listed = payload(await client.call_tool("brain_list", {}))
+            assert listed["store"] == "session" and not listed["truncated"]
+            sizes = {e["path"]: e["size_bytes"] for e in listed["entries"]}
+            assert sizes == {f"/fs{note}": 10, "/fs/big.md": 4 * MIB}
+
+    run(mine_writes)
+    assert page(shared).status_code == 200, page(shared).text  # the route finds a page written to the project
+    assert page(note).status_code == 404, page(note).text  # and not the session brain's entry
+
+    async def theirs_reads() -> None:
+        async with session(stack, theirs) as client:
+            refused(await client.call_tool("brain_get", {"path": note}), "not_found")
+            assert payload(await client.call_tool("brain_list", {}))["entries"] == []
+            refused(await client.call_tool("brain_delete", {"path": note}), "not_found")
+
+    run(theirs_reads)
+
+    async def mine_deletes() -> None:
+        async with session(stack, mine) as client:
+            gone = await client.call_tool("brain_delete", {"path": note})
+            assert payload(gone) == {"ok": True, "path": f"/fs{note}", "store": "session"}
+            refused(await client.call_tool("brain_get", {"path": note}), "not_found")
+            refused(await client.call_tool("brain_delete", {"path": note}), "not_found")
+            assert [e["path"] for e in payload(await client.call_tool("brain_list", {}))["entries"]] == ["/fs/big.md"]
+
+    run(mine_deletes)
 
 
 def test_knowledge_off_is_a_tool_error_not_an_absent_tool(stack: LocalStack, http: httpx.Client) -> None:

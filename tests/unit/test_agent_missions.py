@@ -7,14 +7,19 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
+from boto3.dynamodb.conditions import Key
 from pydantic import ValidationError
 
 from knowledge_service.domain import agent_missions as missions
+from knowledge_service.domain.pages.service import Pages
+from knowledge_service.domain.pages.session_brain import SessionBrain
 from knowledge_service.errors import BadRequest, NotFound, Unauthenticated
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 from knowledge_service.runtime import Runtime
-from knowledge_service.storage.agent_missions import EXPIRY_ATTRIBUTE
+from knowledge_service.storage.agent_missions import EXPIRY_ATTRIBUTE, RoleContract
+from knowledge_service.storage.page_store import BRAIN_EXPIRY_ATTRIBUTE
 from tests.conftest import TEMPLATE
 
 
@@ -157,6 +162,55 @@ def test_a_mission_is_its_session_brain(rt: Runtime) -> None:
     mission = intake(rt, started(missions.mint_credential()))
     session = rt.pages.session(mission.mission_id)
     assert session is not None and session["project"] == "falcon"
+
+
+def _brain_items(rt: Runtime, mission_id: str) -> list[dict[str, Any]]:
+    table = boto3.resource("dynamodb").Table(rt.env.pages_table)
+    return table.query(KeyConditionExpression=Key("pk").eq(f"SESSION#{mission_id}"))["Items"]  # type: ignore[no-any-return]
+
+
+def test_a_missions_session_brain_and_its_entries_carry_the_pages_tables_ttl_at_the_missions_expiry(
+    rt: Runtime,
+) -> None:
+    ttl = TEMPLATE.resources["PagesTable"]["Properties"]["TimeToLiveSpecification"]
+    assert ttl == {"AttributeName": BRAIN_EXPIRY_ATTRIBUTE, "Enabled": True}
+    mission = intake(rt, started(missions.mint_credential(), role="writer"))
+    SessionBrain(rt.pages, mission.mission_id, mission.expires_at).put("/notes/a.md", "# A\n")
+    items = _brain_items(rt, mission.mission_id)
+    assert {i["sk"] for i in items} == {"#", "brain#/fs/notes/a.md"}
+    assert {int(i[BRAIN_EXPIRY_ATTRIBUTE]) for i in items} == {int(mission.expires_at.timestamp())}
+
+
+def test_a_missions_bytes_expire_in_the_bucket_after_its_longest_life() -> None:
+    rules = TEMPLATE.resources["ArchiveBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    (brain,) = [r for r in rules if r.get("Prefix") == "brain/"]
+    longest = RoleContract.model_fields["mission_seconds"].metadata
+    assert brain["Status"] == "Enabled"
+    assert brain["ExpirationInDays"] * 86_400 > max(m.le for m in longest if hasattr(m, "le"))
+
+
+def test_the_missions_end_ends_its_session_brain_for_a_promote_too(rt: Runtime) -> None:
+    mission = intake(rt, started(missions.mint_credential(), role="writer"))
+    SessionBrain(rt.pages, mission.mission_id, mission.expires_at).put("/notes/a.md", "# A\n")
+    pages = Pages(rt.pages, "falcon")
+    assert pages.promote(mission.mission_id, "/fs/notes/a.md", "/notes/kept.md", {}, None).path == "/fs/notes/kept.md"
+    ended = {"id": str(uuid.uuid4()), "detail-type": missions.ENDED, "detail": {"mission_id": mission.mission_id}}
+    intake(rt, ended)
+    assert rt.pages.session(mission.mission_id) is None
+    with pytest.raises(NotFound, match="no session"):
+        pages.promote(mission.mission_id, "/fs/notes/a.md", "/notes/late.md", {}, None)
+    intake(rt, ended)  # delivered twice: still ended, nothing raised
+
+
+def test_an_expired_missions_session_brain_is_gone(rt: Runtime) -> None:
+    now = datetime.now(UTC)
+    rt.pages.create_session("m-live", "falcon", "live", now + timedelta(minutes=1))
+    rt.pages.create_session("m-expired", "falcon", "expired", now)
+    assert rt.pages.session("m-live") == {"project": "falcon", "name": "live"}
+    assert rt.pages.session("m-live", now + timedelta(minutes=1)) is None
+    assert rt.pages.session("m-expired") is None
+    with pytest.raises(NotFound, match="no session"):
+        Pages(rt.pages, "falcon").promote("m-expired", "/fs/a.md", "/b.md", {}, None)
 
 
 def test_live_is_false_after_expiry_or_end() -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -19,8 +20,9 @@ from forager_simulator.corpus import record_id
 from knowledge_service.domain import agent_missions as missions
 from knowledge_service.domain.pages.service import Pages
 from knowledge_service.edge import mcp_tools
-from knowledge_service.edge.mcp_server import MAX_BODY, JsonRpcMessage, handle
+from knowledge_service.edge.mcp_server import MAX_ANSWER, MAX_BODY, JsonRpcMessage, handle
 from knowledge_service.edge.openapi import openapi_document
+from knowledge_service.errors import NotFound
 from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
@@ -31,11 +33,18 @@ EVERY_TOOL = sorted(mcp_tools.SPECS)
 ACCEPT = "application/json, text/event-stream"
 
 
-def start(rt: Runtime, tools: list[str], autonomy: str = "L2", project: str = "falcon", role: str = "admin") -> str:
+def start(
+    rt: Runtime,
+    tools: list[str],
+    autonomy: str = "L2",
+    project: str = "falcon",
+    role: str = "admin",
+    lasting: timedelta = timedelta(hours=1),
+) -> str:
     credential = missions.mint_credential()
     now = datetime.now(UTC)
     mission_id = str(uuid.uuid4())
-    rt.pages.create_session(mission_id, project, "test mission")  # as intake does
+    rt.pages.create_session(mission_id, project, "test mission", now + lasting)  # as intake does
     rt.agent_missions.record(
         MissionRecord(
             mission_id=mission_id,
@@ -46,7 +55,7 @@ def start(rt: Runtime, tools: list[str], autonomy: str = "L2", project: str = "f
             autonomy=autonomy,
             credential_hash=missions.credential_hash(credential),
             started_at=now,
-            expires_at=now + timedelta(hours=1),
+            expires_at=now + lasting,
         )
     )
     return credential
@@ -284,11 +293,12 @@ def test_no_tool_reaches_another_projects_knowledge_page_or_assertion(rt: Runtim
     # a page of colony-docs, by every path spelling and every store
     Pages(rt.pages, "colony-docs").put("/notes/secret.md", "# Secret\n", None)
     for path in ("/notes/secret.md", "/fs/notes/secret.md", "../colony-docs/notes/secret.md"):
-        is_error, payload = call(credential, "brain_get", {"path": path})
-        assert is_error and "Secret" not in json.dumps(payload), payload
+        for store in ("project", "session"):
+            is_error, payload = call(credential, "brain_get", {"path": path, "store": store})
+            assert is_error and "Secret" not in json.dumps(payload), payload
         assert call(credential, "brain_history", {"path": path})[0]
-    listed = json.dumps(call(credential, "brain_list", {})[1])
-    assert "secret.md" not in listed
+    for store in ("project", "session"):
+        assert "secret.md" not in json.dumps(call(credential, "brain_list", {"store": store})[1])
     resources = rpc(credential, "resources/list")["result"]["resources"]
     assert all("/project/falcon/" in r["uri"] for r in resources)
     stolen = rpc(credential, "resources/read", {"uri": "agenthub://project/colony-docs/kb/fs/notes/secret.md"})
@@ -320,16 +330,26 @@ def _assertion_in(rt: Runtime, workspace: str, text: str = "It moved.") -> str:
 # ------------------------------------------------------------------------------ the brain
 def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_pages(rt: Runtime) -> None:
     credential = start(rt, sorted(missions.BRAIN_READS + missions.BRAIN_WRITES), autonomy="L1")
-    put = call(credential, "brain_put", {"path": "/notes/plan.md", "content": "# Plan\n\nOne.\n"})[1]
+    put = call(credential, "brain_put", {"path": "/notes/plan.md", "content": "# Plan\n\nOne.\n", "store": "project"})[
+        1
+    ]
     assert put["ok"] and put["store"] == "project"
     path, first = put["path"], put["version"]
-    second = call(credential, "brain_put", {"path": path, "content": "# Plan\n\nTwo.\n", "if_version": first})[1]
+    second = call(
+        credential, "brain_put", {"path": path, "content": "# Plan\n\nTwo.\n", "if_version": first, "store": "project"}
+    )[1]
     stale = refused(
-        credential, "brain_put", {"path": path, "content": "# Plan\n\nX.\n", "if_version": first}, "conflict"
+        credential,
+        "brain_put",
+        {"path": path, "content": "# Plan\n\nX.\n", "if_version": first, "store": "project"},
+        "conflict",
     )
     assert stale["code"] == "conflict"
-    assert call(credential, "brain_get", {"path": path, "version": first})[1]["content"] == "# Plan\n\nOne.\n"
-    listed = call(credential, "brain_list", {"prefix": "/notes"})[1]
+    assert (
+        call(credential, "brain_get", {"path": path, "version": first, "store": "project"})[1]["content"]
+        == "# Plan\n\nOne.\n"
+    )
+    listed = call(credential, "brain_list", {"prefix": "/notes", "store": "project"})[1]
     assert path in [e["path"] for e in listed["entries"]]
     reverted = call(credential, "brain_revert", {"path": path, "version": first})[1]
     assert reverted["version"] == first and reverted["changed"] is True
@@ -343,10 +363,10 @@ def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_
     assert call(credential, "brain_get", {"path": "/scratch.md", "store": "session"})[1]["content"] == "# Found\n"
     promoted = call(credential, "brain_promote", {"from_path": noted["path"], "to_path": "/notes/found.md"})[1]
     assert promoted.get("ok"), promoted
-    page = call(credential, "brain_get", {"path": promoted["path"]})[1]["content"]
+    page = call(credential, "brain_get", {"path": promoted["path"], "store": "project"})[1]["content"]
     assert "agenthub://session/" in page
-    assert call(credential, "brain_delete", {"path": promoted["path"]})[1]["ok"]
-    refused(credential, "brain_delete", {"path": promoted["path"]}, "not_found")
+    assert call(credential, "brain_delete", {"path": promoted["path"], "store": "project"})[1]["ok"]
+    refused(credential, "brain_delete", {"path": promoted["path"], "store": "project"}, "not_found")
 
 
 # ------------------------------------------------------------------------------ whatever the arguments
@@ -464,3 +484,179 @@ def test_a_wrong_content_type_is_a_json_rpc_error_labelled_as_json(rt: Runtime, 
     error = json.loads(answer["body"])
     assert error["jsonrpc"] == "2.0" and error["error"]["code"] == -32600
     assert "Content-Type" in error["error"]["message"]
+
+
+# ------------------------------------------------------------------------------ the session brain
+BRAIN_TOOLS = ("brain_get", "brain_put", "brain_list", "brain_delete")
+MIB = 1024 * 1024
+
+
+def _mission(rt: Runtime, credential: str) -> MissionRecord:
+    mission = rt.agent_missions.by_credential_hash(missions.credential_hash(credential))
+    assert mission is not None
+    return mission
+
+
+def _brain_objects(rt: Runtime, mission_id: str) -> list[str]:
+    listed = boto3.client("s3").list_objects_v2(Bucket=rt.env.archive_bucket, Prefix=f"brain/{mission_id}/")
+    return [o["Key"] for o in listed.get("Contents", [])]
+
+
+def _markdown(size: int) -> str:
+    """``size`` bytes of text with a newline every 64 (JSON writes each as two bytes)."""
+    line = "a" * 63 + "\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+@pytest.mark.parametrize("tool", BRAIN_TOOLS)
+def test_each_brain_tools_schema_defaults_store_to_session(rt: Runtime, tool: str) -> None:
+    credential = start(rt, [tool])
+    (listed,) = rpc(credential, "tools/list")["result"]["tools"]
+    store = listed["inputSchema"]["properties"]["store"]
+    assert store["default"] == "session"
+    assert set(store["enum"]) == {"project", "session"}
+    assert "session" in listed["description"]
+
+
+def test_a_brain_put_without_store_lands_in_the_session_brain_not_the_knowledge_base(rt: Runtime) -> None:
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    put = call(credential, "brain_put", {"path": "/notes/scratch.md", "content": "# Draft\n"})[1]
+    assert put == {"ok": True, "path": "/fs/notes/scratch.md", "store": "session", "size_bytes": 8}
+    assert call(credential, "brain_get", {"path": "/notes/scratch.md"})[1]["content"] == "# Draft\n"
+    refused(credential, "brain_get", {"path": "/notes/scratch.md", "store": "project"}, "not_found")
+    with pytest.raises(NotFound):
+        Pages(rt.pages, "falcon").get("/notes/scratch.md")
+    assert rt.pages.feed("falcon") == []  # no kb signal: the knowledge base never saw it
+
+
+def test_brain_get_and_delete_without_store_never_touch_a_page(rt: Runtime) -> None:
+    Pages(rt.pages, "falcon").put("/notes/shared.md", "# Shared\n", None)
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    refused(credential, "brain_get", {"path": "/notes/shared.md"}, "not_found")
+    refused(credential, "brain_delete", {"path": "/notes/shared.md"}, "not_found")
+    assert Pages(rt.pages, "falcon").get("/notes/shared.md")["content"] == "# Shared\n"
+    assert call(credential, "brain_list", {})[1] == {"store": "session", "entries": [], "truncated": False}
+
+
+def test_brain_list_lists_the_session_brain_under_a_prefix_bounded_and_paged(rt: Runtime) -> None:
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    for path in ("/notes/b.md", "/notes/a.md", "/notes/deep/c.md", "/notesy.md", "/other.md"):
+        call(credential, "brain_put", {"path": path, "content": f"# {path}\n"})
+    first = call(credential, "brain_list", {"prefix": "/notes", "limit": 2})[1]
+    assert first["store"] == "session" and first["truncated"] is True
+    assert [e["path"] for e in first["entries"]] == ["/fs/notes/a.md", "/fs/notes/b.md"]
+    assert first["entries"][0]["size_bytes"] == len("# /notes/a.md\n")
+    assert datetime.fromisoformat(first["entries"][0]["written_at"]) <= datetime.now(UTC)
+    rest = call(credential, "brain_list", {"prefix": "/notes", "limit": 2, "after": "/fs/notes/b.md"})[1]
+    assert [e["path"] for e in rest["entries"]] == ["/fs/notes/deep/c.md"] and rest["truncated"] is False
+    everything = call(credential, "brain_list", {})[1]["entries"]
+    assert len(everything) == 5
+    assert call(credential, "brain_list", {"prefix": "/notes", "after": "/fs/z.md"})[1]["entries"] == []
+
+
+def test_brain_delete_removes_a_session_entry_and_its_bytes_and_a_missing_one_is_not_found(rt: Runtime) -> None:
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    mission_id = _mission(rt, credential).mission_id
+    call(credential, "brain_put", {"path": "/scratch.md", "content": "# One\n"})
+    call(credential, "brain_put", {"path": "/scratch.md", "content": "# Two\n"})  # the overwrite drops One's bytes
+    assert len(_brain_objects(rt, mission_id)) == 1
+    deleted = call(credential, "brain_delete", {"path": "/scratch.md"})
+    assert deleted == (False, {"ok": True, "path": "/fs/scratch.md", "store": "session"})
+    assert _brain_objects(rt, mission_id) == []
+    refused(credential, "brain_get", {"path": "/scratch.md"}, "not_found")
+    again = refused(credential, "brain_delete", {"path": "/scratch.md"}, "not_found")
+    missing_page = refused(credential, "brain_delete", {"path": "/scratch.md", "store": "project"}, "not_found")
+    assert again.keys() == missing_page.keys() == {"error", "code"}
+
+
+def test_if_version_is_refused_naming_it_on_the_session_brain_which_has_no_versions(rt: Runtime) -> None:
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    bad = refused(credential, "brain_put", {"path": "/a.md", "content": "x", "if_version": "absent"}, "bad_request")
+    assert "if_version" in bad["error"]
+    assert (
+        "if_version"
+        in refused(credential, "brain_delete", {"path": "/a.md", "if_version": "v"}, "bad_request")["error"]
+    )
+
+
+def test_a_4_mib_session_value_goes_through_mcp_and_back_and_one_byte_more_is_refused(rt: Runtime) -> None:
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1")
+    value = _markdown(4 * MIB)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    put = post(
+        credential, {**body, "params": {"name": "brain_put", "arguments": {"path": "/big.md", "content": value}}}
+    )
+    assert put["statusCode"] == 200, put["body"][:500]
+    assert json.loads(json.loads(put["body"])["result"]["content"][0]["text"])["size_bytes"] == 4 * MIB
+    got = rpc(credential, "tools/call", {"name": "brain_get", "arguments": {"path": "/big.md"}})["result"]
+    assert "structuredContent" not in got  # one copy: two would not fit one Lambda answer
+    assert json.loads(got["content"][0]["text"])["content"] == value
+    over = refused(credential, "brain_put", {"path": "/big.md", "content": value + "a"}, "payload_too_large")
+    assert "4 MiB" in over["error"]
+
+
+def test_the_mcp_body_cap_carries_a_4_mib_value_escaped_and_stays_bounded(rt: Runtime) -> None:
+    credential = start(rt, ["brain_put"], autonomy="L1")
+    framing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "brain_put"}})
+    assert 4 * MIB + len(framing) + 65_536 <= MAX_BODY <= 6 * MIB - 64 * 1024  # headroom for the event's headers
+    assert post(credential, "x" * (MAX_BODY + 1))["statusCode"] == 413
+
+
+def test_every_other_tool_keeps_its_own_limit_under_the_larger_body_cap(rt: Runtime) -> None:
+    credential = start(rt, ["brain_put", "knowledge_search"], autonomy="L1")
+    page = {"path": "/notes/big.md", "content": _markdown(MIB + 1), "store": "project"}
+    assert "1 MiB" in refused(credential, "brain_put", page, "payload_too_large")["error"]
+    refused(credential, "knowledge_search", {"q": "x" * (MIB + 1)}, "bad_request")
+
+
+def test_an_answer_over_what_lambda_returns_is_a_tool_error_never_a_broken_answer(rt: Runtime) -> None:
+    credential = start(rt, ["brain_get"])
+    quotes = b'"' * (4 * MIB)  # written within the store's limit, but eight times escaped on the way out
+    rt.pages.brain_put(_mission(rt, credential).mission_id, "/fs/quotes.md", quotes)
+    params = {"name": "brain_get", "arguments": {"path": "/quotes.md"}}
+    answer = post(credential, {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+    assert answer["statusCode"] == 200 and len(json.dumps(answer)) <= MAX_ANSWER
+    result = json.loads(answer["body"])
+    assert result["id"] == 7 and result["result"]["isError"] is True
+    assert json.loads(result["result"]["content"][0]["text"])["code"] == "payload_too_large"
+
+
+def test_another_mission_of_the_same_project_cannot_reach_the_session_brain(rt: Runtime) -> None:
+    tools = [*BRAIN_TOOLS, "brain_promote"]
+    mine, theirs = start(rt, tools, autonomy="L1"), start(rt, tools, autonomy="L1")
+    call(mine, "brain_put", {"path": "/notes/mine.md", "content": "# Mine\n"})
+    refused(theirs, "brain_get", {"path": "/notes/mine.md"}, "not_found")
+    assert call(theirs, "brain_list", {})[1]["entries"] == []
+    refused(theirs, "brain_promote", {"from_path": "/notes/mine.md", "to_path": "/notes/stolen.md"}, "not_found")
+    refused(theirs, "brain_delete", {"path": "/notes/mine.md"}, "not_found")
+    assert call(mine, "brain_get", {"path": "/notes/mine.md"})[1]["content"] == "# Mine\n"
+
+
+@pytest.mark.parametrize("how", ["ended", "expired"])
+def test_a_missions_session_brain_is_unreachable_once_it_ends_or_expires(rt: Runtime, how: str) -> None:
+    lasting = timedelta(hours=1) if how == "ended" else timedelta(seconds=2)
+    credential = start(rt, list(BRAIN_TOOLS), autonomy="L1", lasting=lasting)
+    call(credential, "brain_put", {"path": "/notes/mine.md", "content": "# Mine\n"})
+    if how == "ended":
+        rt.agent_missions.end(_mission(rt, credential))
+    else:
+        time.sleep(2.1)
+    arguments = {"path": "/notes/mine.md"}
+    answer = post(
+        credential,
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "brain_get", "arguments": arguments}},
+    )
+    assert answer["statusCode"] == 401 and "Mine" not in answer["body"]
+
+
+def test_a_4_mib_non_ascii_value_passes_the_door_and_the_sdk_it_hands_the_message_to(rt: Runtime) -> None:
+    credential = start(rt, ["brain_put"], autonomy="L1")
+    value = "é" * (2 * MIB)  # 4 MiB of UTF-8, sent as UTF-8, that the door hands on as 12 MiB of \u escapes
+    params = {"name": "brain_put", "arguments": {"path": "/accents.md", "content": value}}
+    answer = post(
+        credential,
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, ensure_ascii=False),
+    )
+    assert answer["statusCode"] == 200, answer["body"][:300]
+    assert json.loads(json.loads(answer["body"])["result"]["content"][0]["text"])["size_bytes"] == 4 * MIB
+    assert rt.pages.brain_get(_mission(rt, credential).mission_id, "/fs/accents.md") == value.encode()

@@ -133,6 +133,7 @@ def intake(
         if mission is None:
             return None
         store.end(mission)
+        pages.end_session(mission.mission_id)  # its session brain dies with it
         return store.by_id(mission.mission_id)
     return None
 
@@ -162,7 +163,7 @@ def _start(
         started_at=now,
         expires_at=now + timedelta(seconds=seconds),
     )
-    pages.create_session(mission_id, started.project, f"mission {mission_id} ({role.name})")
+    pages.create_session(mission_id, started.project, f"mission {mission_id} ({role.name})", mission.expires_at)
     store.record(mission)
     return store.by_id(mission_id)
 

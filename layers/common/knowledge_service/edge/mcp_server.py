@@ -41,8 +41,24 @@ from knowledge_service.errors import InternalError, NotFound, ServiceError
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 
-MAX_BODY = 1024 * 1024
-"""Bytes of JSON-RPC read at all (a page is at most 1 MiB; a put carries it JSON-escaped)."""
+MIB = 1024 * 1024
+MAX_BODY = 5 * MIB
+"""Bytes of JSON-RPC read at all: a session brain value of up to 4 MiB (the brain's own limit)
+plus 1 MiB for the JSON-RPC envelope and the value's JSON escaping (a newline or a quote is two
+bytes written). Bounded under Lambda's 6 MB synchronous payload, which also carries the event's
+headers. Every tool keeps its own limit inside it: a page 1 MiB, a verb's body 2 MiB."""
+SDK_BODY_BOUND = 3 * MAX_BODY
+"""What the SDK is let read (its own default is 4 MiB): the door held the body to
+:data:`MAX_BODY` and hands on the same message escaped as JSON's ASCII, which is at most three
+times as long (a two-byte UTF-8 character is written as a six-byte ``\\u`` escape)."""
+MAX_ANSWER = 6 * MIB
+"""Lambda's synchronous payload limit, measured as the function returns the answer (the proxy
+answer as JSON, the body a string in it). A tool answer over it is a tool error
+``payload_too_large``, never the gateway's 502."""
+STRUCTURED_UP_TO = 1 * MIB
+"""A tool answer whose JSON is at most this many characters is sent twice, as MCP asks
+(``structuredContent`` and the same JSON in a text block); a larger one (a session brain value
+of up to 4 MiB) only as the text block, so that one copy fits :data:`MAX_ANSWER`."""
 SERVER_NAME = "knowledge-service"
 logger = Logger(child=True)
 
@@ -120,11 +136,28 @@ async def _list_tools() -> list[types.Tool]:
 @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
 async def _call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
     payload, is_error = mcp_tools.call(_mission.get(), name, arguments)
+    return tool_result(payload, is_error)
+
+
+def tool_result(payload: dict[str, Any], is_error: bool) -> types.CallToolResult:
+    """The answer as MCP carries it: the JSON as text (UTF-8 as written, so a large non-ASCII
+    value is not six times its size), and ``structuredContent`` too unless it is large."""
+    text = json.dumps(payload, default=str, ensure_ascii=False)
+    if not _encodable(text):  # a lone surrogate: only JSON's ASCII escapes carry it
+        text = json.dumps(payload, default=str)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(payload, default=str))],
-        structuredContent=payload,
+        content=[types.TextContent(type="text", text=text)],
+        structuredContent=payload if len(text) <= STRUCTURED_UP_TO else None,
         isError=is_error,
     )
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @server.list_resources()  # type: ignore[no-untyped-call,untyped-decorator]
@@ -174,10 +207,28 @@ def handle(event: dict[str, Any], context: RemainingTime | None = None) -> dict[
         # "Invalid Content-Type header"): an MCP client reads JSON-RPC, so it is told in it.
         text = answer.decode("utf-8", "replace").strip() or "The request was refused."
         return rpc_error(-32600, f"Invalid request: {text}.", status=status)
-    return {
+    proxy = {
         "statusCode": status,
         "headers": {**answer_headers, "Cache-Control": "no-store"},
         "body": answer.decode("utf-8"),
+        "isBase64Encoded": False,
+    }
+    return proxy if len(json.dumps(proxy)) <= MAX_ANSWER else _too_large(message, len(answer))
+
+
+def _too_large(message: JsonRpcMessage, size: int) -> dict[str, Any]:
+    """An answer Lambda could not return: a tool call's is a tool error, any other a JSON-RPC error."""
+    words = f"The answer is {size} bytes; over what one MCP answer carries ({MAX_ANSWER} bytes as Lambda returns it)."
+    if message.method != "tools/call":
+        return rpc_error(-32603, f"Internal error: {words}", message.id, status=200)
+    result = tool_result({"error": words, "code": "payload_too_large"}, True).model_dump(
+        mode="json", by_alias=True, exclude_none=True
+    )
+    body = {"jsonrpc": "2.0", "id": message.id, "result": result}
+    return {
+        "statusCode": 200,
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
+        "body": json.dumps(body),
         "isBase64Encoded": False,
     }
 
@@ -200,7 +251,7 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
     before anything believes it, then held to the envelope: not JSON is ``-32700``, not the
     envelope ``-32600`` naming the field, both ``400`` as the SDK answers what it cannot read."""
     try:
-        raw = read_json(body)
+        raw = read_json(body, MAX_BODY)
     except UnicodeDecodeError:
         return rpc_error(-32700, "Parse error: the body is not UTF-8.")
     except UnreadableBody as unreadable:
@@ -231,7 +282,9 @@ def rpc_error(code: int, message: str, request_id: int | str | None = None, *, s
 async def _serve(method: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
     """Run the request through a fresh stateless session manager (one per invocation: a
     manager runs once) and collect the ASGI answer."""
-    manager = StreamableHTTPSessionManager(app=server, stateless=True, json_response=True)
+    manager = StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True, max_request_body_size=SDK_BODY_BOUND
+    )
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},

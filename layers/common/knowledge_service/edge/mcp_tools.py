@@ -31,6 +31,7 @@ from knowledge_service.domain import identifiers, reads as domain
 from knowledge_service.domain.agent_missions import DISCOVER_TOOL, TOOLS, autonomy, principal_of
 from knowledge_service.domain.pages import paths
 from knowledge_service.domain.pages.service import MAX_HISTORY_ROWS, MAX_LISTING, Pages, Written
+from knowledge_service.domain.pages.session_brain import SessionBrain
 from knowledge_service.domain.pages.tree import walk
 from knowledge_service.domain.scope import Standing, resolve_scope
 from knowledge_service.domain.verbs import door
@@ -106,24 +107,31 @@ Store = Literal["project", "session"]
 PathArg = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
+StoreArg = Annotated[
+    Store,
+    Field(description='"session" (the default): this mission\'s own session brain; "project": the knowledge base'),
+]
+
+
 class BrainGetArgs(_Args):
     path: PathArg
-    store: Store = "project"
+    store: StoreArg = "session"
     version: str | None = Field(default=None, max_length=80)
 
 
-BrainPutArgs = _without(PutPage, path=(PathArg, ...), store=(Store, "project"))
+BrainPutArgs = _without(PutPage, path=(PathArg, ...), store=(StoreArg, "session"))
 
 
 class BrainListArgs(_Args):
     prefix: str | None = Field(default=None, max_length=1024)
-    store: Store = "project"
+    store: StoreArg = "session"
     limit: int = Field(default=100, ge=1, le=MAX_LISTING)
+    after: str | None = Field(default=None, max_length=1024, description="The last path of the previous listing")
 
 
 class BrainDeleteArgs(_Args):
     path: PathArg
-    store: Store = "project"
+    store: StoreArg = "session"
     if_version: str | None = Field(default=None, max_length=80)
 
 
@@ -223,12 +231,14 @@ def _sources(c: Caller, a: Any) -> Any:
     return domain.sources(_reader(c))
 
 
+def _session(c: Caller) -> SessionBrain:
+    """The mission's own session brain: the session id is the mission id."""
+    return SessionBrain(runtime().pages, c.mission.mission_id, c.mission.expires_at)
+
+
 def _brain_get(c: Caller, a: Any) -> Any:
     if a.store == "session":
-        value = runtime().pages.brain_get(c.mission.mission_id, paths.page_path(a.path))
-        if value is None:
-            raise NotFound(f"This mission's session brain has no entry {a.path}.")
-        return {"path": paths.page_path(a.path), "store": "session", "content": value.decode("utf-8", "replace")}
+        return _session(c).get(a.path)
     pages = _pages(c)
     answer = pages.get_version(a.path, a.version) if a.version else pages.get(a.path)
     return {**answer, "store": "project"}
@@ -236,22 +246,23 @@ def _brain_get(c: Caller, a: Any) -> Any:
 
 def _brain_put(c: Caller, a: Any) -> Any:
     if a.store == "session":
-        path = paths.page_path(a.path)
-        data = a.content.encode("utf-8")
-        runtime().pages.brain_put(c.mission.mission_id, path, data)
-        return {"ok": True, "path": path, "store": "session", "size_bytes": len(data)}
+        if a.if_version is not None:
+            raise BadRequest("if_version", "guards a page's write; a session brain entry has no versions.")
+        return _session(c).put(a.path, a.content)
     return _written(_pages(c).put(a.path, a.content, a.if_version, actor=c.actor))
 
 
 def _brain_list(c: Caller, a: Any) -> Any:
     if a.store == "session":
-        raise BadRequest("store", "only 'project' is listed; a session brain is read by path.")
-    return _pages(c).listing(a.prefix, a.limit, meta=True)
+        return _session(c).listing(a.prefix, a.limit, a.after)
+    return {**_pages(c).listing(a.prefix, a.limit, meta=True, after=a.after), "store": "project"}
 
 
 def _brain_delete(c: Caller, a: Any) -> Any:
     if a.store == "session":
-        raise BadRequest("store", "a session brain entry is overwritten, not deleted.")
+        if a.if_version is not None:
+            raise BadRequest("if_version", "guards a page's delete; a session brain entry has no versions.")
+        return _session(c).delete(a.path)
     return {"ok": True, "path": _pages(c).delete(a.path, a.if_version, actor=c.actor), "store": "project"}
 
 
@@ -314,13 +325,28 @@ SPECS: dict[str, ToolSpec] = {
         ToolSpec("knowledge_sources", "Registered sources", NoArgs, _sources),
         ToolSpec(
             "brain_get",
-            "Read a page (store project) or a session brain entry (store session)",
+            "Read this mission's session brain entry (the default) or, with store project, a page",
             BrainGetArgs,
             _brain_get,
         ),
-        ToolSpec("brain_put", "Write a page (store project) or a session brain entry", BrainPutArgs, _brain_put),
-        ToolSpec("brain_list", "List the project's pages under a prefix, with frontmatter", BrainListArgs, _brain_list),
-        ToolSpec("brain_delete", "Delete a page (its bytes stay in its history)", BrainDeleteArgs, _brain_delete),
+        ToolSpec(
+            "brain_put",
+            "Write this mission's session brain entry (the default) or, with store project, a page",
+            BrainPutArgs,
+            _brain_put,
+        ),
+        ToolSpec(
+            "brain_list",
+            "List this mission's session brain (the default) or, with store project, the pages, under a prefix",
+            BrainListArgs,
+            _brain_list,
+        ),
+        ToolSpec(
+            "brain_delete",
+            "Delete a session brain entry (the default) or, with store project, a page (its bytes stay in its history)",
+            BrainDeleteArgs,
+            _brain_delete,
+        ),
         ToolSpec("brain_promote", "Promote a session brain entry to a page", BrainPromoteArgs, _brain_promote),
         ToolSpec("brain_history", "A page's versions, newest first", BrainHistoryArgs, _brain_history),
         ToolSpec("brain_revert", "Put a page's earlier version back", BrainRevertArgs, _brain_revert),

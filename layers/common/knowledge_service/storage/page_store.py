@@ -14,7 +14,8 @@ One DynamoDB table (``PAGES_TABLE``) holds, per project:
   (every write adds one, which is what invalidates the derived numbers everywhere);
 - ``FEED#<project>`` / ``<row id>``: the signals (``kb_put``, ``kb_deleted``, ...) the
   project reads back, each also put on the EventBridge bus;
-- ``SESSION#<id>`` / ``#`` and ``brain#<path>``: the minimal session brain promote reads.
+- ``SESSION#<id>`` / ``#`` and ``brain#<path>``: a mission's session brain (the id is the
+  mission's), each entry's bytes in S3 under ``brain/<id>/``.
 
 A write is one transaction (head under its ``if_version`` condition, both log rows, the
 feed row, the generation), so of two writers with the same ``if_version`` exactly one
@@ -362,33 +363,130 @@ class PageStore:
         ]
 
     # ------------------------------------------------------------------ the session brain
-    def create_session(self, session_id: str, project: str, name: str) -> None:
-        self.table.put_item(Item={"pk": f"SESSION#{session_id}", "sk": "#", "project": project, "name": name})
+    def create_session(self, session_id: str, project: str, name: str, expires_at: datetime | None = None) -> None:
+        """A session brain for one mission: it lives until ``expires_at`` (the mission's) or until
+        :meth:`end_session`, whichever is first, and DynamoDB removes it after (the table's TTL)."""
+        lifetime = {} if expires_at is None else {"expires_at": expires_at.isoformat(), **_expiry(expires_at)}
+        self.table.put_item(
+            Item={"pk": f"SESSION#{session_id}", "sk": "#", "project": project, "name": name, **lifetime}
+        )
 
-    def session(self, session_id: str) -> dict[str, str] | None:
+    def end_session(self, session_id: str, at: datetime | None = None) -> None:
+        """The mission ended: its session brain is gone from now on (its items wait for the TTL)."""
+        conditionally(
+            lambda: self.table.update_item(
+                Key={"pk": f"SESSION#{session_id}", "sk": "#"},
+                UpdateExpression="SET ended_at = if_not_exists(ended_at, :at)",
+                ConditionExpression=Attr("pk").exists(),
+                ExpressionAttributeValues={":at": (at or datetime.now(UTC)).isoformat()},
+            )
+        )
+
+    def session(self, session_id: str, now: datetime | None = None) -> dict[str, str] | None:
+        """The live session's project and name; None for one unknown, ended or expired."""
         item = self.table.get_item(Key={"pk": f"SESSION#{session_id}", "sk": "#"}, ConsistentRead=True).get("Item")
-        return {"project": str(item["project"]), "name": str(item["name"])} if item else None
+        if not item or "ended_at" in item:
+            return None
+        if "expires_at" in item and datetime.fromisoformat(str(item["expires_at"])) <= (now or datetime.now(UTC)):
+            return None
+        return {"project": str(item["project"]), "name": str(item["name"])}
 
-    def brain_put(self, session_id: str, path: str, value: bytes) -> None:
-        """One session brain value (at most 4 MiB: the brain's own limit, not the page's)."""
+    def brain_put(self, session_id: str, path: str, value: bytes, expires_at: datetime | None = None) -> None:
+        """One session brain value (at most 4 MiB: the brain's own limit, not the page's).
+
+        Each write's bytes get an object of their own (``brain/<session>/<random>``), named by
+        the entry, so an overwrite or a delete removes exactly the bytes it replaced and two
+        writers never share an object one of them deletes."""
         if len(value) > BRAIN_VALUE_LIMIT:
             raise PayloadTooLarge(f"A session brain value holds at most {BRAIN_VALUE_LIMIT} bytes (4 MiB).")
-        digest = hashlib.sha256(value).hexdigest()
-        self._s3.put_object(Bucket=self._bucket, Key=f"brain/{session_id}/{digest}", Body=value)
-        self.table.put_item(
-            Item={"pk": f"SESSION#{session_id}", "sk": f"brain#{path}", "sha256": digest, "size_bytes": len(value)}
-        )
+        key = f"brain/{session_id}/{secrets.token_hex(16)}"
+        self._s3.put_object(Bucket=self._bucket, Key=key, Body=value)
+        old = self.table.put_item(
+            Item={
+                "pk": f"SESSION#{session_id}",
+                "sk": f"brain#{path}",
+                "sha256": hashlib.sha256(value).hexdigest(),
+                "size_bytes": len(value),
+                "written_at": datetime.now(UTC).isoformat(),
+                "key": key,
+                **({} if expires_at is None else _expiry(expires_at)),
+            },
+            ReturnValues="ALL_OLD",
+        ).get("Attributes")
+        if old and "key" in old:
+            self._s3.delete_object(Bucket=self._bucket, Key=str(old["key"]))
 
     def brain_get(self, session_id: str, path: str) -> bytes | None:
         item = self.table.get_item(Key={"pk": f"SESSION#{session_id}", "sk": f"brain#{path}"}, ConsistentRead=True)
         if "Item" not in item:
             return None
-        got = self._s3.get_object(Bucket=self._bucket, Key=f"brain/{session_id}/{item['Item']['sha256']}")
+        got = self._s3.get_object(Bucket=self._bucket, Key=_brain_key(session_id, item["Item"]))
         return bytes(got["Body"].read())
+
+    def brain_list(
+        self, session_id: str, directory: str, after: str | None, limit: int
+    ) -> tuple[list[BrainEntry], bool]:
+        """The entries under ``directory`` in path order, strictly after ``after``, at most
+        ``limit`` of them, and whether more follow: one bounded query, never the whole brain."""
+        under = f"brain#{directory.rstrip('/')}/"
+        query: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(f"SESSION#{session_id}") & Key("sk").begins_with(under),
+            "ConsistentRead": True,
+            "Limit": limit + 1,
+        }
+        if after is not None and f"brain#{after}".startswith(under):
+            query["ExclusiveStartKey"] = {"pk": f"SESSION#{session_id}", "sk": f"brain#{after}"}
+        elif after is not None and f"brain#{after}" > under:
+            return [], False  # past every entry under the directory (a start key outside it is refused)
+        entries: list[BrainEntry] = []
+        while len(entries) <= limit:
+            answer = self.table.query(**query)
+            entries += [
+                BrainEntry(str(i["sk"]).removeprefix("brain#"), int(i["size_bytes"]), str(i.get("written_at") or ""))
+                for i in answer.get("Items", [])
+            ]
+            if "LastEvaluatedKey" not in answer:
+                break
+            query["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+        return entries[:limit], len(entries) > limit
+
+    def brain_delete(self, session_id: str, path: str) -> bool:
+        """Remove one entry and its bytes; False when there was none."""
+        old = self.table.delete_item(
+            Key={"pk": f"SESSION#{session_id}", "sk": f"brain#{path}"}, ReturnValues="ALL_OLD"
+        ).get("Attributes")
+        if not old:
+            return False
+        if "key" in old:  # an entry written before entries had objects of their own keeps its bytes
+            self._s3.delete_object(Bucket=self._bucket, Key=str(old["key"]))
+        return True
 
     # ------------------------------------------------------------------ helpers
     def _query(self, condition: Any, forward: bool = True) -> list[dict[str, Any]]:
         return query_all(self.table, KeyConditionExpression=condition, ScanIndexForward=forward, ConsistentRead=True)
+
+
+@dataclass(frozen=True)
+class BrainEntry:
+    """One session brain entry as a listing shows it (its bytes are read by path)."""
+
+    path: str
+    size_bytes: int
+    written_at: str
+
+
+BRAIN_EXPIRY_ATTRIBUTE = "expire_at_epoch"
+"""The pages table's TTL attribute (``template.yaml``), carried only by session brain items:
+epoch seconds of the mission's expiry, after which DynamoDB removes them."""
+
+
+def _expiry(expires_at: datetime) -> dict[str, int]:
+    return {BRAIN_EXPIRY_ATTRIBUTE: int(expires_at.timestamp())}
+
+
+def _brain_key(session_id: str, item: dict[str, Any]) -> str:
+    """Where an entry's bytes are: its own object, or (written before that) its digest's."""
+    return str(item.get("key") or f"brain/{session_id}/{item['sha256']}")
 
 
 def _b64(raw: bytes) -> str:
