@@ -36,11 +36,14 @@ from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
 
-# No property test has a per-example deadline: a loaded machine (CI beside other work) slows an
-# example past Hypothesis' default 200 ms and fails a law that held ("Unreliable test timings").
-# Example counts stay each test's own.
-settings.register_profile("default-no-deadline", deadline=None)
-settings.load_profile("default-no-deadline")
+# Hypothesis profiles (docs/testing.md, "Profiles"). No property test has a per-example deadline
+# in either: a loaded machine (CI beside other work) slows an example past Hypothesis' default
+# 200 ms and fails a law that held ("Unreliable test timings"). ``ci`` is the default; ``deep``
+# (``make deep``, ``--hypothesis-profile=deep``) runs the large counts ``tests/budget.py`` names,
+# and 1,000 examples where a property names none.
+settings.register_profile("ci", deadline=None)
+settings.register_profile("deep", deadline=None, max_examples=1_000)
+settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True, scope="session")
