@@ -36,7 +36,7 @@ test: install lint template ## lint, template checks and every test tier (Hypoth
 	$(PYTEST_ALL)
 
 check: install lint ## the inner loop (under 3 min): lint, and the test files of what changed since main (tests/changed.py)
-	@files="$$($(UV) run python -m tests.changed $(CHECK_BASE))"; \
+	@files="$$($(UV) run python -m tests.changed $(CHECK_BASE))" || exit 1; \
 	if [ -z "$$files" ]; then echo "no test file touches what changed since $(CHECK_BASE)"; \
 	else echo "$$files" | xargs $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile; fi
 
