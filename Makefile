@@ -1,4 +1,4 @@
-# The two commands: `make run` (the whole system on loopback) and `make test`.
+# The two commands: `make run` (the whole system on loopback) and `make test`; `make check` is the inner loop.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export SAM_CLI_TELEMETRY := 0
@@ -7,18 +7,22 @@ export PATH := $(CURDIR)/.tools/bin:$(HOME)/.local/bin:$(PATH)
 UV ?= uv
 SAM := $(HOME)/.local/bin/sam
 PYTEST_WORKERS ?= 2
+CHECK_BASE ?= main
+# Every tier in parallel; a file stays on one worker (its module-scoped stack and state), the
+# end-to-end files share one local stack a worker (tests/e2e/conftest.py). docs/testing.md.
+PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test lint format template build unit contract e2e fuzz openapi bench clean
+.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench clean
 
 help: ## list the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
-install: ## uv, the locked dev environment, the SAM CLI
+install: ## uv, the locked dev environment (its bytecode compiled once), the SAM CLI
 	@command -v $(UV) >/dev/null 2>&1 || ./.ci/bootstrap-uv >/dev/null
-	@$(UV) sync --locked --quiet
+	@$(UV) sync --locked --quiet --compile-bytecode
 	@test -x $(SAM) || $(UV) tool install --quiet aws-sam-cli
 
 run: install ## start the local stack: moto, the API on :3000, schedules, the FORAGER simulator
@@ -28,8 +32,16 @@ invoke: ## one function on one event against the running stack: make invoke FN=R
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<FunctionLogicalId> EVENT=events/<file>.json"; exit 2; }
 	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
-test: install lint template ## lint, template checks and every test tier
-	$(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+test: install lint template ## lint, template checks and every test tier (Hypothesis profile ci)
+	$(PYTEST_ALL)
+
+check: install lint ## the inner loop (under 3 min): lint, and the test files of what changed since main (tests/changed.py)
+	@files="$$($(UV) run python -m tests.changed $(CHECK_BASE))" || exit 1; \
+	if [ -z "$$files" ]; then echo "no test file touches what changed since $(CHECK_BASE)"; \
+	else echo "$$files" | xargs $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile; fi
+
+deep: install ## every tier with the large counts: Hypothesis profile deep, the long fuzz run, 10 kill -9 rounds
+	FUZZ_EXAMPLES=50 FUZZ_MAX_SECONDS=1200 DEVSTACK_KILL_ROUNDS=10 $(PYTEST_ALL) --hypothesis-profile=deep
 
 lint: ## ruff, mypy and the import contract (import-linter)
 	$(UV) run ruff check .
@@ -62,7 +74,7 @@ e2e: install ## end to end, over HTTP, against the local stack
 openapi: install ## write docs/openapi.json from the code (CI fails when it drifts)
 	$(UV) run python -m knowledge_service.edge.openapi > docs/openapi.json
 
-fuzz: install ## a deeper schemathesis run against a fresh local stack (CI runs a bounded one)
+fuzz: install ## the long schemathesis run alone: 50 examples, fuzzing until 1,200 s are spent (CI runs one pass of 5)
 	FUZZ_EXAMPLES=50 FUZZ_PHASES=examples,coverage,fuzzing FUZZ_MAX_SECONDS=1200 $(UV) run pytest -q tests/e2e/test_fuzz.py
 
 bench: install ## benchmarks: import times, DynamoDB requests per route (writes bench-results.json)

@@ -4,6 +4,7 @@ the FORAGER simulator on loopback, and a way to call a function as API Gateway w
 from __future__ import annotations
 
 import base64
+import functools
 import gc
 import hashlib
 import json
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from hypothesis import settings
 from moto import mock_aws
@@ -33,11 +36,14 @@ from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
 
-# No property test has a per-example deadline: a loaded machine (CI beside other work) slows an
-# example past Hypothesis' default 200 ms and fails a law that held ("Unreliable test timings").
-# Example counts stay each test's own.
-settings.register_profile("default-no-deadline", deadline=None)
-settings.load_profile("default-no-deadline")
+# Hypothesis profiles (docs/testing.md, "Profiles"). No property test has a per-example deadline
+# in either: a loaded machine (CI beside other work) slows an example past Hypothesis' default
+# 200 ms and fails a law that held ("Unreliable test timings"). ``ci`` is the default; ``deep``
+# (``make deep``, ``--hypothesis-profile=deep``) runs the large counts ``tests/budget.py`` names,
+# and 1,000 examples where a property names none.
+settings.register_profile("ci", deadline=None)
+settings.register_profile("deep", deadline=None, max_examples=1_000)
+settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -46,6 +52,24 @@ def _collector_on() -> None:
     and its ``end_of_init`` turns it back on; a test module that imports the door alone, as
     some do, would leave this process running without it."""
     gc.enable()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_botocore_loader() -> Iterator[None]:
+    """Every botocore session of this process reads the service models through one loader.
+
+    ``mock_aws`` starts each test with no default boto3 session, so each test's clients made a
+    new session whose loader parsed the models' JSON again (DynamoDB, S3, EventBridge, the
+    endpoint rules): a fifth of a unit test's time. The models are read-only data, and one
+    session already shares its loader's answers between all its clients."""
+
+    @functools.cache
+    def shared(search_path: str | None = None) -> botocore.loaders.Loader:
+        return botocore.loaders.create_loader(search_path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.session, "create_loader", shared)
+        yield
 
 
 TEMPLATE = Template()
@@ -79,10 +103,21 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     reset_runtime()
 
 
+@functools.cache
+def _builder(service: str) -> Any:
+    """The client that builds the template's resources, made once a process: moto serves a
+    client through botocore's handlers whichever ``mock_aws`` is active, so a new client each
+    test (~40 ms each under load) bought nothing."""
+    session = boto3.session.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+    )
+    return session.client(service)  # type: ignore[call-overload]
+
+
 @pytest.fixture
 def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
     with mock_aws():
-        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        create_resources(TEMPLATE, _builder("dynamodb"), _builder("s3"), _builder("events"))
         yield runtime()
 
 

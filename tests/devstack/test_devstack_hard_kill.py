@@ -27,6 +27,9 @@ from forager_simulator import start_simulator
 from tests.e2e.conftest import LocalStack, launch_stack
 
 ROUNDS = int(os.environ.get("DEVSTACK_KILL_ROUNDS", "3"))
+"""Over 30 s (45 s at load 4-7), by reason: each round is a real stack started on the killed one's
+state after a real SIGKILL, so two of the three kills hit a stack that came back from one.
+``make deep`` runs 10."""
 WRITERS = 3
 COUNTER = {"pk": {"S": "kill9-counter"}, "sk": {"S": "kill9-counter"}}
 FAIL_FAST = Config(retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=2, read_timeout=10)

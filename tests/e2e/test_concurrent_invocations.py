@@ -15,7 +15,6 @@ from __future__ import annotations
 import random
 import time
 import uuid
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,12 +29,6 @@ pytestmark = pytest.mark.e2e
 
 KB = "/api/v1/projects/falcon/kb"
 PAIRS = 20
-
-
-@pytest.fixture(scope="module")
-def own_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    with launch_stack(tmp_path_factory.mktemp("concurrent")) as running:
-        yield running
 
 
 @dataclass(frozen=True)
@@ -84,11 +77,12 @@ def mix(base: str) -> list[Call]:
     return calls
 
 
-def test_mixed_concurrent_traffic_answers_each_request_its_own_answer(own_stack: LocalStack) -> None:
+def test_mixed_concurrent_traffic_answers_each_request_its_own_answer(stack: LocalStack) -> None:
+    # The shared stack: the pages it writes sit under a base of their own, the rest only reads.
     base = f"c-{uuid.uuid4().hex[:8]}"
     calls = mix(base)
-    with httpx.Client(base_url=own_stack.url, timeout=60.0) as client, ThreadPoolExecutor(max_workers=16) as pool:
-        answers = list(pool.map(lambda call: call.send(client, own_stack.admin_token), calls))
+    with httpx.Client(base_url=stack.url, timeout=60.0) as client, ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(lambda call: call.send(client, stack.admin_token), calls))
 
         wrong = [
             f"{c.method} {c.path} ({'admin' if c.admin else 'no token'}): {a.status_code} {a.text[:160]}"
@@ -97,7 +91,7 @@ def test_mixed_concurrent_traffic_answers_each_request_its_own_answer(own_stack:
         ]
         assert wrong == [], "\n".join(wrong)
 
-        admin = bearer(own_stack.admin_token)
+        admin = bearer(stack.admin_token)
         for i in range(PAIRS):
             mine = client.get(f"{KB}/pages/{base}/a{i}.md", headers=admin)
             assert mine.status_code == 200, mine.text
@@ -136,6 +130,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_kill_9_of_the_stack_leaves_no_execution_environment_behind(tmp_path: Path) -> None:
+    # A stack of its own: the test kills it.
     with launch_stack(tmp_path) as running, httpx.Client(base_url=running.url, timeout=60.0) as client:
         with ThreadPoolExecutor(max_workers=4) as pool:
             list(pool.map(lambda _: client.get(f"{KB}/stats", headers=bearer(running.admin_token)), range(8)))

@@ -5,9 +5,11 @@ Every answer must be one the document declares, in the shape it declares; invali
 (unknown fields, wrong types, a value outside a declared pattern or bound) must be refused,
 and valid data never refused with a 400; and no answer may be a 5xx: with FORAGER
 healthy none of the documented 502/503/504 applies, and a 500 is a bug. The run is bounded
-for CI (``FUZZ_EXAMPLES`` per operation, 5 by default, a fixed seed, the examples and
-fuzzing phases, at most ``FUZZ_MAX_SECONDS``); ``make fuzz`` runs deeper, with
-schemathesis' coverage phase too. The stack is this module's own: fuzzing changes bindings
+for CI: ``FUZZ_EXAMPLES`` per operation (5 by default), a fixed seed, the examples, coverage and
+fuzzing phases once over every operation, and no time budget, so the run ends when every
+operation has had its cases. ``make fuzz`` (and ``make deep``) runs deeper: 50 examples and
+``FUZZ_MAX_SECONDS``, a budget schemathesis spends in full (its fuzzing phase draws new cases
+until the budget is gone). The stack is this module's own: fuzzing changes bindings
 and settings, which no other test should see (``fuzz_hooks.py`` restores them after each
 such call).
 """
@@ -29,8 +31,11 @@ from tests.e2e.fuzz_hooks import restore_bindings
 pytestmark = pytest.mark.e2e
 
 EXAMPLES = os.environ.get("FUZZ_EXAMPLES", "5")
-PHASES = os.environ.get("FUZZ_PHASES", "examples,fuzzing")
-MAX_SECONDS = os.environ.get("FUZZ_MAX_SECONDS", "330")
+PHASES = os.environ.get("FUZZ_PHASES", "examples,coverage,fuzzing")
+MAX_SECONDS = os.environ.get("FUZZ_MAX_SECONDS", "")
+"""Empty: no budget, one pass. A number: schemathesis keeps fuzzing until that many seconds are spent."""
+SAFETY_SECONDS = 1800
+"""A pass that has not ended by then is a hung run, not a slow one."""
 CHECKS = (
     "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,"
     "negative_data_rejection,positive_data_acceptance"
@@ -85,18 +90,23 @@ def run_schemathesis(env: dict[str, str], fuzz_stack: LocalStack, tmp_path: Path
         "--mode",
         "all",
         "--phases",
-        "examples,coverage,fuzzing",
+        PHASES,
         "--request-timeout",
         "30",
-        "--max-time",
-        MAX_SECONDS,
+        *(["--max-time", MAX_SECONDS] if MAX_SECONDS else []),
         "--report",
         "junit",
         "--report-dir",
         str(tmp_path / "report"),
     ]
     result = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=int(MAX_SECONDS) + 240
+        command,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=int(MAX_SECONDS or SAFETY_SECONDS) + 240,
     )
     summary = result.stdout[-6000:]
     assert result.returncode == 0, summary

@@ -247,7 +247,8 @@ def test_two_writers_racing_with_the_same_if_version(serial_stack: LocalStack) -
     kb = httpx.Client(base_url=serial_stack.url, headers=bearer(serial_stack.admin_token), timeout=30.0)
     base = f"t-{uuid.uuid4().hex[:10]}"
     version = put(kb, f"{base}/race.md", "base")["version"]
-    trials = 20  # the 200-trial run is tests/pages/test_pages_routes.py, against the emulator in one thread
+    # The long run is tests/pages/test_pages_routes.py (200 trials in make deep), against the emulator in one thread.
+    trials = 20
     with ThreadPoolExecutor(max_workers=2) as pool:
         for trial in range(trials):
             answers = list(

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from knowledge_service.domain.pages import frontmatter, links, paths
 from knowledge_service.domain.pages.frontmatter import BlockState
 from knowledge_service.errors import BadRequest
+from tests.budget import sized
 
 COMPONENT = st.one_of(
     st.sampled_from(["", ".", "..", "fs", "kv", "a", "b.md", "svc", "..."]),
@@ -18,7 +19,7 @@ ANY_TEXT = st.text(max_size=200)
 
 
 # ---------------------------------------------------------------------- canonical paths
-@settings(max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=sized(ci=1_500, deep=10_000), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(RAW_PATH, ANY_TEXT))
 def test_canonical_paths_are_idempotent_and_never_leave_fs(raw: str) -> None:
     try:
@@ -67,7 +68,7 @@ def test_a_path_of_exactly_512_bytes_is_accepted_and_513_refused() -> None:
 
 
 # ---------------------------------------------------------------------- the frontmatter reader
-@settings(max_examples=2_000, deadline=None)
+@settings(max_examples=sized(ci=500, deep=2_000), deadline=None)
 @given(ANY_TEXT | st.builds(lambda body: "---\n" + body, ANY_TEXT))
 def test_the_reader_never_crashes(text: str) -> None:
     block = frontmatter.read(text)
@@ -97,7 +98,7 @@ KNOWN = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=1_000, deadline=None)
+@settings(max_examples=sized(ci=300, deep=1_000), deadline=None)
 @given(KNOWN, st.dictionaries(st.from_regex(r"x_[a-z]{1,8}", fullmatch=True), SAFE, max_size=3))
 # Found by Hypothesis: " #" inside a quoted value of a list item was cut as a comment.
 @example({"sources": [{"resource": " #", "title": "a # b"}]}, {})

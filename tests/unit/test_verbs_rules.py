@@ -7,6 +7,7 @@ import unicodedata
 from hypothesis import given, settings, strategies as st
 
 from knowledge_service.domain.verbs.rules import quote_is_evidence, walk_forward
+from tests.budget import sized
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=200)
 
@@ -22,7 +23,7 @@ def document_and_quote(draw: st.DrawFn) -> tuple[str, str]:
     return document, draw(st.text(min_size=1, max_size=20))
 
 
-@settings(max_examples=10_000, deadline=None)
+@settings(max_examples=sized(ci=1_500, deep=10_000), deadline=None)
 @given(document_and_quote())
 def test_a_quote_is_accepted_exactly_when_it_is_in_the_body(pair: tuple[str, str]) -> None:
     document, quote = pair
