@@ -30,6 +30,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -631,6 +632,18 @@ def keep_the_laws(machine: FeedMachine) -> None:
         machine.no_export_hidden_by_a_hole()
 
 
+@contextlib.contextmanager
+def replayed(machine_class: type[FeedMachine], steps: Steps) -> Iterator[FeedMachine]:
+    """A fresh machine on fresh tables, ``steps`` run on it with the laws checked after each."""
+    with mock_aws():
+        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
+        machine = machine_class()
+        for name, arguments in steps:
+            getattr(machine, name)(**arguments)
+            keep_the_laws(machine)
+        yield machine
+
+
 @pytest.mark.usefixtures("aws_env")
 @pytest.mark.parametrize("machine_class", [FeedMachine, TableFeedMachine], ids=["in_memory", "dynamodb"])
 @pytest.mark.parametrize(
@@ -645,12 +658,7 @@ def test_an_export_lost_where_a_restored_producer_reuses_a_sequence_the_colony_h
     when the producer is restored below it and loses an export there, then the next pass reads the
     new epoch from the last envelope both histories hold, meets the hole, and records the export
     from the export history: the laws hold after every step."""
-    with mock_aws():
-        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
-        machine = machine_class()
-        for name, arguments in steps:
-            getattr(machine, name)(**arguments)
-            keep_the_laws(machine)
+    with replayed(machine_class, steps) as machine:
         assert machine.read_through == machine.feed.held()
         lost = machine.feed.lost
         assert lost and lost <= machine.stores.inbox.export_ids(KB)
@@ -664,12 +672,7 @@ def test_a_probe_answered_from_an_earlier_sequence_opens_no_epoch_and_files_noth
     """Given an unreadable envelope at 1 and an export at 2 on a producer that redelivers from 1,
     when a pass runs inside another (the inner one probes the anchor the outer one set), then no
     history_diverged is reported, one epoch holds the stream and sequence 1 is one dead letter."""
-    with mock_aws():
-        create_resources(TEMPLATE, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))
-        machine = machine_class()
-        for name, arguments in PROBED_UNDER_REDELIVERY:
-            getattr(machine, name)(**arguments)
-            keep_the_laws(machine)
+    with replayed(machine_class, PROBED_UNDER_REDELIVERY) as machine:
         marks = machine.stores.watermarks.all(KB)
         assert [(m.epoch, m.sequence) for m in marks] == [(0, 2)]
         assert [e.sequence for e in machine.stores.dead_letters.all(KB)] == [1]  # type: ignore[union-attr]
