@@ -75,6 +75,7 @@ from knowledge_service.storage.feed_store import (
     InboxRow,
     Watermark,
     envelope_text,
+    stream_key,
 )
 from knowledge_service.upstream.models import (
     EXPORT_COMPLETED,
@@ -248,12 +249,17 @@ class FeedConsumer(Recovery):
         above the watermark by a pass that then died are still checked against the producer: a
         restore cannot slip new envelopes onto their keys. It only ever moves forward: a run that
         ends below it (a producer answering short pages) is already covered, and every page read
-        checks the anchor once it reaches it. What the door refused in the run is filed as a dead
-        letter instead of being recorded, and the watermark moves past it."""
+        checks the anchor once it reaches it. The anchor is an envelope that states its own sequence
+        (the run's last such): one placed by its neighbours is checked by them. What the door
+        refused in the run is filed as a dead letter instead of being recorded, and the watermark
+        moves past it."""
         last = kept[-1]
         assert last.sequence is not None and last.event_id is not None
-        if mark.anchor_sequence is None or last.sequence > mark.anchor_sequence:
-            anchor = (last.sequence, last.event_id)
+        # An envelope placed only by its neighbours (its own sequence unreadable) is never the
+        # anchor: a later page out of order could not place it again, and would read as a fork.
+        held = [(s.sequence, s.event_id) for s in kept if s.stated and s.sequence is not None and s.event_id]
+        if held and (mark.anchor_sequence is None or held[-1][0] > mark.anchor_sequence):
+            anchor = held[-1]
             if not self.stores.watermarks.anchor(mark, anchor, self._stamp()):
                 return None
             mark = mark.model_copy(update={"anchor_sequence": anchor[0], "anchor_event_id": anchor[1]})
@@ -303,7 +309,7 @@ class FeedConsumer(Recovery):
         attempt = retry.attempt(self.now(), judged.refusal, judged.reason)
         return DeadLetter(
             knowledge_base=mark.knowledge_base,
-            dead_letter_id=door_entry_id(mark.stream_key, slot.sequence, judged.text),
+            dead_letter_id=door_entry_id(mark, slot.sequence, judged.text),
             error_class=judged.refusal,
             project=run.project,
             stream_key=mark.stream_key,
@@ -326,9 +332,7 @@ class FeedConsumer(Recovery):
         """Has an operator resolved the dead letter that stopped the stream at ``slot``?"""
         if self.stores.dead_letters is None or not isinstance(slot.judged, Refused):
             return False
-        entry = self.stores.dead_letters.get(
-            mark.knowledge_base, door_entry_id(mark.stream_key, slot.sequence, slot.judged.text)
-        )
+        entry = self.stores.dead_letters.get(mark.knowledge_base, door_entry_id(mark, slot.sequence, slot.judged.text))
         return entry is not None and entry.state != DeadLetterState.UNRESOLVED
 
     # ------------------------------------------------------------------ reading
@@ -502,9 +506,12 @@ class FeedConsumer(Recovery):
         return self.now().isoformat()
 
 
-def door_entry_id(key: str, sequence: int | None, text: str) -> str:
-    """A door refusal's id: the same envelope refused again (a redelivery) is the same entry."""
-    digest = hashlib.sha256(f"{key}#{sequence}#{text}".encode()).hexdigest()[:20]
+def door_entry_id(mark: Watermark, sequence: int | None, text: str) -> str:
+    """A door refusal's id: the same envelope refused again is the same entry — a redelivery, and
+    a new epoch's read of it too (a restored producer that still holds the same bytes at the same
+    sequence of the same stream and generation holds the same envelope), so it is filed once."""
+    lineage = stream_key(mark.knowledge_base, mark.instance_id, mark.generation, mark.stream)
+    digest = hashlib.sha256(f"{lineage}#{sequence}#{text}".encode()).hexdigest()[:20]
     return f"dl_{digest}"
 
 

@@ -32,6 +32,12 @@ class Slot:
     event_id: str | None
     judged: Admitted | Refused
 
+    @property
+    def stated(self) -> bool:
+        """Does the envelope state its own sequence (rather than stand where its neighbours place it)?"""
+        judged = self.judged
+        return self.sequence is not None and (isinstance(judged, Admitted) or judged.sequence is not None)
+
 
 class Step(StrEnum):
     READ_ON = "read_on"
@@ -187,20 +193,33 @@ def divergence(page: FeedPage, mark: Watermark, slots: list[Slot] | None = None)
     tell), else the reason and the highest sequence worth comparing (never above the watermark).
 
     One envelope is enough: event ids are unique, so a history forked at or below the anchor has
-    another envelope (or none) there. Between the anchor and the watermark the colony read nothing
-    (it reconciled a gap or an expiry), so a message there is a fork too."""
+    another envelope (or none) there. Between the anchor and the watermark the colony read no
+    envelope that states its sequence (it reconciled a gap or an expiry, or its neighbours placed
+    an unreadable one), so one that states a sequence there is a fork too. Only envelopes that
+    state their sequence are evidence: one placed by its neighbours on a page out of order may
+    stand anywhere. (An anchor stored by an older build may still be an unreadable envelope, known
+    by its bytes' digest: found on the page where nothing places it, it is still held.)"""
     anchor = mark.anchor_sequence or 0
     if page.head_sequence is not None and page.head_sequence < max(anchor, mark.sequence):
         return "cursor_ahead", min(page.head_sequence, mark.sequence)
+    slots = slots if slots is not None else admit(page)
     holds = held(page, slots)
+    stated = {s.sequence for s in slots if s.stated and s.sequence is not None}
     if anchor in holds:
         if holds[anchor] != mark.anchor_event_id:
             return "history_diverged", mark.sequence
-    elif any(isinstance(s, int) and s > anchor for s in holds):  # later envelopes, none at the anchor
-        return "history_diverged", mark.sequence
-    if any(isinstance(s, int) and anchor < s <= mark.sequence for s in holds):
+    elif any(s > anchor for s in stated) and not _unplaced(slots, mark.anchor_event_id):
+        return "history_diverged", mark.sequence  # later envelopes, none at the anchor
+    if any(anchor < s <= mark.sequence for s in stated):
         return "history_diverged", mark.sequence
     return None
+
+
+def _unplaced(slots: list[Slot], event_id: str | None) -> bool:
+    """Does the page hold ``event_id`` where its neighbours could not place it? An anchor that is
+    an unreadable envelope (known by the digest of its bytes) on a page out of order stands
+    nowhere, yet the producer still holds it: no fork is seen there."""
+    return event_id is not None and any(s.sequence is None and s.event_id == event_id for s in slots)
 
 
 def as_int(value: object) -> int | None:
