@@ -16,11 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
+from forager_simulator import Simulator
 from knowledge_service import door, observability
 from knowledge_service.domain.exports import receive
+from knowledge_service.domain.feed import operator
 from knowledge_service.domain.feed.upkeep import Upkeep
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamMismatch, UpstreamRefused, UpstreamTimeout
+from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ArchiveDownload, ForagerClient
+from tests.unit.test_dead_letter_actions import NOW, _door_refused, _exhausted, _replay
 from tests.unit.test_dead_letters import REF, T0, MemoryDeadLetters, entry
 
 ARCHIVE = b"an archive of a knowledge base"
@@ -184,3 +188,27 @@ def test_the_door_publishes_what_an_invocation_counted_even_when_it_raises(capsy
         door.measured(handler)({}, None)
 
     assert metric(emitted(capsys, flush=False), "DeadLettersReplayed") == [({"service": "schedule"}, [1.0])]
+
+
+# ------------------------------------------------------------------ dead letters filed, replayed, discarded
+def test_a_dead_letter_filed_at_the_door_then_discarded_is_counted_each_time(
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry = _door_refused(knowledge_on, forager)
+    assert metric(emitted(capsys), "DeadLettersFiled") == [({"service": "schedule"}, [1.0])]
+
+    operator.discard(knowledge_on.dead_letters, entry, "ada", "sender_error", NOW, lambda: "unused")
+    assert metric(emitted(capsys), "DeadLettersDiscarded") == [({"service": "schedule"}, [1.0])]
+
+
+def test_an_exhausted_retry_filed_then_replayed_is_counted_each_time(
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Simulator
+) -> None:
+    entry, flaky, _ = _exhausted(knowledge_on, forager)
+    assert metric(emitted(capsys), "DeadLettersFiled") == [({"service": "schedule"}, [1.0])]
+
+    flaky.error = None
+    _replay(knowledge_on, entry)
+    lines = emitted(capsys)
+    assert metric(lines, "DeadLettersReplayed") == [({"service": "schedule"}, [1.0])]
+    assert metric(lines, "DeadLettersDiscarded") == []
