@@ -138,8 +138,12 @@ def traced(handler: Handler) -> Handler:
 def measured(handler: Handler) -> Handler:
     """The handler publishing the invocation's metrics when it returns or raises (Powertools'
     ``log_metrics``: one EMF line, ``knowledge_service.observability``), and the cold start."""
+    import warnings
+
     from knowledge_service.observability import metrics
 
+    # An invocation that counted nothing is the usual case, not a fault: no warning line for it.
+    warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
     return cast(Handler, metrics().log_metrics(handler, capture_cold_start_metric=True))
 
 
