@@ -26,6 +26,7 @@ from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ArchiveDownload, ForagerClient
 from tests.unit.test_dead_letter_actions import NOW, _door_refused, _exhausted, _replay
 from tests.unit.test_dead_letters import REF, T0, MemoryDeadLetters, entry
+from tests.unit.test_feed_restore import publish, run
 
 ARCHIVE = b"an archive of a knowledge base"
 SHA256 = "3d4a4d8fbd53f7d37a5b6c92b8c8e4c9b1d5b5f6e7b2c2f0e1a9c8d7b6a5f4e3"  # not ARCHIVE's
@@ -212,3 +213,16 @@ def test_an_exhausted_retry_filed_then_replayed_is_counted_each_time(
     lines = emitted(capsys)
     assert metric(lines, "DeadLettersReplayed") == [({"service": "schedule"}, [1.0])]
     assert metric(lines, "DeadLettersDiscarded") == []
+
+
+# ------------------------------------------------------------------ feed passes degraded
+def test_a_pass_that_degrades_its_stream_is_counted_once_and_a_clean_one_not(
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Simulator
+) -> None:
+    publish(forager, 3, "before")
+    run(knowledge_on, forager)
+    assert metric(emitted(capsys), "FeedPassesDegraded") == []
+
+    forager.feed_fault(REF, "ahead", 2)  # a restore: the cursor is ahead of the producer
+    assert run(knowledge_on, forager).degraded == ["cursor_ahead"]
+    assert metric(emitted(capsys), "FeedPassesDegraded") == [({"service": "schedule"}, [1.0])]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 
-from knowledge_service import observability
 from knowledge_service.base_model import Model
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed.consumer import FeedConsumer
@@ -87,8 +86,6 @@ def feed_pass(
             error.message = f"{error.message} {said}"
             error.args = (error.message,)
         raise
-    if outcome.degraded:
-        observability.count("FeedPassesDegraded")
     return SyncAnswer(
         project=project,
         knowledge_base=knowledge_base,

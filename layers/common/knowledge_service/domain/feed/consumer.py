@@ -161,6 +161,8 @@ class FeedConsumer(Recovery):
         )
         outcome.pruned = self.prune(knowledge_base)
         outcome.watermark = mark.sequence
+        if outcome.degraded:
+            observability.count("FeedPassesDegraded")
         return outcome
 
     def _read_feed(self, run: FeedPass, instance: str, generation: str) -> Watermark:
