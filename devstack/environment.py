@@ -74,6 +74,7 @@ def main(argv: list[str]) -> int:
     handler_dir, handler, module_name = Path(argv[1]), argv[2], argv[3]
     calls = CallCounter()
     calls.install()
+    calls.tap_stdout()  # the metrics the function prints: GET /_local/metrics's cloudwatch
     started = time.monotonic()
     try:
         function = load_handler(handler_dir, handler, module_name)

@@ -443,7 +443,7 @@ def local_routes(
     how far the functions' clock runs ahead of the wall clock, and ``PUT /_local/clock``
     ``{"offset_seconds": n}`` moves it (``clock_file``, the file ``DEVSTACK_CLOCK_FILE`` names).
     ``GET /_local/metrics`` answers ``metrics()``: the invocations and AWS calls counted since
-    start (``devstack.metering.Meter``).
+    start, and the metrics the functions published (``cloudwatch``; ``devstack.metering.Meter``).
     """
 
     def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:

@@ -5,12 +5,14 @@ local stack (``make run``): the environment its functions see comes from the sta
 ``<state dir>/env`` (the emulator's endpoint, the dummy credentials, every table), the
 function's own variables (``POWERTOOLS_SERVICE_NAME``) from the template, Lambda's
 ``AWS_LAMBDA_*`` around the call. FORAGER is whatever that stack bound (the simulator,
-by default). The answer is printed as JSON on stdout; a failure as Lambda reports one,
+by default). The answer is printed as JSON on stdout (what the function prints, its logs and
+metrics, on stderr); a failure as Lambda reports one,
 ``{"errorType": ..., "errorMessage": ...}``, with exit status 1.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -54,7 +56,9 @@ def invoke(function: str, event: Any, state_dir: Path, template: Template | None
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(template.function_memory(function)),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
     }
-    with mock.patch.dict(os.environ, {**shared, **own, **lambda_env}):
+    # What the function prints (its logs, its metrics' EMF lines) goes to stderr, as with
+    # ``sam local invoke``: stdout carries the answer alone.
+    with mock.patch.dict(os.environ, {**shared, **own, **lambda_env}), contextlib.redirect_stdout(sys.stderr):
         from knowledge_service.runtime import reset_runtime
 
         reset_runtime()

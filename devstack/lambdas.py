@@ -58,7 +58,7 @@ from devstack.template import Template
 log = logging.getLogger("devstack.lambdas")
 
 Handler = Callable[[Any, Any], Any]
-Calls = Mapping[str, Mapping[str, int]]
+Calls = Mapping[str, Mapping[str, Any]]
 """What one invocation called: ``{"aws": {"dynamodb:GetItem": 1}, "forager": {"GET": 2}}``."""
 
 RESPONSE_LIMIT_BYTES = 6 * 1024 * 1024

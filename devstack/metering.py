@@ -6,11 +6,14 @@ bound read); they are deterministic, unlike timings.
 
 from __future__ import annotations
 
+import io
+import json
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 from unittest import mock
 
 import botocore.client
@@ -44,6 +47,7 @@ class Meter:
         self._invocations: Counter[str] = Counter()
         self._aws: Counter[str] = Counter()
         self._upstream: Counter[str] = Counter()
+        self._cloudwatch: dict[str, float] = {}
 
     def invoked(self, function: str) -> None:
         with self._lock:
@@ -63,10 +67,20 @@ class Meter:
         with self._lock:
             self._aws.update(calls.get("aws", {}))
             self._upstream.update(calls.get("forager", {}))
+            for name, value in calls.get("cloudwatch", {}).items():
+                self._cloudwatch[name] = round(self._cloudwatch.get(name, 0) + value, 3)
 
-    def snapshot(self) -> dict[str, dict[str, int]]:
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """The counts, and ``cloudwatch``: each metric the functions published (embedded metric
+        format), ``<Namespace>/<Name>{dimension=value,...}`` -> the sum of its values, what a
+        ``Sum`` alarm on it would see."""
         with self._lock:
-            return {"invocations": dict(self._invocations), "aws": dict(self._aws), "forager": dict(self._upstream)}
+            return {
+                "invocations": dict(self._invocations),
+                "aws": dict(self._aws),
+                "forager": dict(self._upstream),
+                "cloudwatch": dict(self._cloudwatch),
+            }
 
 
 class CallCounter:
@@ -80,6 +94,7 @@ class CallCounter:
         self._aws: Counter[str] = Counter()
         self._upstream: Counter[str] = Counter()
         self._installed = False
+        self.metrics: EmfTap | None = None
 
     def install(self) -> None:
         """Count from now on (idempotent)."""
@@ -104,13 +119,76 @@ class CallCounter:
 
         httpx.Client.send = counted_send  # type: ignore[method-assign,assignment]
 
-    def take(self) -> dict[str, dict[str, int]]:
+    def take(self) -> dict[str, dict[str, Any]]:
         """What was counted since the last ``take``, and start again from zero."""
         with self._lock:
-            taken = {"aws": dict(self._aws), "forager": dict(self._upstream)}
+            taken: dict[str, dict[str, Any]] = {"aws": dict(self._aws), "forager": dict(self._upstream)}
             self._aws.clear()
             self._upstream.clear()
-            return taken
+        if self.metrics is not None:
+            taken["cloudwatch"] = self.metrics.take()
+        return taken
+
+    def tap_stdout(self) -> None:
+        """Read the metrics the function prints (:class:`EmfTap` on ``sys.stdout``) from now on."""
+        if self.metrics is None:
+            self.metrics = EmfTap(sys.stdout)
+            sys.stdout = self.metrics
+
+
+class EmfTap(io.TextIOBase):
+    """``sys.stdout`` as Lambda's log sees it: everything written goes on to the stream, and each
+    line in CloudWatch's embedded metric format (``{"_aws": ...}``, Powertools Metrics' output)
+    is also read, as CloudWatch reads it, into sums by metric and dimensions."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._partial = ""
+        self._lock = threading.Lock()
+        self._sums: dict[str, float] = {}
+
+    def write(self, text: str) -> int:
+        self._stream.write(text)
+        with self._lock:
+            *lines, self._partial = (self._partial + text).split("\n")
+            for line in lines:
+                if line.startswith('{"_aws"'):
+                    for name, value in emf_figures(line).items():
+                        self._sums[name] = self._sums.get(name, 0) + value
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def take(self) -> dict[str, float]:
+        with self._lock:
+            taken, self._sums = self._sums, {}
+        return taken
+
+
+def emf_figures(line: str) -> dict[str, float]:
+    """One embedded-metric-format line's metrics: ``<Namespace>/<Name>{dim=value,...}`` -> the sum
+    of its values, one entry per dimension set the line declares (a malformed line: nothing)."""
+    try:
+        document = json.loads(line)
+        figures: dict[str, float] = {}
+        for directive in document["_aws"]["CloudWatchMetrics"]:
+            for dimensions in directive.get("Dimensions") or [[]]:
+                labels = ",".join(f"{d}={document[d]}" for d in sorted(dimensions))
+                for metric in directive["Metrics"]:
+                    values = document[metric["Name"]]
+                    total = sum(values) if isinstance(values, list) else values
+                    key = f"{directive['Namespace']}/{metric['Name']}{{{labels}}}"
+                    figures[key] = figures.get(key, 0) + float(total)
+        return figures
+    except (ValueError, KeyError, TypeError):
+        return {}
 
 
 def difference(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]) -> dict[str, int]:

@@ -25,6 +25,9 @@ for a function EventBridge invokes. That call does the whole of init, in this or
 - Then the project: the group's router (``edge/routes/<group>.py``) included into its
   surface's resolver, or the bus handler (``edge/bus/<name>.py``); the handler wrapped in
   Powertools' ``Logger`` and in :func:`traced`.
+- :func:`measured` outermost: Powertools' ``log_metrics`` publishes the metrics the invocation
+  counted (``knowledge_service.observability``, one embedded-metric-format line) when it ends,
+  whether it returned or raised, and the cold start once per container.
 - :func:`end_of_init` last: ``gc.freeze()`` moves every object init made out of the
   collector's reach, then ``gc.enable()`` turns it back on, so a request's collections walk
   only what requests made (a frozen full collection costs ~0 instead of the tens of
@@ -85,6 +88,7 @@ def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
         return app.resolve(event, context)
 
     handler = Logger().inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)(traced(resolve))
+    handler = measured(handler)
     end_of_init()
     return cast(LambdaHandler, handler)
 
@@ -95,7 +99,9 @@ def bus(name: BusHandler, *, preload: tuple[Library, ...]) -> LambdaHandler:
         __import__(library)
     from aws_lambda_powertools import Logger
 
-    handler = Logger().inject_lambda_context(traced(import_module(f"knowledge_service.edge.bus.{name}").handler))
+    handler = measured(
+        Logger().inject_lambda_context(traced(import_module(f"knowledge_service.edge.bus.{name}").handler))
+    )
     end_of_init()
     return cast(LambdaHandler, handler)
 
@@ -127,6 +133,18 @@ def traced(handler: Handler) -> Handler:
     from aws_lambda_powertools import Tracer  # imports the X-Ray SDK: only when tracing
 
     return cast(Handler, Tracer().capture_lambda_handler(handler))
+
+
+def measured(handler: Handler) -> Handler:
+    """The handler publishing the invocation's metrics when it returns or raises (Powertools'
+    ``log_metrics``: one EMF line, ``knowledge_service.observability``), and the cold start."""
+    import warnings
+
+    from knowledge_service.observability import metrics
+
+    # An invocation that counted nothing is the usual case, not a fault: no warning line for it.
+    warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
+    return cast(Handler, metrics().log_metrics(handler, capture_cold_start_metric=True))
 
 
 def end_of_init() -> None:

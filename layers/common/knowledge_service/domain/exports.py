@@ -32,6 +32,7 @@ from typing import Literal, TypeVar
 
 from pydantic import ConfigDict, Field, StrictBool
 
+from knowledge_service import observability
 from knowledge_service.base_model import Model
 from knowledge_service.domain.archive_digest import ArchiveDigest
 from knowledge_service.domain.reads import Reader, missing
@@ -229,7 +230,12 @@ def receive(
                     upload.part(bytes(memoryview(buffer)[:part_bytes]))
                     del buffer[:part_bytes]
                     parts += 1
-            digest = check.verify()
+            try:
+                digest = check.verify()
+            except UpstreamMismatch:
+                observability.count("ExportDigestMismatches")
+                raise
+            observability.count("ExportsVerified")
             if buffer or parts == 0:
                 upload.part(bytes(buffer))
             del buffer

@@ -35,7 +35,7 @@ import httpcore
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from knowledge_service import budget
+from knowledge_service import budget, observability
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamError, UpstreamRefused, UpstreamTimeout
 from knowledge_service.upstream import models
 
@@ -433,6 +433,28 @@ class ForagerClient:
         content: Iterable[bytes] | None = None,
         headers: dict[str, str] | None = None,
     ) -> httpx.Response:
+        """One call, counted by outcome (``ForagerCalls``) and timed (``ForagerCallLatency``)."""
+        started = time.monotonic()
+        outcome: observability.ForagerOutcome = "ok"
+        try:
+            return self._exchange(method, path, params=params, json_body=json_body, content=content, headers=headers)
+        except BaseException as error:
+            outcome = call_outcome(error)
+            raise
+        finally:
+            observability.count_outcome("ForagerCalls", outcome)
+            observability.milliseconds("ForagerCallLatency", (time.monotonic() - started) * 1000)
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json_body: dict[str, Any] | None = None,
+        content: Iterable[bytes] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
         request_headers = {
             "Authorization": f"Bearer {self._credential}",
             "Accept": "application/json",
@@ -509,6 +531,18 @@ class ForagerClient:
 
 
 DOWNLOAD_CHUNK_BYTES = 256 * 1024
+
+
+def call_outcome(error: BaseException) -> observability.ForagerOutcome:
+    """A failed call's outcome as the metric names it: FORAGER's own refusal (a 4xx it names) is an
+    answer; a timeout, an unreachable endpoint and anything else upstream are not."""
+    if isinstance(error, UpstreamTimeout):
+        return "timeout"
+    if isinstance(error, KnowledgeUnreachable):
+        return "unreachable"
+    if isinstance(error, UpstreamRefused):
+        return "refused"
+    return "upstream_error"
 
 
 @dataclass

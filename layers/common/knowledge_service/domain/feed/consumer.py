@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from knowledge_service import observability
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
@@ -161,6 +162,8 @@ class FeedConsumer(Recovery):
         )
         outcome.pruned = self.prune(knowledge_base)
         outcome.watermark = mark.sequence
+        if outcome.degraded:
+            observability.count("FeedPassesDegraded")
         return outcome
 
     def _read_feed(self, run: FeedPass, instance: str, generation: str) -> Watermark:
@@ -290,6 +293,7 @@ class FeedConsumer(Recovery):
             entry = self._door_entry(run, mark, slot, judged)
             filed = self.stores.dead_letters is not None and self.stores.dead_letters.file(entry)
             if filed:
+                observability.count("DeadLettersFiled")
                 run.outcome.refused_at_the_door += 1
                 run.outcome.dead_lettered += 1
                 logger.warning(

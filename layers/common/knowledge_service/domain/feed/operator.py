@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field
 
+from knowledge_service import observability
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.feed import door, retry
@@ -281,6 +282,7 @@ def discard(
     )
     if not store.resolve_with(entry, resolution, [_put_event(store, event, entry)]):
         raise Conflict("Another operator resolved this dead letter first.", code="already_resolved")
+    observability.count("DeadLettersDiscarded")
     return ActionAnswer(
         dead_letter_id=entry.dead_letter_id,
         action="discarded",
@@ -368,6 +370,7 @@ def replay(
         latest = store.get(entry.knowledge_base, entry.dead_letter_id)
         who = latest.resolution.actor if latest and latest.resolution else "another operator"
         raise Conflict(f"{who} resolved this dead letter first; nothing of this replay happened.", code="conflict")
+    observability.count("DeadLettersReplayed")
     # 3. a stream the entry stopped moves past it when its watermark stands just before it
     if entry.stopped_stream and mark is not None and entry.sequence is not None and mark.sequence == entry.sequence - 1:
         watermarks.advance(mark, entry.sequence, stamp)

@@ -20,6 +20,7 @@ import json
 import logging
 from datetime import datetime, timedelta
 
+from knowledge_service import observability
 from knowledge_service.domain.feed import door
 from knowledge_service.domain.feed.ports import (
     ActionStorage,
@@ -132,6 +133,7 @@ class Upkeep:
             )
             if self.dead_letters.file_with(entry, [self.actions.dead_lettered_item(action, entry.dead_letter_id)]):
                 filed += 1
+                observability.count("DeadLettersFiled")
                 logger.warning(
                     "revision %s exhausted its retries: dead letter %s", action.revision_id, entry.dead_letter_id
                 )
@@ -157,6 +159,7 @@ class Upkeep:
                 stamped.append(entry.dead_letter_id)
         if stamped:
             logger.warning("%d dead letter(s) escalated in %s: %s", len(stamped), knowledge_base, stamped)
+            observability.count("DeadLettersEscalated", len(stamped))
             if self.events is not None:
                 self.events.record(
                     ESCALATED_EVENT,
