@@ -76,11 +76,12 @@ def admit(page: FeedPage, after: int | None = None, limit: int | None = None) ->
     and the hole it leaves is a gap. So two unreadable envelopes in a row, or one at the tail,
     are filed like one alone.
 
-    A page of nothing but unreadable items that its read's ``limit`` cut short stands nowhere:
-    then only the cursor and the head place it, and they agree with it by arithmetic alone — a
-    producer that redelivers from an earlier sequence (at least once; the contract's
+    A run that closes a page its read's ``limit`` cut short stands nowhere: what followed it was
+    cut off, so the head borders nothing on the page, and agrees with the run by arithmetic alone
+    — a producer that redelivers from an earlier sequence (at least once; the contract's
     ``redeliver``) answers a one-envelope read after ``s`` with an envelope that is not at
-    ``s + 1``. A read that asks for more settles it."""
+    ``s + 1``, and one whose pages come out of order may cut off the envelope the run seems to
+    reach. The next read, from where the run stood, places it."""
     judged = [parse(item) for item in page.envelopes]
     sequences: list[int | None] = [j.envelope.sequence if isinstance(j, Admitted) else j.sequence for j in judged]
     cut = limit is not None and len(sequences) >= limit
@@ -92,10 +93,10 @@ def admit(page: FeedPage, after: int | None = None, limit: int | None = None) ->
         end = i
         while end < len(sequences) and sequences[end] is None:
             end += 1
-        if cut and i == 0 and end == len(sequences):
-            break  # nothing on the page but this run, and more may follow it: it stands nowhere
         before = sequences[i - 1] if i > 0 else after
-        following = sequences[end] if end < len(sequences) else page.head_sequence
+        # What follows a run that closes the page is the head, unless the read's limit cut the page:
+        # then what followed it was cut off, and the head borders nothing on the page.
+        following = sequences[end] if end < len(sequences) else None if cut else page.head_sequence
         count = end - i
         if before is not None and following == before + count + (1 if end < len(sequences) else 0):
             sequences[i:end] = range(before + 1, before + count + 1)
