@@ -54,6 +54,15 @@ def _collector_on() -> None:
     gc.enable()
 
 
+@pytest.fixture(autouse=True)
+def _no_metric_left_behind() -> None:
+    """Powertools keeps one metric set per process (a Lambda flushes it after each invocation):
+    a test that counted a metric and flushed none must not hand it to the next test's flush."""
+    from aws_lambda_powertools import Metrics
+
+    Metrics().clear_metrics()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _one_botocore_loader() -> Iterator[None]:
     """Every botocore session of this process reads the service models through one loader.
