@@ -54,6 +54,23 @@ def _collector_on() -> None:
     gc.enable()
 
 
+# The longest files start first: pytest-xdist (``--dist loadfile``) hands files out in the order
+# collected, so a long file collected last leaves one worker running alone at the end. Ordered by
+# ``--durations`` in CI (docs/testing.md); the rest keep their order (the sort is stable).
+LONGEST_FIRST = (
+    "tests/e2e/test_fuzz.py",
+    "tests/unit/test_feed_state_machine.py",
+    "tests/devstack/test_devstack_hard_kill.py",
+    "tests/e2e/test_concurrent_invocations.py",
+    "tests/e2e/test_generated_client.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 @pytest.fixture(autouse=True)
 def _no_metric_left_behind() -> None:
     """Powertools keeps one metric set per process (a Lambda flushes it after each invocation):
