@@ -461,23 +461,15 @@ class FeedMachine(RuleBasedStateMachine):
         assert not hidden, hidden
 
     def refused(self, key: str) -> set[int]:
-        """The sequences of ``key``'s stream the door filed. An envelope another epoch of the same
-        stream filed is the same entry when the producer still holds that very envelope there (the
-        same event id, or the same unreadable bytes: ``door_entry_id``), so it counts here too."""
-        holds = {e["sequence"]: e for e in self.feed.streams[self.feed.generation]}
-
-        def same(entry: Any) -> bool:
-            now = holds.get(entry.sequence)
-            if now is None:
-                return False
-            return entry.envelope == now["text"] if "text" in now else entry.event_id == now.get("event_id")
-
+        """The sequences of ``key``'s stream the door filed. A dead letter's id is the stream's
+        lineage, the sequence and the bytes (``door_entry_id``), so an envelope another epoch of the
+        same stream filed is that one entry in every epoch: its filing counts here too. (On a page
+        out of order the door may have placed an unreadable envelope where another stands; the
+        entry is still the one that sequence is filed under.)"""
         return {
             e.sequence
             for e in self.stores.dead_letters.all(KB)  # type: ignore[union-attr]
-            if e.sequence is not None
-            and e.error_class != "retries_exhausted"
-            and (e.stream_key == key or (lineage(e.stream_key) == lineage(key) and same(e)))
+            if e.sequence is not None and e.error_class != "retries_exhausted" and lineage(e.stream_key) == lineage(key)
         }
 
     @precondition(lambda self: self.in_order)
@@ -689,6 +681,18 @@ PLACED_AT_THE_HEAD_OF_A_CUT_PAGE: Steps = [
     ("concurrent_passes", {}),
 ]
 
+# Found in memory by CI: three unreadable envelopes read out of order, the export after them lost
+# to a restore: the new epoch files the envelope the first read placed at 3 under the same entry.
+RESTORED_OVER_A_SHUFFLED_RUN: Steps = [
+    ("choose_policy", {"policy": AutoStudy.OFF}),
+    ("reorder", {"on": True}),
+    ("unreadable_run", {"count": 3, "kind": "oversized"}),
+    ("export", {}),
+    ("concurrent_passes", {}),
+    ("restore", {"older_by": 1, "then_published": 0}),
+    ("concurrent_passes", {}),
+]
+
 
 def keep_the_laws(machine: FeedMachine) -> None:
     """Every invariant the machine states, as Hypothesis checks them (two only after a whole pass)."""
@@ -752,8 +756,18 @@ def test_a_probe_answered_from_an_earlier_sequence_opens_no_epoch_and_files_noth
 @pytest.mark.parametrize("machine_class", [FeedMachine, TableFeedMachine], ids=["in_memory", "dynamodb"])
 @pytest.mark.parametrize(
     "steps",
-    [ANCHORED_ON_A_PLACED_ENVELOPE, RESTORED_OVER_A_FILED_REFUSAL, PLACED_AT_THE_HEAD_OF_A_CUT_PAGE],
-    ids=["anchored_on_a_placed_envelope", "restored_over_a_filed_refusal", "placed_at_the_head_of_a_cut_page"],
+    [
+        ANCHORED_ON_A_PLACED_ENVELOPE,
+        RESTORED_OVER_A_FILED_REFUSAL,
+        PLACED_AT_THE_HEAD_OF_A_CUT_PAGE,
+        RESTORED_OVER_A_SHUFFLED_RUN,
+    ],
+    ids=[
+        "anchored_on_a_placed_envelope",
+        "restored_over_a_filed_refusal",
+        "placed_at_the_head_of_a_cut_page",
+        "restored_over_a_shuffled_run",
+    ],
 )
 def test_a_refused_envelope_is_one_dead_letter_however_its_stream_is_read_again(
     machine_class: type[FeedMachine], steps: Steps
