@@ -32,7 +32,9 @@ invoke: ## one function on one event against the running stack: make invoke FN=R
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<FunctionLogicalId> EVENT=events/<file>.json"; exit 2; }
 	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
-test: install lint template ## lint, template checks and every test tier (Hypothesis profile ci)
+test: install ## lint, template checks and every test tier (Hypothesis profile ci)
+	@# lint and the template checks are each mostly one process: side by side on the two cores
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint template
 	$(PYTEST_ALL)
 
 check: install lint ## the inner loop (under 3 min): lint, and the test files of what changed since main (tests/changed.py)
