@@ -82,13 +82,17 @@ def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.logging import correlation_paths
 
+    from knowledge_service.observability import count_outcome
+
     app = _resolver(group)
     module = import_module(f"knowledge_service.edge.routes.{group}")
     for router in getattr(module, "routers", (module.router,)):  # a group may serve more than one router
         app.include_router(router)
 
     def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return app.resolve(event, context)
+        answer = app.resolve(event, context)
+        count_outcome("Requests", str(answer.get("statusCode", "")))  # per function, that is per route group
+        return answer
 
     handler = Logger().inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)(traced(resolve))
     handler = measured(handler)

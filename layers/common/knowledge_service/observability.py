@@ -31,9 +31,16 @@ Counted = Literal[
     "ExportsVerified",  # an archive's SHA-256 and size matched and it is in S3
     "ExportDigestMismatches",  # ... did not (alarm ExportDigestMismatch)
     "FeedPassesDegraded",  # a pass that degraded its stream at least once and reconciled
+    "IngestionJobsQueued",  # FORAGER took a job (POST /knowledge/jobs; a replayed key is not counted again)
+    "PreflightsRefused",  # FORAGER's admission gate measured a batch and did not admit it
 ]
 # Counted by outcome: dimensions service and outcome.
-ByOutcome = Literal["ForagerCalls"]
+ByOutcome = Literal[
+    "ForagerCalls",  # outcome: ok, refused, timeout, unreachable, upstream_error
+    "Requests",  # every API request a function answered; outcome: its HTTP status ("200", "404", ...)
+    "McpToolCalls",  # outcome: ok, or the refusal's code (not_found, knowledge_disabled, internal, ...)
+    "VerbCallsRefused",  # outcome: budget, autonomy, or the verbs' wire code (Forbidden, NotFound, ...)
+]
 ForagerOutcome = Literal["ok", "refused", "timeout", "unreachable", "upstream_error"]
 
 
@@ -53,7 +60,7 @@ def count(name: Counted, value: int = 1) -> None:
         metrics().add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-def count_outcome(name: ByOutcome, outcome: ForagerOutcome) -> None:
+def count_outcome(name: ByOutcome, outcome: str) -> None:
     """One ``name`` with its outcome as a dimension: a metric line of its own, printed now."""
     with single_metric(
         name=name, unit=MetricUnit.Count, value=1, namespace=namespace(), default_dimensions={"outcome": outcome}

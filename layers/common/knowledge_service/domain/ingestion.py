@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from aws_lambda_powertools import Logger
 from pydantic import ConfigDict, Field, StrictBool, field_validator
 
+from knowledge_service import observability
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.scope import held
@@ -160,7 +161,9 @@ def queue_job(client: ForagerClient, workspace_root: str, knowledge_base: str, r
             raise PermissionDenied(f"paths: '{shown(path)}' is refused: {refused.reason}.") from refused
         if found.absolute not in absolute:
             absolute.append(found.absolute)
-    return _relay(lambda: client.queue_job(knowledge_base, absolute, force=request.force, idempotency_key=key))
+    job = _relay(lambda: client.queue_job(knowledge_base, absolute, force=request.force, idempotency_key=key))
+    observability.count("IngestionJobsQueued")
+    return job
 
 
 def list_jobs(client: ForagerClient, knowledge_base: str, limit: int) -> JobsAnswer:
@@ -211,7 +214,7 @@ def upload_inline(
 def preflight_inline(client: ForagerClient, knowledge_base: str, files: list[tuple[str, bytes]], key: str) -> Admission:
     check_caps(len(files), sum(len(data) for _, data in files))
     parts = [FilePart(name, len(data), lambda data=data: [data]) for name, data in files]  # type: ignore[misc]
-    return _relay(lambda: client.preflight(knowledge_base, parts, idempotency_key=key))
+    return _admission(_relay(lambda: client.preflight(knowledge_base, parts, idempotency_key=key)))
 
 
 def open_session(
@@ -308,7 +311,7 @@ def preflight_session(
 ) -> Admission:
     """Measure a staged batch; the session stays, for the upload the admission authorises."""
     parts, _ = staged_parts(staging, project, knowledge_base, session_id)
-    return _relay(lambda: client.preflight(knowledge_base, parts, idempotency_key=key))
+    return _admission(_relay(lambda: client.preflight(knowledge_base, parts, idempotency_key=key)))
 
 
 # ---------------------------------------------------------------------- idempotency
@@ -333,3 +336,10 @@ def _relay(call: Callable[[], T]) -> T:
         if refused.upstream_status == 403:
             raise PermissionDenied(f"FORAGER's own fence refused a path: {refused.upstream_message}") from refused
         raise
+
+
+def _admission(answer: Admission) -> Admission:
+    """FORAGER's measurement, counted when it refused the batch (``PreflightsRefused``)."""
+    if not answer.admitted:
+        observability.count("PreflightsRefused")
+    return answer

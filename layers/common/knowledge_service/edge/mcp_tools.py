@@ -39,6 +39,7 @@ from knowledge_service.domain.verbs.models import INPUTS
 from knowledge_service.edge.routes.pages import Promote as PromoteBody, PutPage, RevertPage
 from knowledge_service.errors import BadRequest, NotFound, PermissionDenied, ServiceError
 from knowledge_service.identity.principal import Principal
+from knowledge_service.observability import count_outcome
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 
@@ -395,12 +396,15 @@ def call(mission: MissionRecord, name: str, arguments: dict[str, Any] | None) ->
         payload = _dispatch(Caller(mission, principal), name, arguments or {})
     except ServiceError as refused:
         rt.verb_audit.record({**row, "decision": "refused", "code": refused.code, "status": refused.status})
+        count_outcome("McpToolCalls", refused.code)
         return {"error": refused.message, "code": refused.code}, True
     except Exception:  # a bug: logged with its trace, answered without one, audited all the same
         logger.exception("tool failed", extra={"tool": name[:64], "mission": mission.mission_id})
         rt.verb_audit.record({**row, "decision": "refused", "code": "internal", "status": 500})
+        count_outcome("McpToolCalls", "internal")
         return {"error": "The tool failed; the failure is logged.", "code": "internal"}, True
     rt.verb_audit.record({**row, "decision": "allowed"})
+    count_outcome("McpToolCalls", "ok")
     return payload, False
 
 

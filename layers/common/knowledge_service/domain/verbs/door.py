@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from knowledge_service import observability
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.verbs import models
 from knowledge_service.domain.verbs.actions import ACTIONS, Context
@@ -62,6 +63,18 @@ VERB_CODES = {
     413: "BadInput",
     429: "BudgetExceeded",
 }
+
+
+AUTONOMY_REFUSED = "autonomy_insufficient"
+"""The code of an agent's refusal for autonomy (the wire says ``Forbidden``; the metric tells it apart)."""
+
+
+def _refusal_reason(error: ServiceError) -> str:
+    if error.status == 429:
+        return "budget"
+    if error.code == AUTONOMY_REFUSED:
+        return "autonomy"
+    return verb_code(error)
 
 
 def verb_code(error: ServiceError) -> str:
@@ -107,6 +120,7 @@ def invoke(stores: Stores, call: Call) -> models.Answer:
             row["break_glass"] = _budget_gate(stores, call, role)
     except ServiceError as refused:
         stores.audit.record({**row, "decision": "refused", "code": verb_code(refused), "message": refused.message})
+        observability.count_outcome("VerbCallsRefused", _refusal_reason(refused))
         raise
     stores.audit.record({**row, "decision": "allowed", "role": role.name, "detail": _detail(request)})
     assert call.principal is not None and call.workspace is not None  # admitted: both were checked
@@ -143,7 +157,8 @@ def _admit(stores: Stores, verb: Verb, call: Call) -> tuple[models.VerbModel, Wo
         if level < verb.risk.autonomy:
             raise PermissionDenied(
                 f"{verb.name} is {verb.risk.value}: it takes autonomy {verb.risk.autonomy.name};"
-                f" this agent is {level.name}."
+                f" this agent is {level.name}.",
+                code=AUTONOMY_REFUSED,
             )
     return parse(verb, call.body, call.bounds), role
 
