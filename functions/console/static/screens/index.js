@@ -4,3 +4,19 @@ import { register } from "../registry.js";
 register({ id: "connection", title: "Connection", order: 10, load: () => import("./connection.js") });
 register({ id: "modules", title: "Modules", order: 20, load: () => import("./modules.js") });
 register({ id: "events", title: "Event log", order: 90, load: () => import("./events.js") });
+register({
+  id: "changes",
+  title: "Knowledge changes",
+  order: 70,
+  load: () => import("./changes.js"),
+  badge: (status) => status.open_changes || null,
+  badgeLabel: "open changes",
+});
+register({
+  id: "dead-letters",
+  title: "Dead letters",
+  order: 80,
+  load: () => import("./deadletters.js"),
+  badge: (status) => status.dead_letters?.unresolved || null,
+  badgeLabel: "dead letters waiting",
+});
