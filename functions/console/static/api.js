@@ -36,7 +36,9 @@ export async function request(method, path, { query, body, headers } = {}) {
     credentials: "same-origin",
     headers: { "X-Knowledge-Console": "1", Accept: "application/json", ...headers },
   };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body; // multipart: the browser writes the boundary
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }

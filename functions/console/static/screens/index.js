@@ -5,6 +5,7 @@ register({ id: "connection", title: "Connection", order: 10, load: () => import(
 register({ id: "modules", title: "Modules", order: 20, load: () => import("./modules.js") });
 register({ id: "search", title: "Search", order: 30, load: () => import("./search.js") });
 register({ id: "curation", title: "Curation", order: 40, load: () => import("./curation.js") });
+register({ id: "sources", title: "Sources", order: 50, load: () => import("./sources.js") });
 register({ id: "exports", title: "Exports", order: 55, load: () => import("./exports.js") });
 register({ id: "published", title: "What FORAGER has published", order: 60, load: () => import("./feed.js") });
 register({ id: "events", title: "Event log", order: 90, load: () => import("./events.js") });
