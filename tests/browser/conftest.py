@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.browser import vendoring
-from tests.e2e.conftest import LocalStack, stack  # noqa: F401 (the shared local stack fixture)
+from tests.e2e.conftest import LocalStack, move_clock, stack  # noqa: F401 (the e2e tier's fixtures: its stack, its clock)
 
 CHROMIUM = Path(os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium"))
 AXE = vendoring.ROOT / "tests/browser/vendor/axe.min.js"

@@ -49,7 +49,7 @@ function Tabs({ active, status }) {
     ${screens().map((entry) => {
       const count = entry.badge && status ? entry.badge(status) : null;
       return html`<li key=${entry.id}><a href=${"#/" + entry.id} aria-current=${entry.id === active ? "page" : null}>
-        ${entry.title}${count ? html`<span class="badge">${count}<span class="visually-hidden"> ${entry.badgeLabel ?? "waiting"}</span></span>` : null}
+        ${entry.title}${count ? html` <span class="badge">${count}<span class="visually-hidden"> ${entry.badgeLabel ?? "waiting"}</span></span>` : null}
       </a></li>`;
     })}
   </ul></nav>`;
