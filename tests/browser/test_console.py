@@ -107,7 +107,7 @@ def test_make_a_knowledge_base_binds_it_and_the_event_log_records_it(
 
     expect(page.get_by_role("status").filter(has_text=f"Made {base_name}")).to_be_visible()
     expect(page.get_by_text(re.compile(r"Reads knowledge base \S+"))).to_be_visible()
-    expect(page.get_by_role("button", name="Study")).to_be_visible()
+    expect(page.get_by_role("button", name="Study", exact=True)).to_be_visible()
 
     console.section("Event log")
     entry = page.get_by_role("row").filter(has_text="knowledge_base_created")
