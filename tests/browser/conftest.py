@@ -4,11 +4,13 @@ same local stack the end-to-end tier starts (``tests/e2e/conftest.py``'s ``stack
 One browser a worker process, a fresh context (cookies, storage, cache) a test. No browser is a
 failure, never a skip: ``make browser`` installs one. axe-core runs on every screen a test
 visits (``assert_accessible``). With ``CONSOLE_SCREENSHOTS=<dir>`` (``make screenshots``) the
-screens a test names are saved there, light and dark. docs/console.md.
+screens a test names are saved there, light and dark (1280x800; a 360 px wide page whole).
+docs/console.md.
 """
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from tests.browser import vendoring
@@ -122,10 +125,19 @@ class Console:
             return
         folder = vendoring.ROOT / SCREENSHOTS
         folder.mkdir(parents=True, exist_ok=True)
+        narrow = (self.page.viewport_size or {"width": 1280})["width"] < 600
         for scheme in ("light", "dark"):
             self.page.emulate_media(color_scheme=scheme)
-            self.page.screenshot(path=str(folder / f"{screen}-{scheme}.png"), full_page=True, animations="disabled")
+            shot = self.page.screenshot(full_page=narrow, animations="disabled", caret="hide")
+            small_png(shot, folder / f"{screen}-{scheme}.png")
         self.page.emulate_media(color_scheme="light")
+
+
+def small_png(shot: bytes, path: Path) -> None:
+    """The screenshot in 64 colours, without dithering: a flat UI loses nothing a reader sees, and
+    the committed file is a quarter of the size."""
+    image = Image.open(io.BytesIO(shot)).convert("RGB")
+    image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
 
 
 @pytest.fixture

@@ -38,13 +38,16 @@ function Entry({ entry, installation, act, done }) {
   return html`<li class="card" aria-label=${"Dead letter " + entry.dead_letter_id}>
     <p><strong>${label}</strong> in <code>${entry.knowledge_base}</code> · ${entry.error_class} · ${entry.attempts} attempts ·
       dead for ${entry.age_days} days${entry.escalated ? html` · <span class="error">escalated</span>` : null}${entry.stopped_stream ? " · stopped its stream" : ""}</p>
-    <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? "Hide details" : "Details"}</button>
+    <div class="row">
+      <button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? "Hide details" : "Details"}</button>
+      ${entry.state === "unresolved" && !installation
+        ? html`<button type="button" disabled=${act.busy}
+            onClick=${() => post("replay", { project, reason: "operator_retry" }, (a) => a.effect)}>Replay</button>`
+        : null}
+    </div>
     ${open ? html`<${Details} id=${entry.dead_letter_id} />` : null}
     ${entry.state === "unresolved"
-      ? html`<div class="row">
-          ${installation ? null : html`<button type="button" disabled=${act.busy}
-            onClick=${() => post("replay", { project, reason: "operator_retry" }, (a) => a.effect)}>Replay</button>`}
-        </div>
+      ? html`
         ${installation ? null : html`<form onSubmit=${(event) => {
             event.preventDefault();
             post("replay", { project, reason: fix.reason, after_fix: true, change: fix.change }, (a) => a.effect);
