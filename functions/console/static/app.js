@@ -6,7 +6,7 @@ import { Bar } from "./bar.js";
 import { EnableKnowledge } from "./enable.js";
 import { screen, screens } from "./registry.js";
 import "./screens/index.js";
-import { Console, Loaded, Problem, connectionState, useLoad } from "./ui.js";
+import { Console, Loaded, Problem, connectionState, useLoad, when } from "./ui.js";
 
 function SignIn({ sentence, onSignedIn }) {
   const [token, setToken] = useState("");
@@ -115,7 +115,7 @@ function Shell({ me, setMe }) {
     <a class="skip" href="#main">Skip to the section</a>
     <header class="top">
       <h1>Knowledge console</h1>
-      <span class="who">Signed in as <strong>${me.name}</strong></span>
+      <span class="who">Signed in as <strong>${me.name}</strong>${me.session?.expires_at ? html`, session until ${when(me.session.expires_at)}` : null}</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main" tabindex="-1">
