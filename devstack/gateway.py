@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import ipaddress
 import json
 import logging
@@ -263,6 +264,7 @@ class Gateway:
     account_id: str = "123456789012"
     local_route: LocalRoute | None = None
     binary_media_types: list[str] = field(default_factory=list)
+    minimum_compression_size: int | None = None  # the API's MinimumCompressionSize: gzip at or above it
     _warned_base64: bool = field(default=False, init=False)
 
     @classmethod
@@ -277,6 +279,7 @@ class Gateway:
             account_id=template.account_id,
             local_route=local_route,
             binary_media_types=[str(t) for t in api["Properties"].get("BinaryMediaTypes", [])],
+            minimum_compression_size=api["Properties"].get("MinimumCompressionSize"),
         )
 
     def handle(
@@ -309,7 +312,7 @@ class Gateway:
             source_ip=source_ip,
             request_id=request_id,
         )
-        return self._integrate(route, event, request_id)
+        return compressed(self._integrate(route, event, request_id), headers, self.minimum_compression_size)
 
     # ------------------------------------------------------------------ the integration
     def _integrate(self, route: Route, event: dict[str, Any], request_id: str) -> HttpAnswer:
@@ -379,6 +382,22 @@ def proxy_answer(result: Any, request_id: str) -> HttpAnswer:
             raise MalformedProxyResponse("isBase64Encoded but the body is not base64") from error
         return HttpAnswer(status, headers, payload, base64_decoded=True)
     return HttpAnswer(status, headers, payload)
+
+
+def compressed(answer: HttpAnswer, request: list[tuple[str, str]], minimum: int | None) -> HttpAnswer:
+    """The answer gzip-compressed as API Gateway compresses it when the API sets
+    ``MinimumCompressionSize``: a body of at least that many bytes, for a request whose
+    ``Accept-Encoding`` takes gzip, unless the function encoded it itself."""
+    if minimum is None or len(answer.body) < minimum or answer.header("Content-Encoding") is not None:
+        return answer
+    accepted = ",".join(v for k, v in request if k.lower() == "accept-encoding")
+    codings = {part.split(";")[0].strip().lower(): part for part in accepted.split(",") if part.strip()}
+    if "gzip" not in codings or re.search(r";\s*q=0(\.0*)?\s*$", codings["gzip"]):
+        return answer
+    headers = [(k, v) for k, v in answer.headers if k.lower() != "content-length"]
+    headers.append(("Content-Encoding", "gzip"))
+    body = gzip.compress(answer.body, compresslevel=6, mtime=0)
+    return HttpAnswer(answer.status, headers, body, answer.base64_decoded)
 
 
 def _proxy_headers(single: Any, multi: Any) -> list[tuple[str, str]]:

@@ -189,6 +189,7 @@ def lambda_environment(spec: FunctionSpec) -> dict[str, str]:
         "AWS_LAMBDA_FUNCTION_NAME": spec.name,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "LAMBDA_TASK_ROOT": str(spec.handler_dir),  # /var/task on Lambda: the function's package
     }
 
 

@@ -702,6 +702,7 @@ def _banner(stack: Stack) -> str:
         "",
     ]
     lines.append(f"  API            {stack.url}")
+    lines.append(f"  console        {stack.url}/console/   (sign in with the admin token)")
     lines.append(f"  admin token    {stack.admin_token}   (principal {stack.admin_name})")
     if stack.simulator is not None:
         lines.append(f"  FORAGER        {stack.simulator.url}   (simulator; control {stack.simulator.control_url})")

@@ -19,6 +19,7 @@ from knowledge_service.identity.principal import Permission, PrincipalKind, Proj
 OTHER_PROJECT = "elsewhere"  # another organization's project
 INSTALLATION_ORGANIZATION = "colony"  # the installation's organization (and falcon's)
 MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
+SIGN_IN = ("POST", "/knowledge/session")
 
 
 class Expect(StrEnum):
@@ -68,6 +69,8 @@ def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJE
         return Expect.DENIED
     if caller.kind is PrincipalKind.AGENT and permission.value in MANAGE:
         return Expect.DENIED
+    if caller.kind is PrincipalKind.AGENT and (route.method, route.path) == SIGN_IN:
+        return Expect.DENIED  # the ruling: "the browser holds a console session" — a person's, never an agent's
     role = caller.roles.get(PROJECT)
     needed = Standing(str(route.project_access))
     if needed is Standing.INSTALLATION:

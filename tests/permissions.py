@@ -133,6 +133,15 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     ("GET", "/knowledge/feed/dead-letters/{id}"): Access(READ_KNOWLEDGE, READ),
     ("POST", "/knowledge/feed/dead-letters/{id}/replay"): Access(MANAGE_KNOWLEDGE, OPERATOR),
     ("POST", "/knowledge/feed/dead-letters/{id}/discard"): Access(MANAGE_KNOWLEDGE, OPERATOR),
+    # --- the console's session (issue 27) ---------------------------------------------------
+    # "Signing in takes a principal's token once ... and exchanges it for a session", "held to
+    # the same permissions, roles and scope rules": an installation act that reads nothing of
+    # a project. The console's first screen is the status card, so opening one, ending it and
+    # asking who one is take what the status card takes (read_status); "who am I, with my
+    # permissions, roles and the projects I may pick" is the caller's own record.
+    ("POST", "/knowledge/session"): Access(READ_STATUS, INSTALLATION),
+    ("DELETE", "/knowledge/session"): Access(READ_STATUS, INSTALLATION),
+    ("GET", "/knowledge/me"): Access(READ_STATUS, INSTALLATION),
 }
 """Every route this branch serves."""
 
@@ -149,3 +158,15 @@ in both tables; a row here whose route is served moves up into ``PERMISSIONS``."
 MISSION_ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/mcp"): "mission_credential",
 }
+
+# --- the console's own files ----------------------------------------------------------------
+# "serving the console at /console/ from the same origin as the API": the files hold no data,
+# and the sign-in page must load before anyone has signed in. Answered to anyone, and only here.
+PUBLIC_ROUTES: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("GET", "/console"),
+        ("GET", "/console/{a}"),
+        ("GET", "/console/{a}/{b}"),
+        ("GET", "/console/{a}/{b}/{c}"),
+    }
+)

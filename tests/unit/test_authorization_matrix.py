@@ -24,11 +24,14 @@ from knowledge_service.edge.catalog import RouteInfo, full_knowledge_api, knowle
 from knowledge_service.edge.envelope import Envelope, ok
 from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
+from knowledge_service.identity.session import COOKIE_NAME, CSRF_HEADER
 from knowledge_service.runtime import Runtime
 from tests.authorization_matrix import (
     INSTALLATION_ORGANIZATION,
     PROJECT,
+    SIGN_IN,
     Caller,
+    Expect,
     callers,
     expectation,
     outcome,
@@ -105,30 +108,43 @@ def call(gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller
 MISSING = "no-such-project"
 
 
-def missing_answer(gateway: Gateway, tokens: dict[str, str], route: RouteInfo) -> bytes | None:
+def missing_answer(
+    gateway: Gateway, tokens: dict[str, str], route: RouteInfo, *, session: bool = False
+) -> bytes | None:
     """What the route answers an admin and owner naming a project that does not exist, as if it
     named ``PROJECT`` (the name is the caller's own): a caller without standing gets these bytes.
     An installation route names no project: None."""
     if pinned(route).project_access == Standing.INSTALLATION.value:
         return None
-    found = answer(gateway, tokens, route, ADMIN_AND_OWNER, MISSING)
+    found = answer(gateway, tokens, route, ADMIN_AND_OWNER, MISSING, session=session)
     assert found.status == 404, (route, found.status, found.body)
     return found.body.replace(MISSING.encode(), PROJECT.encode())
 
 
 def answer(
-    gateway: Gateway, tokens: dict[str, str], route: RouteInfo, row: Caller, project: str | None = PROJECT
+    gateway: Gateway,
+    tokens: dict[str, str],
+    route: RouteInfo,
+    row: Caller,
+    project: str | None = PROJECT,
+    *,
+    session: bool = False,
 ) -> HttpAnswer:
+    """The route's answer to ``row``: with its bearer token, or (``session``) with the console
+    session its token was exchanged for, the console's header beside it as the console sends it."""
     target, body = request_for(route, project)
-    headers = [("Content-Type", "application/json")]
+    credential = []
+    if row.name in tokens:
+        credential = (
+            [("Cookie", f"{COOKIE_NAME}={tokens[row.name]}"), (CSRF_HEADER, "1")]
+            if session
+            else [("Authorization", f"Bearer {tokens[row.name]}")]
+        )
     if (route.method, route.path) in FORM_ROUTES:  # a form names its project in a field, not the query
         target = target.split("?")[0] + "?q=launch"
-        headers = [("Content-Type", f"multipart/form-data; boundary={BOUNDARY}")]
-        if row.name in tokens:
-            headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
+        headers = [("Content-Type", f"multipart/form-data; boundary={BOUNDARY}"), *credential]
         return gateway.handle(route.method, target, headers, form_body(project))
-    if row.name in tokens:
-        headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
+    headers = [("Content-Type", "application/json"), *credential]
     return gateway.handle(route.method, target, headers, (body or "").encode())
 
 
@@ -140,6 +156,45 @@ def test_every_caller_gets_what_the_route_declares(gateway: tuple[Gateway, dict[
     for row in CALLERS:
         found = answer(app, tokens, route, row)
         expected = expectation(pinned(route), row)
+        if outcome(found.status, found.body, missing) is not expected:
+            mismatches.append(f"{row.name}: expected {expected.value}, answered {found.status} {found.body[:120]!r}")
+    assert mismatches == []
+
+
+@pytest.fixture
+def sessions(gateway: tuple[Gateway, dict[str, str]], knowledge_on: Runtime) -> tuple[Gateway, dict[str, str]]:
+    """A console session for every caller that has a token, stored as signing in stores it (the
+    revoked caller's too: its principal is revoked, so its session must fail as its token does)."""
+    app, tokens = gateway
+    by_session = {}
+    for row in CALLERS:
+        if row.token in ("valid", "revoked"):
+            session_id, _ = knowledge_on.sessions.begin(token_hash(tokens[row.name]), row.name, knowledge_on.clock())
+            by_session[row.name] = session_id
+    return app, by_session
+
+
+def session_expectation(route: RouteInfo, row: Caller, project: str | None = PROJECT) -> Expect:
+    """A session stands for its principal as the token does; past access, it does not open
+    another session (``POST /knowledge/session`` takes a bearer token)."""
+    expected = expectation(pinned(route), row, project=project)
+    if (route.method, route.path) == SIGN_IN and expected is Expect.ALLOWED:
+        return Expect.UNAUTHENTICATED
+    return expected
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_every_caller_s_console_session_gets_what_its_token_gets(
+    sessions: tuple[Gateway, dict[str, str]], route: RouteInfo
+) -> None:
+    """The session joins the matrix: the same route, the same callers, each with the session its
+    token was exchanged for (and the console's header), held to the same expectations."""
+    app, by_session = sessions
+    missing = missing_answer(app, by_session, route, session=True)
+    mismatches = []
+    for row in CALLERS:
+        found = answer(app, by_session, route, row, session=True)
+        expected = session_expectation(route, row)
         if outcome(found.status, found.body, missing) is not expected:
             mismatches.append(f"{row.name}: expected {expected.value}, answered {found.status} {found.body[:120]!r}")
     assert mismatches == []

@@ -69,3 +69,15 @@ def test_the_mcp_route_declares_the_mission_credential_and_no_permission() -> No
 
     assert {(r.method, r.path): r.permission for r in mcp_routes()} == MISSION_ROUTES
     assert all(r.project_access is None and r.capability is None for r in mcp_routes())
+
+
+def test_only_the_console_s_files_answer_anyone() -> None:
+    """``x-permission: public`` skips authentication: exactly the console's file routes declare
+    it (the table's ``PUBLIC_ROUTES``), and the access hook honours it under ``/console`` alone."""
+    from knowledge_service.edge.access import PUBLIC
+    from knowledge_service.edge.catalog import all_routes
+    from tests.permissions import PUBLIC_ROUTES
+
+    public = {(r.method, r.path) for r in all_routes() if r.permission == PUBLIC}
+    assert public == PUBLIC_ROUTES
+    assert all(r.project_access is None and r.capability is None for r in all_routes() if r.permission == PUBLIC)

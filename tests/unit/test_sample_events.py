@@ -19,7 +19,7 @@ EVENTS = TEMPLATE.path.parent / "events"
 FUNCTION_OF_PREFIX = TEMPLATE.function_of_folder()  # a sample event's prefix is its function's folder
 
 
-API_GROUPS = {"curation", "exports", "ingestion"}
+API_GROUPS = {"curation", "exports", "ingestion", "console"}
 
 
 @pytest.fixture(autouse=True)

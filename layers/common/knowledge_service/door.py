@@ -67,6 +67,7 @@ RouteGroup = Literal[
     "pages",
     "verbs",
     "mcp",
+    "console",
 ]
 # What EventBridge (a schedule, the bus) invokes: ``edge/bus/<name>.py``, each a ``handler``.
 BusHandler = Literal["six_hourly_pass", "mission_intake"]
@@ -82,7 +83,9 @@ def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
     from aws_lambda_powertools.logging import correlation_paths
 
     app = _resolver(group)
-    app.include_router(import_module(f"knowledge_service.edge.routes.{group}").router)
+    module = import_module(f"knowledge_service.edge.routes.{group}")
+    for router in getattr(module, "routers", (module.router,)):  # a group may serve more than one router
+        app.include_router(router)
 
     def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return app.resolve(event, context)

@@ -40,6 +40,7 @@ class Environment(Model):
     verb_audit_table: str = ""
     event_bus_name: str = ""
     pages_table: str = ""
+    sessions_table: str = ""
     forager_credential_parameter: str
 
     knowledge_forager_endpoint: str = ""

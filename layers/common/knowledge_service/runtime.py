@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from knowledge_service.storage.page_store import PageStore
     from knowledge_service.storage.principals import PrincipalStore
     from knowledge_service.storage.projects import ProjectStore
+    from knowledge_service.storage.sessions import SessionStore
     from knowledge_service.storage.staging import StagingStore
     from knowledge_service.storage.verbs import VerbAudit, VerbStore
 
@@ -77,6 +78,12 @@ class Runtime:
         from knowledge_service.storage.principals import PrincipalStore
 
         return PrincipalStore(_dynamodb(), self.env.principals_table)
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        from knowledge_service.storage.sessions import SessionStore
+
+        return SessionStore(_dynamodb(), self.env.sessions_table)
 
     @cached_property
     def events(self) -> EventLog:

@@ -33,6 +33,13 @@ from knowledge_service.domain.scope import SCOPED, Scope, Standing, resolve_scop
 from knowledge_service.errors import InternalError, PermissionDenied, ServiceError, Unauthenticated
 from knowledge_service.identity.authentication import presented_token_hash
 from knowledge_service.identity.principal import Permission, Principal
+from knowledge_service.identity.session import (
+    CSRF_HEADER,
+    SAFE_METHODS,
+    carries_csrf_header,
+    has_authorization,
+    session_id_in,
+)
 from knowledge_service.models import DEFAULT_PROJECT, KnowledgeSettings
 from knowledge_service.runtime import runtime
 
@@ -46,6 +53,11 @@ __all__ = ["Standing"]
 PERMISSION_KEY = "x-permission"
 CAPABILITY_KEY = "x-capability"
 PROJECT_ACCESS_KEY = "x-project-access"
+PUBLIC = "public"
+"""The one declaration that answers anyone: the console's own files (``edge/routes/console.py``),
+and only under :data:`PUBLIC_PREFIX` (a route elsewhere declaring it is refused like one that
+declares nothing)."""
+PUBLIC_PREFIX = "/console"
 REQUEST_BODY_KEY = "x-request-body"
 """A route that reads its own body (multipart) declares its OpenAPI ``requestBody`` here."""
 
@@ -59,13 +71,36 @@ def access(permission: Permission, *, project: Standing, capability: str | None 
 
 
 def caller(event: BaseProxyEvent) -> Principal:
-    """The active principal the request's bearer token stands for (one consistent read),
-    or the one 401 every bad, unknown or revoked token gets. The verbs and pages surfaces
-    authenticate here; the ``/knowledge`` surface through :func:`hold`."""
-    hashed = presented_token_hash(event.headers)
+    """The active principal the request's bearer token (or console session) stands for (one
+    consistent read), or the one 401 every bad, unknown or revoked token gets. The verbs and
+    pages surfaces authenticate here; the ``/knowledge`` surface through :func:`hold`."""
+    hashed = presented_credential(event)
     if hashed is None:
         raise _unauthenticated()
     return _active(runtime().principals.by_token_hash(hashed))
+
+
+def presented_credential(event: BaseProxyEvent) -> str | None:
+    """The token hash the request presents: its bearer token's, else its console session's
+    (``identity/session.py``), else None.
+
+    A request with an ``Authorization`` header is judged by it alone, well-formed or not. A
+    request that authenticates by its session cookie and changes state must carry the
+    console's header, which a cross-site form cannot set: refused before the session is read
+    otherwise (the answer does not depend on whether the session exists)."""
+    headers = event.headers
+    if has_authorization(headers):
+        return presented_token_hash(headers)
+    session_id = session_id_in(headers)
+    if session_id is None:
+        return None
+    if event.http_method.upper() not in SAFE_METHODS and not carries_csrf_header(headers):
+        raise PermissionDenied(
+            f"A request made with the console's session that changes anything must carry the {CSRF_HEADER} header.",
+            code="csrf_header_required",
+        )
+    rt = runtime()
+    return rt.sessions.token_hash_for(session_id, rt.clock())
 
 
 def _unauthenticated() -> Unauthenticated:
@@ -182,9 +217,9 @@ def authorize(event: BaseProxyEvent, declared: Mapping[str, Any]) -> Call:
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")
-    hashed = presented_token_hash(event.headers)
+    hashed = presented_credential(event)
     if hashed is None:
-        raise _unauthenticated()  # no read for a request that carries no token
+        raise _unauthenticated()  # no principal read for a request that carries no token or live session
     standing = Standing(declared[PROJECT_ACCESS_KEY]) if PROJECT_ACCESS_KEY in declared else None
     rt = runtime()
     # A scoped route reads its principal with the scope the request names; an installation

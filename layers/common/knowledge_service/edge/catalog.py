@@ -18,6 +18,7 @@ from knowledge_service.edge.resolver import knowledge_api
 from knowledge_service.edge.routes import (
     bindings,
     changes,
+    console,
     curation,
     exports,
     feed,
@@ -42,6 +43,7 @@ def knowledge_routers() -> list[APIGatewayRouter]:
         ingestion.router,
         curation.router,
         exports.router,
+        console.router,
     ]
 
 
@@ -78,6 +80,8 @@ def template_form(route: RouteInfo) -> tuple[str, str]:
     greedy ``{path+}`` only last, so a page's ``/review`` and ``/revert`` ride on
     ``POST .../pages/{path+}`` and the pages resolver splits them off again."""
     path = route.path
+    if path.startswith("/console/"):  # the console's files, a folder or two deep: one greedy route
+        return route.method, "/console/{proxy+}"
     if path.endswith(("/kb/pages/{path}/review", "/kb/pages/{path}/revert")):
         path = path.rsplit("/", 1)[0]
     return route.method, path.replace("/kb/pages/{path}", "/kb/pages/{path+}")
@@ -109,9 +113,17 @@ def mcp_routes() -> list[RouteInfo]:
     return _routes(full_mcp_api())
 
 
+def console_file_routes() -> list[RouteInfo]:
+    """``GET /console/...``: the console's own files, answered to anyone (``x-permission: public``)."""
+    app = knowledge_api()
+    app.include_router(console.assets)
+    return _routes(app)
+
+
 def all_routes() -> list[RouteInfo]:
     """Every route of every surface the API serves."""
-    return sorted(knowledge_routes() + verbs_routes() + pages_routes() + mcp_routes(), key=lambda r: (r.path, r.method))
+    every = knowledge_routes() + verbs_routes() + pages_routes() + mcp_routes() + console_file_routes()
+    return sorted(every, key=lambda r: (r.path, r.method))
 
 
 def _routes(app: APIGatewayRestResolver) -> list[RouteInfo]:

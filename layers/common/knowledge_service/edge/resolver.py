@@ -30,7 +30,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from knowledge_service import budget
 from knowledge_service.domain import identifiers
-from knowledge_service.edge.access import DeclaredRoutes, authorize, hold
+from knowledge_service.edge.access import PERMISSION_KEY, PUBLIC, PUBLIC_PREFIX, DeclaredRoutes, authorize, hold
 from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
 from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError
@@ -119,6 +119,8 @@ def _access_middleware(app: KnowledgeResolver, next_middleware: NextMiddleware) 
     declared = app.declared()
     if declared is None:
         return next_middleware(app)  # no route matched (``/knowledge//status``): the 404, not an access check
+    if declared.get(PERMISSION_KEY) == PUBLIC and app.request.route.startswith(PUBLIC_PREFIX):
+        return next_middleware(app)  # the console's own files: they hold no data (edge/routes/console.py)
     # The route's access held once (edge/access.py), and one budget for every FORAGER call
     # it makes (knowledge_service/budget.py).
     with hold(app.current_event, declared), budget.spending(budget.request_budget(app.lambda_context)):
