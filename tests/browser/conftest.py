@@ -137,7 +137,8 @@ def small_png(shot: bytes, path: Path) -> None:
     """The screenshot in 64 colours, without dithering: a flat UI loses nothing a reader sees, and
     the committed file is a quarter of the size."""
     image = Image.open(io.BytesIO(shot)).convert("RGB")
-    image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, "PNG", optimize=True)
+    flat = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, "PNG", optimize=True)
 
 
 @pytest.fixture

@@ -29,6 +29,9 @@ def test_sign_in_lands_on_connection_and_sign_out_ends_the_session(console: Cons
     expect(page.get_by_role("heading", name="Status: Working")).to_be_visible()
     expect(page.get_by_text("Signed in as local-admin")).to_be_visible()
     cookie = console.session_cookie()
+    [stored] = [c for c in page.context.cookies() if c["name"] == SESSION_COOKIE]
+    assert (stored["httpOnly"], stored["secure"], stored["sameSite"], stored["path"]) == (True, True, "Strict", "/")
+    assert page.evaluate("() => document.cookie") == ""  # the page's script cannot read it
     assert console.call_with_cookie(cookie).status_code == 200
     assert stack.admin_token not in page.content()
     assert page.evaluate("() => JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage})") == "{}{}"
