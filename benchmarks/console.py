@@ -136,7 +136,6 @@ def measure(rounds: int = ROUNDS) -> dict[str, Any]:
             if "/console/" in url
         },
         "warm_assets_bytes": warm_transfers[-1].assets(),
-        "warm_statuses": sorted({status for url, status in warm_transfers[-1].statuses.items() if "/console/" in url}),
         "cold_ms_median": round(statistics.median(cold) * 1000, 1),
         "cold_ms_min": round(min(cold) * 1000, 1),
         "warm_ms_median": round(statistics.median(warm) * 1000, 1),
