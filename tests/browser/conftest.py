@@ -34,6 +34,10 @@ ALL_PERMISSIONS = ("read_status", "read_knowledge", "manage_knowledge", "manage_
 
 _names = itertools.count()
 
+# The local stack answers each call from a function's own process on a shared two-core machine:
+# an assertion waits as long as an action does (Playwright's own default is 5 s for expect).
+expect.set_options(timeout=15_000)
+
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{os.getpid()}-{next(_names)}"

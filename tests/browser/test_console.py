@@ -11,6 +11,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.console import BUDGET_BYTES, sign_in, watch
 from tests.browser.conftest import ALL_PERMISSIONS, SESSION_COOKIE, Console, unique
 from tests.e2e.conftest import LocalStack, bearer
 
@@ -252,3 +253,20 @@ def test_the_keyboard_reaches_sign_in(console: Console, stack: LocalStack) -> No
 
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
     assert SESSION_COOKIE in {cookie["name"] for cookie in page.context.cookies()}
+
+
+def test_the_first_load_transfers_at_most_150_kib(console: Console, stack: LocalStack) -> None:
+    """A size, not a time: every asset and API call of the first load, compressed, as Chromium
+    counted it on the wire (benchmarks/console.py measures the time)."""
+    page = console.page
+    sign_in(page.context, stack.url, stack.admin_token)
+    transfer = watch(page.context, page)
+
+    page.goto("/console/")
+    expect(page.get_by_role("heading", name="Status: Working")).to_be_visible()
+    page.wait_for_load_state("networkidle")
+
+    assert transfer.assets() > 0 and transfer.api() > 0
+    assert transfer.assets() + transfer.api() <= BUDGET_BYTES, transfer.by_url
+    [vendored] = [encoding for url, encoding in transfer.encodings.items() if url.endswith("preact-htm.module.js")]
+    assert vendored == "gzip"  # over 1 KiB: compressed, as API Gateway's MinimumCompressionSize says
