@@ -270,3 +270,26 @@ def test_the_first_load_transfers_at_most_150_kib(console: Console, stack: Local
     assert transfer.assets() + transfer.api() <= BUDGET_BYTES, transfer.by_url
     [vendored] = [encoding for url, encoding in transfer.encodings.items() if url.endswith("preact-htm.module.js")]
     assert vendored == "gzip"  # over 1 KiB: compressed, as API Gateway's MinimumCompressionSize says
+
+
+def test_settings_are_written_and_the_credential_never_read_back(console: Console, stack: LocalStack) -> None:
+    headers = bearer(stack.admin_token)
+    before = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
+    page = console.page
+    console.sign_in(stack.admin_token)
+    settings = page.get_by_role("region", name="Settings")
+    expect(settings.get_by_label("Credential (written, never shown)")).to_have_value("")
+    try:
+        settings.get_by_role("combobox", name="Study schedule").select_option("off")
+        settings.get_by_role("button", name="Save settings").click()
+
+        expect(settings.get_by_role("status")).to_have_text("Settings saved; the credential is set.")
+        expect(page.get_by_role("region", name="Status: Working")).to_contain_text("Study scheduleoff")
+        after = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
+        assert after["auto_study"] == "off"
+        assert after["configured_endpoint"] == before["configured_endpoint"]
+    finally:
+        restored = httpx.post(
+            stack.url + "/settings", headers=headers, json={"knowledge_auto_study": before["auto_study"]}
+        )
+        assert restored.status_code == 200, restored.text
