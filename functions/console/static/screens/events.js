@@ -3,7 +3,7 @@ import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
 import { Loaded, scoped, useConsole, useLoad, when } from "../ui.js";
 
-const PAGE = 20;
+const SIZES = [10, 20, 50];
 
 function summary(payload) {
   return Object.entries(payload ?? {})
@@ -15,11 +15,14 @@ function summary(payload) {
 export default function EventLog() {
   const { project } = useConsole();
   const [cursors, setCursors] = useState([null]);
+  const [size, setSize] = useState(20);
   const cursor = cursors[cursors.length - 1];
-  const page = useLoad(() => api.get("/knowledge/events", { ...scoped(project), limit: PAGE, cursor }), [project, cursor]);
-  return html`<${Loaded} load=${page} what="the event log">
+  const page = useLoad(() => api.get("/knowledge/events", { ...scoped(project), limit: size, cursor }), [project, cursor, size]);
+  return html`<label>Events a page<select value=${size} onChange=${(event) => { setSize(Number(event.currentTarget.value)); setCursors([null]); }}>
+      ${SIZES.map((n) => html`<option value=${n}>${n}</option>`)}</select></label>
+    <${Loaded} load=${page} what="the event log">
     ${(answer) => html`
-      <p class="muted">${project ? `Project ${project}` : "The console default"}, newest first; page ${cursors.length}.</p>
+      <p class="muted" role="status">${project ? `Project ${project}` : "The console default"}, newest first; page ${cursors.length}.</p>
       ${answer.events.length === 0
         ? html`<p>No events recorded${cursors.length > 1 ? " before these" : ""}.</p>`
         : html`<table>
