@@ -83,7 +83,7 @@ export default function DeadLetters() {
   };
   const colony = status?.dead_letters;
   return html`
-    ${may(me, "manage_settings")
+    ${may(me, "manage_knowledge")
       ? html`<label class="check"><input type="checkbox" checked=${installation} onChange=${(event) => setInstallation(event.currentTarget.checked)} />
           The installation's list</label>`
       : null}
