@@ -15,7 +15,7 @@ PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --duration
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench clean
+.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench clean vendor browser screenshots
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -32,7 +32,7 @@ invoke: ## one function on one event against the running stack: make invoke FN=R
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<FunctionLogicalId> EVENT=events/<file>.json"; exit 2; }
 	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
-test: install ## lint, template checks and every test tier (Hypothesis profile ci)
+test: install browser ## lint, template checks and every test tier (Hypothesis profile ci), the browser tier included
 	@# lint and the template checks are each mostly one process: side by side on the two cores
 	$(MAKE) --no-print-directory -j2 --output-sync=target lint template
 	$(PYTEST_ALL)
@@ -81,6 +81,19 @@ fuzz: install ## the long schemathesis run alone: 50 examples, fuzzing until 1,2
 
 bench: install ## benchmarks: import times, DynamoDB requests per route (writes bench-results.json)
 	$(UV) run python -m benchmarks
+
+vendor: install ## the console's browser code from the npm registry, pinned and checked by console.lock.json
+	$(UV) run python -m tests.browser.vendoring
+
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser: install ## what the browser tier needs: Debian's chromium (apt-get when missing) and axe-core (docs/console.md)
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; }
+	@$(UV) run python -m tests.browser.vendoring --check >/dev/null 2>&1 || $(UV) run python -m tests.browser.vendoring --only axe-core
+
+screenshots: install browser ## docs/console/*.png from the browser tier (light and dark, every screen)
+	CONSOLE_SCREENSHOTS=docs/console $(UV) run pytest -q -n 0 tests/browser
 
 clean: ## remove build output and caches (not the local stack's data in .devstack/)
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results.json

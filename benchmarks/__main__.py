@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    console,
     exports,
     feed,
     idle,
@@ -31,7 +32,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle",)
+PARTS = ("idle", "console")
 """The parts ``--only`` runs alone."""
 
 
@@ -52,6 +53,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = _arguments(argv)
+    if arguments.only == "console":
+        row = console.measure()
+        console.report(row)
+        print(json.dumps(row))
+        return 0
     if arguments.only == "idle":
         row = idle.measure(arguments.idle_seconds)
         idle.report(row)
@@ -72,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         "exports": exports.measure(),
         "kb": kb_command.measure(),
         "idle": idle.measure(arguments.idle_seconds),
+        "console": console.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(
@@ -143,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     idle.report(results["idle"])
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])
+    console.report(results["console"])
     return 0
 
 

@@ -1,0 +1,58 @@
+// Knowledge changes: findings (what changed in the knowledge base since the colony studied it)
+// with Queue and Dismiss; Scan and Seed for the project in the bar (never the console default).
+import { html, useState } from "../vendor/preact-htm.module.js";
+import * as api from "../api.js";
+import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+
+export default function KnowledgeChanges() {
+  const { project, refresh } = useConsole();
+  const [status, setStatus] = useState("open");
+  const findings = useLoad(() => api.get("/knowledge/changes", { ...scoped(project), status }), [project, status]);
+  const act = useAction();
+  const run = (path, notice) =>
+    act.run(async () => {
+      const answer = await api.post(path, {}, scoped(project));
+      findings.reload();
+      refresh();
+      return answer;
+    }, notice);
+  return html`
+    <div class="row">
+      ${project
+        ? html`<button type="button" disabled=${act.busy}
+              onClick=${() => run("/knowledge/changes/scan", (a) => `Scanned ${a.sources} sources: ${a.new_findings} new findings.`)}>Scan</button>
+            <button type="button" disabled=${act.busy} onClick=${() => run("/knowledge/seed", (a) => a.message)}>Seed</button>`
+        : html`<p class="muted">Scan and Seed run for a project: pick one in the bar.</p>`}
+      <label>Show<select value=${status} onChange=${(event) => setStatus(event.currentTarget.value)}>
+        <option value="open">open findings</option><option value="all">every finding</option></select></label>
+    </div>
+    <${Problem} error=${act.error} />
+    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+    <${Loaded} load=${findings} what="the findings">
+      ${(answer) =>
+        answer.findings.length === 0
+          ? html`<p>No ${status === "open" ? "open " : ""}findings.</p>`
+          : html`<table>
+              <thead><tr><th scope="col">Source</th><th scope="col">What changed</th><th scope="col">Detected</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
+              <tbody>
+                ${answer.findings.map(
+                  (finding) => html`<tr key=${finding.id}>
+                    <td data-label="Source">${finding.source_name}</td>
+                    <td data-label="What changed">${finding.kind}</td>
+                    <td data-label="Detected">${when(finding.detected_at)}</td>
+                    <td data-label="Status">${finding.status}${finding.mission_id ? html` · mission <code>${finding.mission_id}</code>` : null}</td>
+                    <td>${finding.status === "open"
+                      ? html`<div class="row">
+                          <button type="button" aria-label=${"Queue " + finding.source_name} disabled=${act.busy}
+                            onClick=${() => run(`/knowledge/changes/${encodeURIComponent(finding.id)}/queue`, `Queued ${finding.source_name}.`)}>Queue</button>
+                          <button type="button" aria-label=${"Dismiss " + finding.source_name} disabled=${act.busy}
+                            onClick=${() => run(`/knowledge/changes/${encodeURIComponent(finding.id)}/dismiss`, `Dismissed ${finding.source_name}.`)}>Dismiss</button>
+                        </div>`
+                      : null}</td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table>`}
+    <//>
+  `;
+}

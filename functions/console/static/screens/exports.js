@@ -1,0 +1,64 @@
+// Exports: the history, Make export, Download with the digest shown; a refused download
+// (mismatch, expired, not ready) shown as its sentence.
+import { html, useState } from "../vendor/preact-htm.module.js";
+import { ApiError } from "../api.js";
+import * as api from "../api.js";
+import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+
+/** Ask for the archive without following the redirect: a refusal is read as its sentence; a 303
+ * (an opaque redirect to fetch) means the archive is verified and kept, and the browser is sent
+ * to it as a navigation, which downloads it. */
+async function download(exportId, project) {
+  const url = new URL(`/knowledge/exports/${encodeURIComponent(exportId)}/download`, window.location.origin);
+  if (project) url.searchParams.set("project", project);
+  const response = await fetch(url, { credentials: "same-origin", redirect: "manual", headers: { "X-Knowledge-Console": "1" } });
+  if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+    window.location.assign(url.toString());
+    return;
+  }
+  const payload = await response.json().catch(() => null);
+  throw new ApiError(response.status, payload?.message ?? `The download answered ${response.status}.`, payload?.code);
+}
+
+export default function Exports() {
+  const { project } = useConsole();
+  const history = useLoad(() => api.get("/knowledge/exports", scoped(project)), [project]);
+  const act = useAction();
+  const [format, setFormat] = useState("jsonl");
+  const make = (event) => {
+    event.preventDefault();
+    act.run(async () => {
+      const row = await api.post("/knowledge/exports", { format }, scoped(project));
+      history.reload();
+      return row;
+    }, (row) => `Export ${row.export_id} started (${row.status}).`);
+  };
+  return html`
+    <form onSubmit=${make}>
+      <label>Format<select value=${format} onChange=${(event) => setFormat(event.currentTarget.value)}>
+        <option value="jsonl">jsonl</option><option value="obsidian">obsidian</option><option value="anthill">anthill</option></select></label>
+      <button type="submit" class="primary" disabled=${act.busy}>Make export</button>
+      <button type="button" onClick=${history.reload}>Read the history again</button>
+    </form>
+    <${Problem} error=${act.error} />
+    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+    <${Loaded} load=${history} what="the export history">
+      ${(answer) =>
+        answer.exports.length === 0
+          ? html`<p>No exports yet.</p>`
+          : html`<table>
+              <thead><tr><th scope="col">Export</th><th scope="col">Status</th><th scope="col">Made</th><th scope="col">SHA-256</th><th scope="col">Download</th></tr></thead>
+              <tbody>${answer.exports.map(
+                (row) => html`<tr key=${row.export_id}>
+                  <td data-label="Export"><code>${row.export_id}</code> ${row.format}${row.size_bytes ? ` · ${row.size_bytes} bytes` : ""}</td>
+                  <td data-label="Status">${row.status}${row.error ? ` — ${row.error}` : ""}</td>
+                  <td data-label="Made">${when(row.finished_at ?? row.created_at)}</td>
+                  <td data-label="SHA-256"><code aria-label=${"SHA-256 of " + row.export_id}>${row.sha256 ?? "not yet"}</code></td>
+                  <td><button type="button" disabled=${act.busy} aria-label=${"Download " + row.export_id}
+                    onClick=${() => act.run(() => download(row.export_id, project), `Downloading ${row.file_name ?? row.export_id}.`)}>Download</button></td>
+                </tr>`,
+              )}</tbody>
+            </table>`}
+    <//>
+  `;
+}

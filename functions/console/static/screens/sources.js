@@ -1,0 +1,158 @@
+// Sources and Ingestion: the registered sources, jobs with their eleven stages and FORAGER's own
+// progress (read again by itself while a job runs), Cancel, Retry, Import by path (what the
+// engine may read said before anyone presses Import), and upload with preflight's count first.
+import { html, useEffect, useState } from "../vendor/preact-htm.module.js";
+import * as api from "../api.js";
+import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+
+const POLL_MS = 2000;
+
+function Job({ job, act, done }) {
+  const { project } = useConsole();
+  const post = (verb) =>
+    act.run(async () => {
+      const answer = await api.post(`/knowledge/jobs/${encodeURIComponent(job.job_id)}/${verb}`, {}, scoped(project));
+      done();
+      return answer;
+    }, `${verb === "cancel" ? "Cancel asked for" : "Retrying"} ${job.job_id}.`);
+  return html`<li class="card" aria-label=${"Job " + job.job_id}>
+    <p><code>${job.job_id}</code> · <strong>${job.status}</strong>${job.current_stage ? ` · ${job.current_stage}` : ""} · ${when(job.created_at)}</p>
+    <progress max="1" value=${job.progress} aria-label=${"Progress of " + job.job_id}>${Math.round(job.progress * 100)}%</progress>
+    ${job.error ? html`<p class="error">${job.error.stage ? job.error.stage + ": " : ""}${job.error.message}</p>` : null}
+    <details><summary>The eleven stages</summary>
+      <table><thead><tr><th scope="col">Stage</th><th scope="col">Status</th><th scope="col">Processed</th><th scope="col">Skipped</th><th scope="col">Failed</th></tr></thead>
+        <tbody>${job.stages.map((stage) => html`<tr key=${stage.name}><td data-label="Stage">${stage.name}</td><td data-label="Status">${stage.status}</td>
+          <td data-label="Processed">${stage.processed}</td><td data-label="Skipped">${stage.skipped}</td><td data-label="Failed">${stage.failed}</td></tr>`)}</tbody></table>
+    </details>
+    <div class="row">
+      ${!job.terminal ? html`<button type="button" disabled=${act.busy || job.cancel_requested} onClick=${() => post("cancel")}>Cancel</button>` : null}
+      ${job.status === "failed" || job.status === "cancelled" ? html`<button type="button" disabled=${act.busy} onClick=${() => post("retry")}>Retry</button>` : null}
+    </div>
+  </li>`;
+}
+
+function Jobs({ tick }) {
+  const { project } = useConsole();
+  const jobs = useLoad(() => api.get("/knowledge/jobs", { ...scoped(project), limit: 10 }), [project, tick]);
+  const act = useAction();
+  const running = (jobs.data?.jobs ?? []).some((job) => !job.terminal);
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = setTimeout(jobs.reload, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [running, jobs.data]);
+  return html`<section class="card" aria-labelledby="jobs-title">
+    <h3 id="jobs-title">Ingestion</h3>
+    ${running ? html`<p class="muted" role="status">A job is running: this list reads itself again every ${POLL_MS / 1000} s.</p>` : null}
+    <${Problem} error=${act.error} />
+    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+    ${jobs.data || jobs.error
+      ? html`<${Loaded} load=${jobs} what="the jobs">
+          ${(answer) =>
+            answer.jobs.length === 0
+              ? html`<p>No jobs yet.</p>`
+              : html`<ul class="plain">${answer.jobs.map((job) => html`<${Job} key=${job.job_id} job=${job} act=${act} done=${jobs.reload} />`)}</ul>`}
+        <//>`
+      : html`<p class="muted" role="status">Reading the jobs…</p>`}
+  </section>`;
+}
+
+function ImportByPath({ started }) {
+  const { project, status } = useConsole();
+  const [paths, setPaths] = useState("");
+  const act = useAction();
+  const roots = status?.input_roots;
+  const submit = (event) => {
+    event.preventDefault();
+    const list = paths.split("\n").map((line) => line.trim()).filter(Boolean);
+    act.run(async () => {
+      const job = await api.post("/knowledge/jobs", { paths: list }, scoped(project));
+      setPaths("");
+      started();
+      return job;
+    }, (job) => `Import queued as ${job.job_id}.`);
+  };
+  return html`<section class="card" aria-labelledby="import-title">
+    <h3 id="import-title">Import by path</h3>
+    ${roots
+      ? html`<p>The engine may read inside <code>${roots.workspace || "its own roots"}</code>${roots.next?.roots?.length ? html`: ${roots.next.roots.map((root) => html`<code>${root}</code> `)}` : ""}
+          ${roots.refused?.length ? html`<br />Not handed over: ${roots.refused.map((r) => html`<code>${r.folder}</code> (${r.reason}) `)}` : null}
+          ${roots.waiting ? html`<br />A saved change waits for the engine's next start.` : null}</p>`
+      : null}
+    <form onSubmit=${submit}>
+      <label>Workspace paths, one a line<textarea required rows="3" value=${paths} onInput=${(event) => setPaths(event.currentTarget.value)}></textarea></label>
+      <button type="submit" class="primary" disabled=${act.busy}>Import</button>
+    </form>
+    <${Problem} error=${act.error} />
+    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+  </section>`;
+}
+
+function Upload({ started }) {
+  const { project } = useConsole();
+  const [files, setFiles] = useState([]);
+  const [admission, setAdmission] = useState(null);
+  const act = useAction();
+  const form = (extra = {}) => {
+    const body = new FormData();
+    for (const file of files) body.append("files", file, file.name);
+    for (const [key, value] of Object.entries(extra)) body.append(key, value);
+    return body;
+  };
+  const preflight = () =>
+    act.run(async () => {
+      const answer = await api.request("POST", "/knowledge/preflight", { body: form(), query: scoped(project) });
+      setAdmission(answer);
+      return answer;
+    });
+  const upload = () =>
+    act.run(async () => {
+      const job = await api.request("POST", "/knowledge/upload", {
+        body: form(admission?.admission_job_id ? { admission_job_id: admission.admission_job_id } : {}),
+        query: scoped(project),
+      });
+      setAdmission(null);
+      setFiles([]);
+      started();
+      return job;
+    }, (job) => `Upload queued as ${job.job_id}.`);
+  return html`<section class="card" aria-labelledby="upload-title">
+    <h3 id="upload-title">Upload</h3>
+    <div class="row">
+      <label>Files<input type="file" multiple onChange=${(event) => { setFiles([...event.currentTarget.files]); setAdmission(null); }} /></label>
+      <button type="button" disabled=${act.busy || files.length === 0} onClick=${preflight}>Check with FORAGER</button>
+      <button type="button" class="primary" disabled=${act.busy || !admission?.admitted} onClick=${upload}>Upload</button>
+    </div>
+    ${files.length && !admission ? html`<p class="muted">${files.length} files picked; FORAGER's count decides.</p>` : null}
+    ${admission
+      ? html`<p role="status">${admission.admitted ? "Admitted" : "Refused"}: ${admission.admitted_count} of ${admission.entry_count} entries, ${admission.measured} of ${admission.limit}.
+          ${admission.message ?? ""}</p>`
+      : null}
+    <${Problem} error=${act.error} />
+    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+  </section>`;
+}
+
+export default function Sources() {
+  const { project } = useConsole();
+  const [tick, setTick] = useState(0);
+  const sources = useLoad(() => api.get("/knowledge/sources", scoped(project)), [project, tick]);
+  const started = () => setTick((n) => n + 1);
+  return html`
+    <${ImportByPath} started=${started} />
+    <${Upload} started=${started} />
+    <${Jobs} tick=${tick} />
+    <section class="card" aria-labelledby="sources-title">
+      <h3 id="sources-title">Sources</h3>
+      <${Loaded} load=${sources} what="the sources">
+        ${(answer) =>
+          answer.sources.length === 0
+            ? html`<p>No sources registered yet.</p>`
+            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Bytes</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
+                <tbody>${answer.sources.map((source) => html`<tr key=${source.source_id}>
+                  <td data-label="Name">${source.name}</td><td data-label="Type">${source.type}</td><td data-label="Bytes">${source.size_bytes}</td>
+                  <td data-label="Status">${source.processing_status}</td><td data-label="Added">${when(source.created_at)}</td></tr>`)}</tbody></table>`}
+      <//>
+    </section>
+  `;
+}

@@ -1,0 +1,170 @@
+"""The browser tier: the console driven in Debian's headless Chromium by Playwright, against the
+same local stack the end-to-end tier starts (``tests/e2e/conftest.py``'s ``stack``).
+
+One browser a worker process, a fresh context (cookies, storage, cache) a test. No browser is a
+failure, never a skip: ``make browser`` installs one. axe-core runs on every screen a test
+visits (``assert_accessible``). With ``CONSOLE_SCREENSHOTS=<dir>`` (``make screenshots``) the
+screens a test names are saved there, light and dark (1280x800; a 360 px wide page whole).
+docs/console.md.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from PIL import Image
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
+
+from tests.browser import vendoring
+from tests.e2e.conftest import LocalStack, move_clock, stack  # noqa: F401 (the e2e tier's fixtures: its stack, its clock)
+
+CHROMIUM = Path(os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium"))
+AXE = vendoring.ROOT / "tests/browser/vendor/axe.min.js"
+SCREENSHOTS = os.environ.get("CONSOLE_SCREENSHOTS", "")
+SESSION_COOKIE = "__Host-knowledge-session"
+ALL_PERMISSIONS = ("read_status", "read_knowledge", "manage_knowledge", "manage_settings")
+
+_names = itertools.count()
+
+# The local stack answers each call from a function's own process on a shared two-core machine:
+# an assertion waits as long as an action does (Playwright's own default is 5 s for expect).
+expect.set_options(timeout=15_000)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{os.getpid()}-{next(_names)}"
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    if not CHROMIUM.is_file():
+        pytest.fail(f"no browser at {CHROMIUM}: `make browser` installs Debian's chromium (the tier never skips)")
+    launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True)
+    yield launched
+    launched.close()
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    problems = [problem for problem in vendoring.mismatches(vendoring.read_lock()) if "axe.min.js" in problem]
+    if problems:
+        pytest.fail(f"axe-core is not there as pinned: {problems[0]}; `make browser` fetches it")
+    return AXE.read_text()
+
+
+@pytest.fixture
+def context(browser: Browser, stack: LocalStack) -> Iterator[BrowserContext]:  # noqa: F811 (the fixture)
+    fresh = browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 800})
+    fresh.set_default_timeout(15_000)
+    yield fresh
+    fresh.close()
+
+
+@dataclass
+class Console:
+    """One person at the console: their page, the stack, and axe."""
+
+    page: Page
+    stack: LocalStack
+    axe: str
+    errors: list[str]
+
+    def open(self) -> None:
+        self.page.goto("/console/")
+
+    def sign_in(self, token: str) -> None:
+        self.open()
+        expect(self.page.get_by_role("heading", name="Sign in")).to_be_visible()
+        self.page.get_by_label("Token").fill(token)
+        self.page.get_by_role("button", name="Sign in").click()
+        expect(self.page.get_by_role("button", name="Sign out")).to_be_visible()
+        expect(self.page.get_by_label("Token")).to_have_count(0)
+
+    def section(self, title: str) -> None:
+        self.page.get_by_role("navigation", name="Knowledge sections").get_by_role("link", name=title).click()
+        expect(self.page.get_by_role("heading", name=title, level=2)).to_be_visible()
+
+    def pick_project(self, project: str) -> None:
+        self.page.get_by_role("combobox", name="Project", exact=True).select_option(project)
+
+    def session_cookie(self) -> str:
+        cookies = {cookie["name"]: cookie["value"] for cookie in self.page.context.cookies()}
+        assert SESSION_COOKIE in cookies, f"no session cookie, only {sorted(cookies)}"
+        return cookies[SESSION_COOKIE]
+
+    def call_with_cookie(self, cookie: str, path: str = "/knowledge/me") -> httpx.Response:
+        return httpx.get(self.stack.url + path, cookies={SESSION_COOKIE: cookie}, timeout=30.0)
+
+    def assert_accessible(self, screen: str) -> None:
+        """axe-core on the page as it stands: no serious or critical violation; saved as a screenshot
+        named ``screen`` when screenshots are asked for."""
+        if not self.page.evaluate("() => Boolean(window.axe)"):
+            # through the driver, not a <script> tag: the page's CSP refuses inline script, as it should
+            self.page.evaluate(f"() => {{ {self.axe}\n }}")
+        result: dict[str, Any] = self.page.evaluate(
+            "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
+            " return {violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+            " nodes: v.nodes.map(n => n.target.join(' '))}))}; }"
+        )
+        severe = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
+        assert severe == [], f"axe on {screen}: {severe}"
+        self.screenshot(screen)
+
+    def screenshot(self, screen: str) -> None:
+        if not SCREENSHOTS:
+            return
+        folder = vendoring.ROOT / SCREENSHOTS
+        folder.mkdir(parents=True, exist_ok=True)
+        narrow = (self.page.viewport_size or {"width": 1280})["width"] < 600
+        for scheme in ("light", "dark"):
+            self.page.emulate_media(color_scheme=scheme)
+            shot = self.page.screenshot(full_page=narrow, animations="disabled", caret="hide")
+            small_png(shot, folder / f"{screen}-{scheme}.png")
+        self.page.emulate_media(color_scheme="light")
+
+
+def small_png(shot: bytes, path: Path) -> None:
+    """The screenshot in 64 colours, without dithering: a flat UI loses nothing a reader sees, and
+    the committed file is a quarter of the size."""
+    image = Image.open(io.BytesIO(shot)).convert("RGB")
+    flat = image.quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    flat.save(path, "PNG", optimize=True)
+
+
+@pytest.fixture
+def console(context: BrowserContext, stack: LocalStack, axe_source: str) -> Iterator[Console]:  # noqa: F811 (the fixture)
+    """The console's page; a script error on it (an uncaught exception, a CSP refusal) fails the test."""
+    page = context.new_page()
+    person = Console(page=page, stack=stack, axe=axe_source, errors=[])
+    page.on("pageerror", lambda error: person.errors.append(str(error)))
+    page.on(
+        "console",
+        lambda message: person.errors.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+    yield person
+    assert person.errors == []
+
+
+@pytest.fixture
+def operator(stack: LocalStack) -> tuple[str, str, str]:  # noqa: F811 (the fixture)
+    """A project of its own (unbound) and a person who administers it with every permission:
+    (project, principal name, token)."""
+    project = unique("cons")
+    name = unique("person")
+    stack.admin("project", "create", project, "--organization", "colony")
+    token = stack.principal(name, *[f"--permission={p}" for p in ALL_PERMISSIONS], f"--role={project}=admin")
+    return project, name, token
