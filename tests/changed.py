@@ -9,6 +9,8 @@ in the local stack's processes). The rules, from each changed file:
 - a module of ``knowledge_service``, ``devstack``, ``forager_simulator``, ``kb`` or a helper
   of ``tests/``: every test file outside ``tests/e2e/`` that imports it by name
   (``import a.b.c``, ``from a.b.c import``, ``from a.b import c``);
+- a file of the console (``functions/console/static/``, ``console.lock.json``): the browser tier
+  (``tests/browser/``) and the console's unit files (``tests/unit/test_console_*.py``);
 - a ``conftest.py``, ``template.yaml``, a door under ``functions/`` or ``pyproject.toml``:
   every test file of ``tests/unit/`` (they build on all of these);
 
@@ -23,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDE = ("template.yaml", "pyproject.toml", "uv.lock")
+CONSOLE = "functions/console/static/"
 
 
 def _git(*args: str) -> list[str]:
@@ -70,6 +73,10 @@ def selection(base: str) -> list[str]:
         path = ROOT / name
         if path in tests:
             chosen.add(path)
+        elif name.startswith(CONSOLE) or name == "console.lock.json":
+            chosen.update(
+                p for p in tests if p.is_relative_to(ROOT / "tests/browser") or p.name.startswith("test_console_")
+            )
         elif name in WIDE or path.name == "conftest.py" or name.startswith("functions/"):
             chosen.update(unit)
         elif (module := module_of(name)) is not None:
