@@ -9,6 +9,7 @@ to parameters and resources, ``Fn::Sub``, ``Fn::If`` on the template's condition
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -249,12 +250,7 @@ def create_resources(
         if ttl:
             dynamodb_client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
     if s3_client is not None:
-        buckets = {b["Name"] for b in s3_client.list_buckets().get("Buckets", [])}
-        for logical_id in template.of_type("AWS::S3::Bucket"):
-            name = template.physical_name(logical_id)
-            made[logical_id] = name
-            if name not in buckets:
-                s3_client.create_bucket(Bucket=name)
+        made.update(_make_buckets(template, s3_client))
     if events_client is not None:
         buses = {b["Name"] for b in events_client.list_event_buses().get("EventBuses", [])}
         for logical_id in template.of_type("AWS::Events::EventBus"):
@@ -263,6 +259,38 @@ def create_resources(
             if name not in buses:
                 events_client.create_event_bus(Name=name)
     return made
+
+
+def _make_buckets(template: Template, s3_client: Any) -> dict[str, str]:
+    """The template's buckets (those missing made), each with its CORS rules (:func:`_local_cors`)."""
+    made = {}
+    buckets = {b["Name"] for b in s3_client.list_buckets().get("Buckets", [])}
+    for logical_id in template.of_type("AWS::S3::Bucket"):
+        name = template.physical_name(logical_id)
+        made[logical_id] = name
+        if name not in buckets:
+            s3_client.create_bucket(Bucket=name)
+        cors = template.resolve(template.resources[logical_id].get("Properties", {}).get("CorsConfiguration"))
+        if cors:
+            s3_client.put_bucket_cors(Bucket=name, CORSConfiguration=_local_cors(cors))
+    return made
+
+
+LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*")
+"""Where the local stack's API (and so its console) is served: added to a bucket's CORS origins."""
+
+
+def _local_cors(cors: Mapping[str, Any]) -> dict[str, Any]:
+    """A bucket's ``CorsConfiguration`` as S3's API takes it, each rule also admitting the local
+    stack's loopback origins (the deployed API's origin is not the local one)."""
+    names = {"AllowedMethods": "AllowedMethods", "AllowedOrigins": "AllowedOrigins", "AllowedHeaders": "AllowedHeaders",
+             "ExposedHeaders": "ExposeHeaders", "MaxAge": "MaxAgeSeconds", "Id": "ID"}  # fmt: skip
+    rules = []
+    for rule in cors.get("CorsRules", []):
+        made = {names[key]: value for key, value in rule.items() if key in names}
+        made["AllowedOrigins"] = [*made.get("AllowedOrigins", []), *LOOPBACK_ORIGINS]
+        rules.append(made)
+    return {"CORSRules": rules}
 
 
 def _plain(value: Any) -> Any:

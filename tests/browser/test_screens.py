@@ -170,6 +170,24 @@ def test_upload_after_preflights_count(console: Console, tmp_path: Path) -> None
     expect(page.get_by_role("status").filter(has_text=re.compile(r"^Upload queued as \S+\."))).to_be_visible()
 
 
+def test_a_batch_over_the_inline_limit_goes_through_an_upload_session(console: Console, tmp_path: Path) -> None:
+    """Over 4 MB the browser PUTs each file straight to its presigned URL in the staging bucket
+    (the one origin the console's policy adds; the bucket's CORS rule admits the API's origin),
+    then preflight and the commit name the session."""
+    page = console.page
+    signed_in_on_falcon(console, "Sources")
+    big = tmp_path / "almanac.md"
+    big.write_text("# Almanac\n" + ("tide tables and harbour notes " * 130_000))  # ~3.8 MB
+    small = tmp_path / "notes.md"
+    small.write_text("# Notes\nA short page.\n")
+    page.get_by_label("Files").set_input_files([str(big), str(small)])
+    expect(page.get_by_text("sent through an upload session")).to_be_visible()
+    page.get_by_role("button", name="Check with FORAGER").click()
+    expect(page.get_by_role("status").filter(has_text="Admitted: 2 of 2 entries")).to_be_visible()
+    page.get_by_role("button", name="Upload", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text=re.compile(r"^Upload queued as \S+\."))).to_be_visible()
+
+
 def test_sync_the_feed_and_read_what_was_published(console: Console, stack: LocalStack, admin: dict[str, str]) -> None:
     with httpx.Client(base_url=stack.url) as http:
         settle(http, admin, "suggest", "suggest")

@@ -11,7 +11,7 @@ import pytest
 from devstack.gateway import Gateway, HttpAnswer
 from devstack.lambdas import FunctionHost
 from devstack.template import Template
-from knowledge_service.edge.routes.console import CONTENT_SECURITY_POLICY
+from knowledge_service.edge.routes.console import content_security_policy, upload_origin
 from knowledge_service.runtime import Runtime
 
 STATIC = Template().path.parent / "functions" / "console" / "static"
@@ -38,11 +38,15 @@ def test_the_console_is_its_index_page_at_both_spellings_to_anyone(gateway: Gate
 def test_every_file_carries_the_strict_policy_and_is_revalidated(gateway: Gateway) -> None:
     answer = get(gateway, "/console/")
     policy = answer.header("Content-Security-Policy")
-    assert policy == CONTENT_SECURITY_POLICY
+    assert policy == content_security_policy(upload_origin())
     directives = dict(d.split(" ", 1) for d in policy.split("; "))  # type: ignore[union-attr]
     assert directives["script-src"] == directives["style-src"] == "'self'"  # no inline script or style, no other origin
     assert directives["default-src"] == "'none'" and directives["frame-ancestors"] == "'none'"
-    assert "unsafe" not in policy and "http" not in policy  # type: ignore[operator]
+    assert "unsafe" not in policy  # type: ignore[operator]
+    # the one other origin: the staging bucket's, where an upload session's presigned PUTs go
+    bucket = Template().physical_name("ArchiveBucket")
+    assert directives["connect-src"] == f"'self' https://{bucket}.s3.amazonaws.com"
+    assert [d for d in directives.values() if "http" in d] == [directives["connect-src"]]
     assert answer.header("X-Content-Type-Options") == "nosniff"
     assert answer.header("Cache-Control") == "no-cache"
     etag = answer.header("ETag")

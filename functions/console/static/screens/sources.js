@@ -88,11 +88,41 @@ function ImportByPath({ started }) {
   </section>`;
 }
 
+// The inline upload's whole body is at most 4 MB (docs/api.md, "Uploads"); a larger batch goes
+// through an upload session: each file PUT straight to its presigned URL, then measured and
+// committed by the session's id.
+const INLINE_MAX_BYTES = 3_500_000;
+
+async function stage(project, files, progress) {
+  const session = await api.post(
+    "/knowledge/upload/sessions",
+    { files: files.map((file) => ({ name: file.name, size_bytes: file.size })) },
+    scoped(project),
+  );
+  for (const [index, part] of session.parts.entries()) {
+    progress(`Sending ${index + 1} of ${session.parts.length}: ${part.name}`);
+    const file = files.find((candidate) => candidate.name === part.name) ?? files[index];
+    let answer;
+    try {
+      // Content-Length is the browser's to write (it is signed: the file's own size)
+      answer = await fetch(part.url, { method: part.method, body: file, credentials: "omit" });
+    } catch (error) {
+      throw new api.ApiError(0, `The upload of ${part.name} could not reach storage (${error.message}).`, "network");
+    }
+    if (!answer.ok) throw new api.ApiError(answer.status, `Storage refused ${part.name} (${answer.status}).`, "staging");
+  }
+  progress(null);
+  return session.session_id;
+}
+
 function Upload({ started }) {
   const { project } = useConsole();
   const [files, setFiles] = useState([]);
   const [admission, setAdmission] = useState(null);
+  const [session, setSession] = useState(null);
+  const [sending, setSending] = useState(null);
   const act = useAction();
+  const large = files.reduce((total, file) => total + file.size, 0) > INLINE_MAX_BYTES;
   const form = (extra = {}) => {
     const body = new FormData();
     for (const file of files) body.append("files", file, file.name);
@@ -101,17 +131,25 @@ function Upload({ started }) {
   };
   const preflight = () =>
     act.run(async () => {
-      const answer = await api.request("POST", "/knowledge/preflight", { body: form(), query: scoped(project) });
+      let answer;
+      if (large) {
+        const staged = session ?? (await stage(project, files, setSending));
+        setSession(staged);
+        answer = await api.post("/knowledge/preflight", { session_id: staged }, scoped(project));
+      } else {
+        answer = await api.request("POST", "/knowledge/preflight", { body: form(), query: scoped(project) });
+      }
       setAdmission(answer);
       return answer;
     });
   const upload = () =>
     act.run(async () => {
-      const job = await api.request("POST", "/knowledge/upload", {
-        body: form(admission?.admission_job_id ? { admission_job_id: admission.admission_job_id } : {}),
-        query: scoped(project),
-      });
+      const admitted = admission?.admission_job_id ? { admission_job_id: admission.admission_job_id } : {};
+      const job = session
+        ? await api.post("/knowledge/upload", { session_id: session, ...admitted }, scoped(project))
+        : await api.request("POST", "/knowledge/upload", { body: form(admitted), query: scoped(project) });
       setAdmission(null);
+      setSession(null);
       setFiles([]);
       started();
       return job;
@@ -119,11 +157,12 @@ function Upload({ started }) {
   return html`<section class="card" aria-labelledby="upload-title">
     <h3 id="upload-title">Upload</h3>
     <div class="row">
-      <label>Files<input type="file" multiple onChange=${(event) => { setFiles([...event.currentTarget.files]); setAdmission(null); }} /></label>
+      <label>Files<input type="file" multiple onChange=${(event) => { setFiles([...event.currentTarget.files]); setAdmission(null); setSession(null); }} /></label>
       <button type="button" disabled=${act.busy || files.length === 0} onClick=${preflight}>Check with FORAGER</button>
       <button type="button" class="primary" disabled=${act.busy || !admission?.admitted} onClick=${upload}>Upload</button>
     </div>
-    ${files.length && !admission ? html`<p class="muted">${files.length} files picked; FORAGER's count decides.</p>` : null}
+    ${files.length && !admission ? html`<p class="muted">${files.length} files picked${large ? ", sent through an upload session (over the inline 4 MB)" : ""}; FORAGER's count decides.</p>` : null}
+    ${sending ? html`<p role="status">${sending}</p>` : null}
     ${admission
       ? html`<p role="status">${admission.admitted ? "Admitted" : "Refused"}: ${admission.admitted_count} of ${admission.entry_count} entries, ${admission.measured} of ${admission.limit}.
           ${admission.message ?? ""}</p>`

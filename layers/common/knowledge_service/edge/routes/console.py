@@ -17,7 +17,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
@@ -36,23 +38,41 @@ assets = APIGatewayRouter()
 routers = (router, assets)
 
 
-CONTENT_SECURITY_POLICY = "; ".join(
-    (
-        "default-src 'none'",
-        "script-src 'self'",
-        "style-src 'self'",
-        "img-src 'self' data:",
-        "connect-src 'self'",
-        "font-src 'self'",
-        "manifest-src 'self'",
-        "worker-src 'self'",
-        "base-uri 'none'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
+def content_security_policy(upload_origin: str | None) -> str:
+    """The console's policy: its own files and the API, nothing inline, nothing from elsewhere;
+    the one other origin it may reach is the staging bucket's, where an upload session's
+    presigned PUTs go (``POST /knowledge/upload/sessions``; the bucket's CORS rule admits the
+    API's origin)."""
+    connect = "connect-src 'self'" + (f" {upload_origin}" if upload_origin else "")
+    return "; ".join(
+        (
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "img-src 'self' data:",
+            connect,
+            "font-src 'self'",
+            "manifest-src 'self'",
+            "worker-src 'self'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        )
     )
-)
+
+
+@cache
+def upload_origin() -> str | None:
+    """The origin of the staging bucket's presigned URLs, as the ingestion function signs them
+    (signed here once per container, never sent: only its scheme and host are read)."""
+    rt = runtime()
+    if not rt.env.archive_bucket:
+        return None
+    url = urlsplit(rt.staging.presigned_put("staged/origin", 1, 60))
+    return f"{url.scheme}://{url.netloc}"
+
+
 ASSET_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cross-Origin-Opener-Policy": "same-origin",
@@ -239,7 +259,7 @@ def _serve(*parts: str) -> Response[str]:
     found = _asset(relative) if relative is not None else None
     if found is None:
         raise NotFound("No such file in the console.")
-    headers = {**ASSET_HEADERS, "ETag": found.etag}
+    headers = {**ASSET_HEADERS, "Content-Security-Policy": content_security_policy(upload_origin()), "ETag": found.etag}
     asked = {k.lower(): v for k, v in (router.current_event.headers or {}).items()}.get("if-none-match")
     if asked == found.etag:
         return Response(status_code=304, body="", headers=headers)
