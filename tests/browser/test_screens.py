@@ -7,6 +7,7 @@ letter replayed after a fix and another discarded with a reason — axe-core on 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -110,6 +111,27 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     expect(page.get_by_role("status").filter(has_text="Reopened Project Falcon launch date.")).to_be_visible()
     reopened = httpx.get(stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "open"})
     assert conflict["conflict_id"] in [c["conflict_id"] for c in reopened.json()["data"]["conflicts"]]
+
+
+def test_the_commercial_gate_s_402_is_shown_as_what_it_is(console: Console, stack: LocalStack) -> None:
+    """The gate itself is the server's (tests/unit/test_curation_routes.py);
+    here the console shows its answer — the API's own 402 envelope, sent for the act — as a
+    refusal of the subscription, with the API's sentence, not as a failure."""
+    page = console.page
+    sentence = "This colony's subscription does not include forager.knowledge.curate."
+    envelope = {"success": False, "message": sentence, "data": None, "code": "payment_required"}
+    page.route(
+        re.compile(r".*/knowledge/conflicts/[^/]+/resolve.*"),
+        lambda route: route.fulfill(status=402, content_type="application/json", body=json.dumps(envelope)),
+    )
+    signed_in_on_falcon(console, "Curation")
+    page.get_by_role("combobox", name="Show").first.select_option("all")
+    card = page.get_by_role("listitem", name="Conflict Project Falcon launch date")
+    card.get_by_role("combobox", name="Decision").select_option("keep_both")
+    card.get_by_role("button", name="Resolve").click()
+    alert = page.get_by_role("alert").filter(has_text="Not included in this colony's subscription (402)")
+    expect(alert).to_contain_text(sentence)
+    console.assert_accessible("curation")
 
 
 def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Console) -> None:
