@@ -223,6 +223,8 @@ def test_sync_the_feed_and_read_what_was_published(console: Console, stack: Loca
     head = page.get_by_role("region", name="Head")
     expect(head).to_contain_text(re.compile(r"Update \d+: "))
     expect(page.get_by_role("region", name="Inbox")).to_contain_text(re.compile(r"update \d+"))
+    watermark = page.get_by_role("region", name="Watermarks").get_by_role("row").nth(1)  # the live stream's
+    expect(watermark).to_contain_text(re.compile(r"\d+\s*(current|ahead|advancing|\w+)"))
     console.assert_accessible("published")
 
 

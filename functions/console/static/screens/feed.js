@@ -34,8 +34,17 @@ export default function Published() {
                   ? html`<strong class="attention">partial</strong> (${view.head.failed_source_count} sources contributed nothing)`
                   : "complete"}.</p>`
             : html`<p>Nothing published yet.</p>`}
-          <p>Watermark: ${view.watermark ? `${view.watermark.sequence} (${view.watermark.status})${view.watermark.note ? " — " + view.watermark.note : ""}` : "none"}.
-            Published updates: ${view.revision_study_resolved}.</p>
+          <p>Published updates: ${view.revision_study_resolved}.</p>
+        </section>
+        <section class="card" aria-labelledby="watermarks-title">
+          <h3 id="watermarks-title">Watermarks</h3>
+          ${(view.watermarks ?? []).length
+            ? html`<table><thead><tr><th scope="col">Generation</th><th scope="col">Epoch</th><th scope="col">Sequence</th><th scope="col">Status</th><th scope="col">Note</th></tr></thead>
+                <tbody>${view.watermarks.map((mark, n) => html`<tr key=${n}>
+                  <td data-label="Generation"><code>${mark.generation}</code></td><td data-label="Epoch">${mark.epoch}</td>
+                  <td data-label="Sequence">${mark.sequence}</td><td data-label="Status">${mark.status}${mark.superseded_by ? " (superseded)" : ""}</td>
+                  <td data-label="Note">${mark.note ?? ""}</td></tr>`)}</tbody></table>`
+            : html`<p>No watermark yet: nothing has been read from the feed.</p>`}
         </section>
         <section class="card" aria-labelledby="inbox-title">
           <h3 id="inbox-title">Inbox</h3>
