@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,7 +112,9 @@ class Console:
 
     def assert_accessible(self, screen: str) -> None:
         """axe-core on the page as it stands: no serious or critical violation; saved as a screenshot
-        named ``screen`` when screenshots are asked for."""
+        named ``screen`` when screenshots are asked for. Scanned once every read on the screen has
+        answered (no "Reading …" placeholder left), so axe and the picture see the settled page."""
+        expect(self.page.get_by_role("status").filter(has_text=re.compile(r"^Reading .*…$"))).to_have_count(0)
         if not self.page.evaluate("() => Boolean(window.axe)"):
             # through the driver, not a <script> tag: the page's CSP refuses inline script, as it should
             self.page.evaluate(f"() => {{ {self.axe}\n }}")
