@@ -24,6 +24,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
+from tests import secrets
 from tests.browser import vendoring
 from tests.e2e.conftest import LocalStack, move_clock, stack  # noqa: F401 (the e2e tier's fixtures: its stack, its clock)
 
@@ -94,6 +95,11 @@ class Console:
         self.page.get_by_role("button", name="Sign in").click()
         expect(self.page.get_by_role("button", name="Sign out")).to_be_visible()
         expect(self.page.get_by_label("Token")).to_have_count(0)
+        # The session id is a secret from here on: the local stack's log is scanned for it when
+        # the stack stops (tests/secrets.py), and it is never in the page's address.
+        session_id = self.session_cookie()
+        secrets.register(session_id)
+        assert session_id not in self.page.url
 
     def section(self, title: str) -> None:
         self.page.get_by_role("navigation", name="Knowledge sections").get_by_role("link", name=title).click()
