@@ -57,21 +57,63 @@ def _collector_on() -> None:
     gc.enable()
 
 
-# The longest files start first: pytest-xdist (``--dist loadfile``) hands files out in the order
-# collected, so a long file collected last leaves one worker running alone at the end. Ordered by
-# ``--durations`` in CI (docs/testing.md); the rest keep their order (the sort is stable).
+# The longest files start first: pytest-xdist (``--dist loadfile``) hands a worker the next file
+# each time it runs short, so a long file handed out late leaves the other worker idle at the end
+# (the fuzz run, one test of ~130 s, was handed out last: one worker ran alone for 144 s). xdist
+# sorts the files by their number of tests unless told not to (``--loadscope-reorder``, on by
+# default), which put the one-test fuzz file near the end whatever this list said:
+# ``pytest_configure`` turns that off. Ordered by ``--durations`` on this machine (docs/testing.md,
+# "Worker balance"); files not named keep their collected order (the sort is stable).
 LONGEST_FIRST = (
     "tests/e2e/test_fuzz.py",
-    "tests/unit/test_feed_state_machine.py",
+    "tests/unit/test_fault_injection.py",
+    "tests/e2e/test_kb_command.py",
+    "tests/e2e/test_foundation.py",
+    "tests/unit/test_authorization_matrix.py",
+    "tests/pages/test_pages_routes.py",
+    "tests/devstack/test_devstack_stack.py",
+    "tests/e2e/test_documented_curls.py",
+    "tests/e2e/test_feed.py",
+    "tests/e2e/test_verbs.py",
+    "tests/devstack/test_devstack_journal.py",
     "tests/devstack/test_devstack_hard_kill.py",
+    "tests/e2e/test_pages.py",
+    "tests/unit/test_request_bodies.py",
+    "tests/unit/test_feed_state_machine.py",
+    "tests/pages/test_every_json_body.py",
+    "tests/e2e/test_curation_exports.py",
+    "tests/unit/test_lean_cold_path.py",
+    "tests/e2e/test_upstream_deadline.py",
+    "tests/unit/test_mcp_tools.py",
     "tests/e2e/test_concurrent_invocations.py",
     "tests/e2e/test_generated_client.py",
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # keep LONGEST_FIRST's order (above)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+_busy: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each xdist worker's time in tests (setup, call and teardown), summed on the controller."""
+    node = getattr(report, "node", None)
+    if node is not None:
+        _busy[node.gateway.id] = _busy.get(node.gateway.id, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _busy:
+        shares = ", ".join(f"{worker} {seconds:.0f} s" for worker, seconds in sorted(_busy.items()))
+        terminalreporter.write_line(f"time in tests per worker (close together when the order balances): {shares}")
 
 
 @pytest.fixture(autouse=True)
