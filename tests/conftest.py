@@ -4,6 +4,7 @@ the FORAGER simulator on loopback, and a way to call a function as API Gateway w
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import gc
 import hashlib
@@ -18,6 +19,8 @@ import botocore.session
 import pytest
 from hypothesis import settings
 from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
 
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
@@ -57,21 +60,72 @@ def _collector_on() -> None:
     gc.enable()
 
 
-# The longest files start first: pytest-xdist (``--dist loadfile``) hands files out in the order
-# collected, so a long file collected last leaves one worker running alone at the end. Ordered by
-# ``--durations`` in CI (docs/testing.md); the rest keep their order (the sort is stable).
+# The longest files start first: pytest-xdist (``--dist loadfile``) hands a worker the next file
+# each time it runs short, so a long file handed out late leaves the other worker idle at the end
+# (the fuzz run, one test of ~130 s, was handed out last: one worker ran alone for 144 s). xdist
+# sorts the files by their number of tests unless told not to (``--loadscope-reorder``, on by
+# default), which put the one-test fuzz file near the end whatever this list said:
+# ``pytest_configure`` turns that off. Ordered by ``--durations`` on this machine (docs/testing.md,
+# "Worker balance": the files over ~20 s); files not named keep their collected order (the sort is
+# stable).
 LONGEST_FIRST = (
     "tests/e2e/test_fuzz.py",
+    "tests/unit/test_fault_injection.py",
+    "tests/e2e/test_kb_command.py",
+    "tests/unit/test_request_bodies.py",
     "tests/unit/test_feed_state_machine.py",
+    "tests/unit/test_authorization_matrix.py",
+    "tests/e2e/test_foundation.py",
     "tests/devstack/test_devstack_hard_kill.py",
+    "tests/e2e/test_verbs.py",
+    "tests/pages/test_pages_routes.py",
+    "tests/unit/test_mcp_tools.py",
+    "tests/e2e/test_curation_exports.py",
+    "tests/unit/test_lean_cold_path.py",
+    "tests/e2e/test_documented_curls.py",
+    "tests/e2e/test_pages.py",
+    "tests/devstack/test_devstack_journal.py",
+    "tests/devstack/test_devstack_stack.py",
+    "tests/e2e/test_mcp.py",
+    "tests/pages/test_every_json_body.py",
+    "tests/unit/test_verbs.py",
+    "tests/unit/test_feed_restore.py",
+    "tests/unit/test_bootstrap_uv.py",
     "tests/e2e/test_concurrent_invocations.py",
+    "tests/unit/test_dead_letters.py",
+    "tests/unit/test_dead_letter_actions.py",
+    "tests/e2e/test_feed.py",
+    "tests/e2e/test_invoke.py",
+    "tests/unit/test_exports_routes.py",
+    "tests/e2e/test_upstream_deadline.py",
     "tests/e2e/test_generated_client.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False  # keep LONGEST_FIRST's order (above)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+_busy: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each xdist worker's time in tests (setup, call and teardown), summed on the controller."""
+    node = getattr(report, "node", None)
+    if node is not None:
+        _busy[node.gateway.id] = _busy.get(node.gateway.id, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _busy:
+        shares = ", ".join(f"{worker} {seconds:.0f} s" for worker, seconds in sorted(_busy.items()))
+        terminalreporter.write_line(f"time in tests per worker (close together when the order balances): {shares}")
 
 
 @pytest.fixture(autouse=True)
@@ -143,10 +197,32 @@ def _builder(service: str) -> Any:
     return session.client(service)  # type: ignore[call-overload]
 
 
+_empty_tables: dict[str, Any] = {}
+"""The template's tables as moto holds them just made, empty: taken once a process (below)."""
+
+
+def template_resources() -> None:
+    """Inside a fresh ``mock_aws``: every table, bucket and bus ``template.yaml`` declares, empty.
+
+    The first time in a process, ``create_resources`` makes them all through the API; moto's
+    tables are then copied as made (``copy.deepcopy``, as moto itself copies a table to roll a
+    transaction back), and each later time the copy is put in place before ``create_resources``
+    runs, which finds the tables there and makes the bucket and the bus. Thirteen
+    ``CreateTable`` and their ``UpdateTimeToLive`` through botocore and moto's dispatch were
+    ~60 ms of CPU a test (0.3 s under load), in every test that touches AWS."""
+    tables = dynamodb_backends[DEFAULT_ACCOUNT_ID][TEMPLATE.region].tables
+    if _empty_tables:
+        assert not tables, "template_resources() runs in a fresh mock_aws"
+        tables.update(copy.deepcopy(_empty_tables))
+    create_resources(TEMPLATE, _builder("dynamodb"), _builder("s3"), _builder("events"))
+    if not _empty_tables:
+        _empty_tables.update(copy.deepcopy(tables))
+
+
 @pytest.fixture
 def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
     with mock_aws():
-        create_resources(TEMPLATE, _builder("dynamodb"), _builder("s3"), _builder("events"))
+        template_resources()
         yield runtime()
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -59,13 +61,21 @@ def test_engine_and_modules(http: httpx.Client, stack: LocalStack) -> None:
 
 
 # ---------------------------------------------------------------- authentication
+@pytest.fixture(scope="module")
+def revoked(stack: LocalStack) -> str:
+    """A token of a principal with every permission, revoked before its first use. One for the
+    module: each ``knowledge-admin`` call is a process of ~0.5 s of CPU, and three a route (this
+    and the 403 below) were most of this file's time."""
+    name = unique("revoked")
+    token = stack.principal(name, *[f"--permission={p}" for p in ALL_PERMISSIONS])
+    stack.admin("principal", "revoke", name)
+    return token
+
+
 @pytest.mark.parametrize(("method", "path", "permission"), ROUTES)
 def test_every_route_answers_the_same_401_for_every_bad_token(
-    http: httpx.Client, stack: LocalStack, method: str, path: str, permission: str
+    http: httpx.Client, revoked: str, method: str, path: str, permission: str
 ) -> None:
-    revoked_name = unique("revoked")
-    revoked = stack.principal(revoked_name, *[f"--permission={p}" for p in ALL_PERMISSIONS])
-    stack.admin("principal", "revoke", revoked_name)
     answers = [
         http.request(method, path, json={"project": "falcon"}),
         http.request(method, path, headers={"Authorization": "Bearer"}),
@@ -84,13 +94,26 @@ def test_every_route_answers_the_same_401_for_every_bad_token(
 
 
 # ---------------------------------------------------------------- permissions
+@pytest.fixture(scope="module")
+def lacking(stack: LocalStack) -> Callable[[str], str]:
+    """The token of a principal holding every permission but ``permission`` (and admin of falcon),
+    made once a permission for the module: a refusal changes nothing the next route would see."""
+
+    @functools.cache
+    def token(permission: str) -> str:
+        others = [p for p in ALL_PERMISSIONS if p != permission]
+        withheld = [f"--without={permission}"] if permission in ("read_knowledge", "manage_knowledge") else []
+        granted = [f"--permission={p}" for p in others]
+        return stack.principal(unique("lacks"), *granted, *withheld, "--role=falcon=admin")
+
+    return token
+
+
 @pytest.mark.parametrize(("method", "path", "permission"), ROUTES)
 def test_a_principal_without_the_routes_permission_is_refused_403(
-    http: httpx.Client, stack: LocalStack, method: str, path: str, permission: str
+    http: httpx.Client, lacking: Callable[[str], str], method: str, path: str, permission: str
 ) -> None:
-    others = [p for p in ALL_PERMISSIONS if p != permission]
-    withheld = [f"--without={permission}"] if permission in ("read_knowledge", "manage_knowledge") else []
-    token = stack.principal(unique("lacks"), *[f"--permission={p}" for p in others], *withheld, "--role=falcon=admin")
+    token = lacking(permission)
     answer = call(http, method, path, token, body={} if method == "POST" else None)
     assert answer.status_code == 403
     assert answer.json()["code"] == "permission_denied"
