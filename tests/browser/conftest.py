@@ -45,13 +45,17 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{os.getpid()}-{next(_names)}"
 
 
-@pytest.fixture(scope="session")
+# One browser a file, not a session: Playwright's sync API runs an asyncio loop in the test
+# thread while it lives, so a later file on the same worker that runs asyncio itself (the MCP
+# SDK's tests, asyncio.run) would find "asyncio already running". A file runs whole on one
+# worker (--dist loadfile), so the driver stops before the worker's next file starts.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     if not CHROMIUM.is_file():
         pytest.fail(f"no browser at {CHROMIUM}: `make browser` installs Debian's chromium (the tier never skips)")

@@ -21,6 +21,7 @@ from aws_lambda_powertools import Metrics, single_metric
 from aws_lambda_powertools.metrics import MetricUnit
 
 DEFAULT_NAMESPACE = "KnowledgeService"
+METRICS_DISABLED = "POWERTOOLS_METRICS_DISABLED"  # Powertools' own switch, honoured by its flush too
 
 # Counted without an outcome: dimension service only.
 Counted = Literal[
@@ -61,7 +62,10 @@ def count(name: Counted, value: int = 1) -> None:
 
 
 def count_outcome(name: ByOutcome, outcome: str) -> None:
-    """One ``name`` with its outcome as a dimension: a metric line of its own, printed now."""
+    """One ``name`` with its outcome as a dimension: a metric line of its own, printed now (not
+    where Powertools' ``POWERTOOLS_METRICS_DISABLED`` turns metrics off: the admin command line)."""
+    if os.environ.get(METRICS_DISABLED, "").strip().lower() in ("1", "true", "yes", "on"):
+        return
     with single_metric(
         name=name, unit=MetricUnit.Count, value=1, namespace=namespace(), default_dimensions={"outcome": outcome}
     ):

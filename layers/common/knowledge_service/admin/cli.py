@@ -31,7 +31,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from knowledge_service.identity.principal import (
     mint_token,
     token_hash,
 )
+from knowledge_service.observability import METRICS_DISABLED
 from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.principals import PrincipalRecord, PrincipalStore
@@ -63,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         point_at(args)
         principals = PrincipalStore(aws.dynamodb(), required("PRINCIPALS_TABLE"))
         projects = ProjectStore(aws.dynamodb(), required("PROJECTS_TABLE"))
-        return int(args.run(args, principals, projects) or 0)
+        # A command line is no Lambda: its stdout is the operator's (a verb's answer is JSON there),
+        # so the domain's metrics (knowledge_service.observability) print nothing while it runs.
+        with _metrics_off():
+            return int(args.run(args, principals, projects) or 0)
     except ServiceError as error:
         print(f"knowledge-admin: {error.message}", file=sys.stderr)
         return 2
@@ -73,6 +78,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         why = aws.why_unreachable(error)
         print(f"knowledge-admin: {why or f'{type(error).__name__}: {error}'}", file=sys.stderr)
         return 1
+
+
+@contextmanager
+def _metrics_off() -> Iterator[None]:
+    before = os.environ.get(METRICS_DISABLED)
+    os.environ[METRICS_DISABLED] = "true"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(METRICS_DISABLED, None)
+        else:
+            os.environ[METRICS_DISABLED] = before
 
 
 # ---------------------------------------------------------------------- commands
