@@ -258,6 +258,7 @@ def test_a_page_sent_as_anything_else_is_415(admin: Client, media: str | None) -
         ("POST", "/promote", "{bad"),
         ("DELETE", "/versions?path=x.md", None),
         ("GET", "/stats", None),
+        ("GET", "/search?q=caddy", None),
     ],
 )
 def test_without_the_admin_token_every_route_is_401_whatever_the_body(
