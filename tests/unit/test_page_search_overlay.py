@@ -10,8 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from knowledge_service.domain.pages import page_search
 from knowledge_service.domain.pages.describe import describe
