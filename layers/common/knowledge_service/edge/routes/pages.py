@@ -18,7 +18,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain.pages import search as page_search
+from knowledge_service.domain.pages import search as page_query
 from knowledge_service.domain.pages.page_search import PageSearch
 from knowledge_service.domain.pages.service import (
     MAX_BODY_BYTES,
@@ -342,12 +342,12 @@ def stats(id: ProjectId) -> dict[str, Any]:
 )
 def search(
     id: ProjectId,
-    q: Annotated[str, Query(max_length=page_search.MAX_QUERY_CHARS)],
+    q: Annotated[str, Query(max_length=page_query.MAX_QUERY_CHARS)],
     tag: Annotated[str | None, Query(max_length=200)] = None,
     type: Annotated[str | None, Query(max_length=200)] = None,
     status: Annotated[str | None, Query(max_length=200)] = None,
-    offset: Annotated[int, Query(ge=0, le=page_search.MAX_OFFSET)] = 0,
-    limit: Annotated[int, Query(ge=1, le=page_search.MAX_LIMIT)] = page_search.DEFAULT_LIMIT,
+    offset: Annotated[int, Query(ge=0, le=page_query.MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=page_query.MAX_LIMIT)] = page_query.DEFAULT_LIMIT,
 ) -> dict[str, Any]:
-    query = page_search.parse_query(q, tag=tag, type=type, status=status, offset=offset, limit=limit)
+    query = page_query.parse_query(q, tag=tag, type=type, status=status, offset=offset, limit=limit)
     return PageSearch(runtime().search, id).search(query)
