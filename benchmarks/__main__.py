@@ -24,6 +24,7 @@ from benchmarks import (
     pages,
     reads,
     requests,
+    search,
     stack_routes,
     uploads,
 )
@@ -31,7 +32,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle",)
+PARTS = ("idle", "search")
 """The parts ``--only`` runs alone."""
 
 
@@ -52,6 +53,11 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     arguments = _arguments(argv)
+    if arguments.only == "search":
+        rows = search.measure()
+        search.report(rows)
+        print(json.dumps(rows))
+        return 0
     if arguments.only == "idle":
         row = idle.measure(arguments.idle_seconds)
         idle.report(row)
@@ -69,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         "uploads": uploads.measure(),
         "load": load.measure(),
         "pages": pages.measure(),
+        "search": search.measure(),
         "exports": exports.measure(),
         "kb": kb_command.measure(),
         "idle": idle.measure(arguments.idle_seconds),
@@ -136,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['route']:<48}{row['iterations']:>5}{row['p50_ms']:>10}{row['p99_ms']:>10}"
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
+    search.report(results["search"])
     print("\nThe kb command against the local stack (python -m devstack; a 2,000-page base)")
     print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}")
     for row in results["kb"]:

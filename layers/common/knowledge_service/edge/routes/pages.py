@@ -342,7 +342,7 @@ def stats(id: ProjectId) -> dict[str, Any]:
 )
 def search(
     id: ProjectId,
-    q: Annotated[str, Query(max_length=page_query.MAX_QUERY_CHARS)],
+    q: Annotated[str, Query(min_length=1, max_length=page_query.MAX_QUERY_CHARS)],
     tag: Annotated[str | None, Query(max_length=200)] = None,
     type: Annotated[str | None, Query(max_length=200)] = None,
     status: Annotated[str | None, Query(max_length=200)] = None,
