@@ -221,18 +221,18 @@ def _engine(rt: Runtime) -> dict[str, Any]:
     return {**_row(f"the index alone ({LARGE:,} pages, {len(overlay)}-row overlay)", samples, {}, 1)}
 
 
-def _found_after(
-    put: Callable[[str, str], Call], search: Callable[[str], Callable[[], dict[str, Any]]]
-) -> dict[str, Any]:
+def _found_after(put: Callable[[str, str], Call], search: Search) -> dict[str, Any]:
     found_after: list[float] = []
+    queries = 0
     for i in range(20):
         marker = f"fresh{i:03d}"
         put(f"bench/new{i}.md", _text(950_000 + i, 50) + f"\n{marker}\n")()
         answered = time.perf_counter()
+        queries += 1
         while not search(marker)()["hits"]:
-            pass
+            queries += 1
         found_after.append((time.perf_counter() - answered) * 1000)
-    return _row(f"write answered -> found ({LARGE:,} pages)", found_after, {}, 1)
+    return {**_row(f"write answered -> found ({LARGE:,} pages)", found_after, {}, 1), "queries": queries}
 
 
 def report(rows: list[dict[str, Any]]) -> None:
