@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from knowledge_service.domain.pages import page_search
 from knowledge_service.domain.pages.page_search import PageSearch
-from knowledge_service.domain.pages.search import MAX_INDEXED_BODY_BYTES
+from knowledge_service.domain.pages.search import MAX_INDEXED_BODY_BYTES, parse_query
 from tests.pages.conftest import KB, Client, Pages
 from tests.pages.test_pages_write_cost import seed, store_reads
 
@@ -251,3 +251,11 @@ def test_forgetting_history_rewrites_the_snapshot_from_current_rows(admin: Clien
     index_file = pages.runtime.search.local_copy(new.key)
     assert index_file is not None
     assert b"certificate" not in index_file.read_bytes()
+
+
+def test_a_container_keeps_at_most_eight_projects_indexes_open(pages: Pages) -> None:
+    for n in range(page_search._OPEN_LIMIT + 3):
+        PageSearch(pages.runtime.search, f"p{n}").search(parse_query("anything"))
+    assert list(page_search._OPEN) == [f"p{n}" for n in range(3, page_search._OPEN_LIMIT + 3)]
+    PageSearch(pages.runtime.search, "p3").search(parse_query("anything"))  # used again: kept longest
+    assert next(iter(page_search._OPEN)) == "p4"

@@ -35,8 +35,10 @@ SETTLE_SECONDS = 60
 LEASE_SECONDS = 300
 
 _OPEN: dict[str, tuple[str | None, Index]] = {}
-"""Per project, the index this container has open: (snapshot key, index). A container answers
-one request at a time (Lambda's model), so one open index a project is enough."""
+"""Per project, the index this container has open: (snapshot key, index), least recently used
+first. A container answers one request at a time (Lambda's model), so one open index a project
+is enough, and at most ``_OPEN_LIMIT`` projects' are kept open."""
+_OPEN_LIMIT = 8
 
 
 def _row_id_at(epoch_seconds: float) -> str:
@@ -51,19 +53,24 @@ class PageSearch:
     # ------------------------------------------------------------------ the query
     def _index(self, snapshot: Snapshot | None) -> Index | None:
         key = snapshot.key if snapshot else None
-        cached = _OPEN.get(self.project)
+        cached = _OPEN.pop(self.project, None)
         if cached is not None and cached[0] == key:
+            _OPEN[self.project] = cached  # now the most recently used
             return cached[1]
         if key is None:
             index = Index.memory()
         else:
             file = self.store.local_copy(key)
-            if file is None:
+            if file is None:  # replaced meanwhile: the caller reads the pointer again
+                if cached is not None:
+                    cached[1].close()
                 return None
             index = Index.open(file)
         if cached is not None:
             cached[1].close()
         _OPEN[self.project] = (key, index)
+        while len(_OPEN) > _OPEN_LIMIT:
+            _OPEN.pop(next(iter(_OPEN)))[1].close()
         return index
 
     def overlay(self, watermark: str) -> tuple[list[tuple[str, SearchRow | None]], int]:
