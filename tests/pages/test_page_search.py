@@ -259,3 +259,19 @@ def test_a_container_keeps_at_most_eight_projects_indexes_open(pages: Pages) -> 
     assert list(page_search._OPEN) == [f"p{n}" for n in range(3, page_search._OPEN_LIMIT + 3)]
     PageSearch(pages.runtime.search, "p3").search(parse_query("anything"))  # used again: kept longest
     assert next(iter(page_search._OPEN)) == "p4"
+
+
+def test_the_compactor_waits_until_enough_markers_have_settled(pages: Pages) -> None:
+    import time
+
+    now_us = time.time_ns() // 1000
+    with pages.runtime.pages.table.batch_writer() as batch:  # a burst written just now
+        for n in range(page_search.COMPACT_AFTER):
+            path = f"/fs/burst/p{n}.md"
+            batch.put_item(Item={"pk": "SROW#falcon", "sk": path, "path": path, "body": "burst", "version": "v"})
+            batch.put_item(Item={"pk": "SCHG#falcon", "sk": f"{now_us + n:017d}-seed", "path": path})
+    finder = PageSearch(pages.runtime.search, "falcon")
+    assert finder.pending() == page_search.COMPACT_AFTER
+    assert finder.compact()["compacted"] is False  # none settled: a later signal folds them
+    later = finder.compact(now=time.time() + page_search.SETTLE_SECONDS + 1)
+    assert (later["compacted"], later["folded"]) == (True, page_search.COMPACT_AFTER)

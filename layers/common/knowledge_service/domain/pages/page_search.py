@@ -8,7 +8,8 @@ as soon as its write answers, a deleted page is gone as soon as its delete answe
 costs two more items in its own transaction whatever the size of the base.
 
 The compactor folds the overlay into a new snapshot off the request path (the bus rule on the
-pages signals, ``edge/bus/search_compaction.py``) once it holds :data:`COMPACT_AFTER` markers,
+pages signals, ``edge/bus/search_compaction.py``) once it holds :data:`COMPACT_AFTER` settled
+markers,
 under a lease (one writer per project) and a conditional swap of the pointer. It folds only
 markers older than :data:`SETTLE_SECONDS`: a row id is taken from the writer's clock before its
 transaction commits, so a marker newer than that could still appear below the new watermark.
@@ -123,10 +124,10 @@ class PageSearch:
         old = self.store.pointer(self.project)
         watermark = old.watermark if old else ""
         changes = self.store.changes_after(self.project, watermark)
-        if not force and len(changes) < COMPACT_AFTER:
-            return {"compacted": False, "reason": "the overlay is small", "overlay": len(changes)}
         cutoff = _row_id_at(at - SETTLE_SECONDS)
         folded = [row_id for row_id, _ in changes if row_id <= cutoff]
+        if not force and len(folded) < COMPACT_AFTER:  # a burst's unsettled markers wait for a later signal
+            return {"compacted": False, "reason": "the overlay is small", "overlay": len(changes)}
         new_watermark = max(folded) if folded else watermark
         paths = {path for _, path in changes}
         rows = self.store.rows(self.project, paths)
