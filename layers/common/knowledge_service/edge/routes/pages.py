@@ -91,9 +91,10 @@ BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
 walk (``tests/unit/test_request_wire_names.py``) holds these too."""
 
 
-def _pages(project: str) -> Pages:
+def _pages(project: str, *, search: bool = False) -> Pages:
+    """The project's pages; with ``search``, able to rewrite its search snapshot (a forget does)."""
     rt = runtime()
-    return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project))
+    return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project) if search else None)
 
 
 def _media_type(request: Request) -> str:
@@ -297,7 +298,7 @@ def versions(
     responses=problem_responses(400, 401, 404),
 )
 def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> dict[str, Any]:
-    return _pages(id).forget_history(path)
+    return _pages(id, search=True).forget_history(path)
 
 
 @router.get(
