@@ -550,9 +550,10 @@ def _used(pages: Pages) -> int:
 
 
 def _stored_blobs(pages: Pages) -> list[str]:
+    """The kept versions' objects (not the search snapshot a forget rewrites beside them)."""
     import boto3
 
-    listed = boto3.client("s3").list_objects_v2(Bucket=pages.runtime.env.archive_bucket)
+    listed = boto3.client("s3").list_objects_v2(Bucket=pages.runtime.env.archive_bucket, Prefix="pages/")
     return sorted(o["Key"] for o in listed.get("Contents", []))
 
 
