@@ -384,7 +384,8 @@ def test_brain_search_finds_the_missions_projects_pages_as_soon_as_they_are_writ
     assert {"text": "keeper", "hit": True} in found["hits"][0]["snippet"]
     assert call(credential, "brain_delete", {"path": "/coast/light.md", "store": "project"})[1]["ok"]
     assert call(credential, "brain_search", {"q": "lighthouse"})[1]["hits"] == []
-    refused(credential, "brain_search", {"q": '""'}, "invalid_argument")  # the pages code, naming q
+    refused(credential, "brain_search", {"q": ""}, "bad_request")
+    assert call(credential, "brain_search", {"q": '""'})[1]["hits"] == []  # no word: nothing found
     refused(credential, "brain_search", {"q": "x", "project": "colony-docs"}, "bad_request")
 
 
