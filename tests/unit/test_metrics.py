@@ -179,6 +179,32 @@ def test_a_forager_answer_is_counted_ok(capsys: pytest.CaptureFixture[str]) -> N
     assert metric(emitted(capsys, flush=False), "ForagerCalls") == [({"outcome": "ok", "service": "schedule"}, [1.0])]
 
 
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (200, "ok"),
+        (404, "refused"),
+        (httpx.ConnectError("refused"), "unreachable"),
+        (httpx.ReadTimeout("slow"), "timeout"),
+    ],
+)
+def test_an_archive_download_is_counted_like_every_call(
+    capsys: pytest.CaptureFixture[str], answer: Any, outcome: str
+) -> None:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if isinstance(answer, Exception):
+            raise answer
+        return httpx.Response(answer, content=ARCHIVE if answer == 200 else b'{"error": {"code": "not_found"}}')
+
+    client = ForagerClient("http://127.0.0.1:1", "c", http=httpx.Client(transport=httpx.MockTransport(handle)))
+    try:
+        with client.download_archive("exp_1") as download:
+            assert b"".join(download.chunks) == ARCHIVE
+    except (UpstreamRefused, KnowledgeUnreachable, UpstreamTimeout):
+        assert outcome != "ok"
+    assert [d["outcome"] for d, _ in metric(emitted(capsys, flush=False), "ForagerCalls")] == [outcome]
+
+
 # ------------------------------------------------------------------ the door flushes
 def test_the_door_publishes_what_an_invocation_counted_even_when_it_raises(capsys: pytest.CaptureFixture[str]) -> None:
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -225,4 +251,18 @@ def test_a_pass_that_degrades_its_stream_is_counted_once_and_a_clean_one_not(
 
     forager.feed_fault(REF, "ahead", 2)  # a restore: the cursor is ahead of the producer
     assert run(knowledge_on, forager).degraded == ["cursor_ahead"]
-    assert metric(emitted(capsys), "FeedPassesDegraded") == [({"service": "schedule"}, [1.0])]
+    lines = emitted(capsys)
+    assert metric(lines, "FeedPassesDegraded") == [({"service": "schedule"}, [1.0])]
+    assert [(d["outcome"], v) for d, v in metric(lines, "FeedDegradations")] == [("cursor_ahead", [1.0])]
+
+
+def test_a_pass_counts_the_envelopes_it_read_and_acted_on(
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Simulator
+) -> None:
+    publish(forager, 3, "before")
+    outcome = run(knowledge_on, forager)
+    assert outcome.received >= 3
+    lines = emitted(capsys)
+    assert metric(lines, "FeedEnvelopesRead") == [({"service": "schedule"}, [float(outcome.received)])]
+    assert sum(values[0] for _, values in metric(lines, "FeedEnvelopesActed")) == outcome.acted
+    assert metric(run(knowledge_on, forager) and emitted(capsys), "FeedEnvelopesRead") == []  # nothing new

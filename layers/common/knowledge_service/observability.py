@@ -32,6 +32,9 @@ Counted = Literal[
     "ExportsVerified",  # an archive's SHA-256 and size matched and it is in S3
     "ExportDigestMismatches",  # ... did not (alarm ExportDigestMismatch)
     "FeedPassesDegraded",  # a pass that degraded its stream at least once and reconciled
+    "FeedEnvelopesRead",  # envelopes a pass received from the feed
+    "FeedEnvelopesActed",  # actions a pass carried out (a study queued, a finding filed, ...)
+    "ActionsRetried",  # an action that failed for a retryable reason, tried again by a pass
     "IngestionJobsQueued",  # FORAGER took a job (POST /knowledge/jobs; a replayed key is not counted again)
     "PreflightsRefused",  # FORAGER's admission gate measured a batch and did not admit it
 ]
@@ -41,6 +44,7 @@ ByOutcome = Literal[
     "Requests",  # every API request a function answered; outcome: its HTTP status ("200", "404", ...)
     "McpToolCalls",  # outcome: ok, or the refusal's code (not_found, knowledge_disabled, internal, ...)
     "VerbCallsRefused",  # outcome: budget, autonomy, or the verbs' wire code (Forbidden, NotFound, ...)
+    "FeedDegradations",  # outcome: the reason (gap, cursor_expired, cursor_ahead, history_diverged, generation_changed)
 ]
 ForagerOutcome = Literal["ok", "refused", "timeout", "unreachable", "upstream_error"]
 

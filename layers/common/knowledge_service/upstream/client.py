@@ -388,6 +388,8 @@ class ForagerClient:
         """
         path = f"/api/exports/{export_id}/download"
         headers = {"Authorization": f"Bearer {self._credential}", "User-Agent": USER_AGENT}
+        started = time.monotonic()
+        outcome: observability.ForagerOutcome = "ok"  # counted as every call is, when the download ends
         try:
             with self._http.stream("GET", self.endpoint + path, headers=headers) as response:
                 if response.status_code >= 300:
@@ -399,11 +401,20 @@ class ForagerClient:
                     chunks=_guarded(response.iter_bytes(DOWNLOAD_CHUNK_BYTES), path),
                 )
         except httpx.TimeoutException as error:
+            outcome = "timeout"
             raise UpstreamTimeout(f"FORAGER did not answer GET {path} in time.") from error
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as error:
+            outcome = "unreachable"
             raise KnowledgeUnreachable(f"FORAGER at {self.endpoint} cannot be reached.") from error
         except httpx.HTTPError as error:
+            outcome = "upstream_error"
             raise UpstreamError(f"FORAGER's answer to GET {path} broke off: {type(error).__name__}.") from error
+        except (UpstreamRefused, UpstreamError, UpstreamTimeout, KnowledgeUnreachable) as error:
+            outcome = call_outcome(error)  # its status refused, or its bytes broke off or did not match
+            raise
+        finally:
+            observability.count_outcome("ForagerCalls", outcome)
+            observability.milliseconds("ForagerCallLatency", (time.monotonic() - started) * 1000)
 
     # ------------------------------------------------------------------ plumbing
     def _post_stream(self, path: str, body: MultipartBody, model: type[ModelT], idempotency_key: str) -> ModelT:

@@ -164,6 +164,11 @@ class FeedConsumer(Recovery):
         outcome.watermark = mark.sequence
         if outcome.degraded:
             observability.count("FeedPassesDegraded")
+        for reason in outcome.degraded:
+            observability.count_outcome("FeedDegradations", reason)
+        observability.count("FeedEnvelopesRead", outcome.received)
+        observability.count("FeedEnvelopesActed", outcome.acted)
+        observability.count("ActionsRetried", outcome.retried)
         return outcome
 
     def _read_feed(self, run: FeedPass, instance: str, generation: str) -> Watermark:
