@@ -13,7 +13,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.conftest import Console
+from tests.browser.conftest import Console, unique
 from tests.e2e.conftest import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
@@ -101,6 +101,7 @@ def test_the_tree_a_page_edit_and_save_a_link_and_its_backlink(
     expect(rendered.get_by_text("(broken link: no page at /fs/svc/gone.md)")).to_be_visible()
     expect(rendered.get_by_role("link", name="a page")).to_have_count(0)
     expect(rendered.get_by_role("link", name="the web")).to_have_attribute("href", "https://example.org/")
+    expect(p.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")
     console.assert_accessible("wiki-page")
 
     rendered.get_by_role("link", name="the deploy runbook").click()
@@ -242,6 +243,7 @@ HOSTILE = page(
     "<svg onload=\"window.__wikiXss = 'svg'\"><script>window.__wikiXss = 'svg-script'</script></svg>\n\n"
     "[run me](javascript:window.__wikiXss='javascript')\n\n"
     "[data me](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)\n\n"
+    "[data image](data:image/png;base64,iVBORw0KGgo=) (markdown-it lets a data:image link through; the wiki does not)\n\n"
     "<a href=\"javascript:window.__wikiXss='raw-a'\">raw anchor</a>\n\n"
     "![pic](javascript:window.__wikiXss='image')\n\n"
     "<javascript:window.__wikiXss='autolink'>\n\n"
@@ -273,9 +275,31 @@ def test_a_hostile_page_renders_inert_in_the_browser(
     assert not {"script", "img", "svg", "iframe", "object", "embed", "b"} & set(found["elements"]), found
     assert found["handlers"] == [], found
     assert found["hrefs"] == [], found  # no scheme but http(s) is a link
-    for name in ("run me", "data me"):
+    for name in ("run me", "data me", "data image"):
         rendered.get_by_text(name).click()
     rendered.get_by_text("bold?", exact=False).hover()
     p.wait_for_timeout(300)
     assert p.evaluate("() => window.__wikiXss") is None
     console.assert_accessible("wiki-hostile")
+
+
+def test_a_person_who_is_not_the_projects_admin_reads_the_refusal_and_stays_signed_in(
+    console: Console, stack: LocalStack, operator: tuple[str, str, str]
+) -> None:
+    """The pages surface answers 401 to all but the project's admin: the wiki shows that sentence
+    and keeps the session (a 401 elsewhere ends it); /knowledge/me tells the two apart."""
+    project, _, _ = operator
+    viewer = stack.principal(
+        unique("viewer"),
+        "--permission=read_status",
+        "--permission=read_knowledge",
+        "--permission=manage_knowledge",
+        f"--role={project}=viewer",
+    )
+    console.sign_in(viewer)
+    console.pick_project(project)
+    console.section("Wiki")
+    expect(console.page.get_by_role("alert")).to_be_visible()
+    expect(console.page.get_by_role("button", name="Sign out")).to_be_visible()
+    expect(console.page.get_by_role("heading", name="Sign in")).to_have_count(0)
+    console.assert_accessible("wiki-not-admin")

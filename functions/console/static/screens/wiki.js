@@ -15,6 +15,21 @@ const TRUST = {
 };
 const NEW_PAGE = "---\ntype: Note\ntitle: \nstatus: draft\ntags: []\n---\n# \n";
 
+/**
+ * The pages API: its 401 means "not this project's admin" as often as "signed out", so a 401 does
+ * not end the session here; /knowledge/me then decides (and signs out when the session is gone).
+ */
+async function call(method, path, options = {}) {
+  try {
+    return await api.request(method, path, { ...options, keepSession: true });
+  } catch (error) {
+    if (error.status === 401) await api.get("/knowledge/me"); // rejects, and signs out, if the session ended
+    throw error;
+  }
+}
+const get = (path, query) => call("GET", path, { query });
+const post = (path, body = {}) => call("POST", path, { body });
+
 const kb = (project) => `/api/v1/projects/${encodeURIComponent(project)}/kb`;
 const pageUrl = (project, path) =>
   `${kb(project)}/pages/${path.replace(/^\/fs\//, "").split("/").map(encodeURIComponent).join("/")}`;
@@ -44,7 +59,7 @@ async function listAll(project) {
   const rows = [];
   let after;
   for (let page = 0; page < 40; page += 1) {
-    const answer = await api.get(`${kb(project)}/pages`, { meta: 1, limit: 500, after });
+    const answer = await get(`${kb(project)}/pages`, { meta: 1, limit: 500, after });
     rows.push(...answer.entries);
     if (!answer.truncated || answer.entries.length === 0) break;
     after = answer.entries[answer.entries.length - 1].path;
@@ -139,7 +154,7 @@ export function Difference({ before, after, label }) {
 function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
   const act = useAction();
   const keepMine = () =>
-    act.run(() => api.request("PUT", pageUrl(project, path), { body: { content: mine, if_version: theirs.version ?? "absent" } })).then(
+    act.run(() => call("PUT", pageUrl(project, path), { body: { content: mine, if_version: theirs.version ?? "absent" } })).then(
       (answer) => answer && onKept(),
     );
   return html`<section class="card conflict" aria-labelledby="conflict-title">
@@ -167,12 +182,12 @@ function Editor({ project, path, page, onDone }) {
   const act = useAction();
   const save = async (event) => {
     event.preventDefault();
-    const answer = await act.run(() => api.request("PUT", pageUrl(project, path), { body: { content: text, if_version: base } }));
+    const answer = await act.run(() => call("PUT", pageUrl(project, path), { body: { content: text, if_version: base } }));
     if (answer) return onDone(answer);
   };
   useEffect(() => {
     if (act.error?.status !== 409) return;
-    api.get(pageUrl(project, path)).then(
+    get(pageUrl(project, path)).then(
       (theirs) => setConflict({ mine: text, theirs }),
       (error) => (error.status === 404 ? setConflict({ mine: text, theirs: { content: null, version: null } }) : null),
     );
@@ -198,18 +213,18 @@ function Editor({ project, path, page, onDone }) {
 }
 
 function History({ project, path, current, onReverted }) {
-  const versions = useLoad(() => api.get(`${kb(project)}/versions`, { path, limit: 200 }), [project, path]);
+  const versions = useLoad(() => get(`${kb(project)}/versions`, { path, limit: 200 }), [project, path]);
   const [pair, setPair] = useState({ from: "", to: "" });
   const [shown, setShown] = useState(null);
   const act = useAction();
   const compare = async (from, to) => {
-    const read = (version) => api.get(pageUrl(project, path), { version }).then((answer) => answer.content);
+    const read = (version) => get(pageUrl(project, path), { version }).then((answer) => answer.content);
     const answer = await act.run(async () => ({ before: await read(from), after: await read(to), from, to }));
     if (answer) setShown(answer);
   };
   const revert = (version) =>
     act.run(
-      () => api.post(`${pageUrl(project, path)}/revert`, { version, if_version: current ?? "absent" }),
+      () => post(`${pageUrl(project, path)}/revert`, { version, if_version: current ?? "absent" }),
       `Reverted to version ${short(version)}.`,
     ).then((answer) => answer && onReverted());
   return html`<section aria-labelledby="history-title">
@@ -256,8 +271,8 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
   const remove = async (event) => {
     event.preventDefault();
     const answer = await act.run(async () => {
-      const gone = await api.request("DELETE", pageUrl(project, path), { query: { if_version: version } });
-      if (forget) await api.request("DELETE", `${kb(project)}/versions`, { query: { path } });
+      const gone = await call("DELETE", pageUrl(project, path), { query: { if_version: version } });
+      if (forget) await call("DELETE", `${kb(project)}/versions`, { query: { path } });
       return gone;
     });
     if (answer) onDeleted();
@@ -275,8 +290,8 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
 
 function PageView({ project, path, rows, known, reloadRows }) {
   const [tick, setTick] = useState(0);
-  const page = useLoad(() => api.get(pageUrl(project, path)), [project, path, tick]);
-  const backlinks = useLoad(() => api.get(`${kb(project)}/backlinks`, { path }), [project, path, tick]);
+  const page = useLoad(() => get(pageUrl(project, path)), [project, path, tick]);
+  const backlinks = useLoad(() => get(`${kb(project)}/backlinks`, { path }), [project, path, tick]);
   const [mode, setMode] = useState("read");
   const act = useAction();
   useEffect(() => setMode("read"), [path]);
@@ -286,7 +301,7 @@ function PageView({ project, path, rows, known, reloadRows }) {
     reloadRows();
   };
   const review = () =>
-    act.run(() => api.post(`${pageUrl(project, path)}/review`, { if_version: page.data.version }), "Reviewed.").then(
+    act.run(() => post(`${pageUrl(project, path)}/review`, { if_version: page.data.version }), "Reviewed.").then(
       (answer) => answer && again(),
     );
   return html`<article class="wiki-page" aria-labelledby="page-title">
@@ -339,7 +354,7 @@ function NewPage({ project, onMade }) {
   const act = useAction();
   const make = async (event) => {
     event.preventDefault();
-    const answer = await act.run(() => api.request("PUT", pageUrl(project, path.trim()), { body: { content, if_version: "absent" } }));
+    const answer = await act.run(() => call("PUT", pageUrl(project, path.trim()), { body: { content, if_version: "absent" } }));
     if (answer) onMade(answer.path);
   };
   return html`<section aria-labelledby="wiki-view">
@@ -356,7 +371,7 @@ function NewPage({ project, onMade }) {
 
 function Lint({ project }) {
   const [fresh, setFresh] = useState(0);
-  const lint = useLoad(() => api.get(`${kb(project)}/lint`, fresh ? { fresh: 1 } : {}), [project, fresh]);
+  const lint = useLoad(() => get(`${kb(project)}/lint`, fresh ? { fresh: 1 } : {}), [project, fresh]);
   return html`<section aria-labelledby="wiki-view">
     <h3 id="wiki-view">Lint</h3>
     <button type="button" onClick=${() => setFresh((n) => n + 1)}>Check again</button>
@@ -375,7 +390,7 @@ function Lint({ project }) {
 }
 
 function Stats({ project }) {
-  const stats = useLoad(() => api.get(`${kb(project)}/stats`), [project]);
+  const stats = useLoad(() => get(`${kb(project)}/stats`), [project]);
   return html`<section aria-labelledby="wiki-view">
     <h3 id="wiki-view">Stats</h3>
     <${Loaded} load=${stats} what="the base's figures">${(data) => html`<dl class="facts">
@@ -400,7 +415,7 @@ function SearchPages({ project, query }) {
   const [asked, setAsked] = useState(null);
   const [offset, setOffset] = useState(0);
   const found = useLoad(
-    () => (asked ? api.get(`${kb(project)}/search`, { ...asked, offset }) : Promise.resolve({ none: true })),
+    () => (asked ? get(`${kb(project)}/search`, { ...asked, offset }) : Promise.resolve({ none: true })),
     [project, asked, offset],
   );
   const submit = (event) => {
