@@ -243,7 +243,7 @@ HOSTILE = page(
     "<svg onload=\"window.__wikiXss = 'svg'\"><script>window.__wikiXss = 'svg-script'</script></svg>\n\n"
     "[run me](javascript:window.__wikiXss='javascript')\n\n"
     "[data me](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)\n\n"
-    "[data image](data:image/png;base64,iVBORw0KGgo=) (markdown-it lets a data:image link through; the wiki does not)\n\n"
+    "[data image](data:image/png;base64,iVBORw0KGgo=) (markdown-it lets data:image through)\n\n"
     "<a href=\"javascript:window.__wikiXss='raw-a'\">raw anchor</a>\n\n"
     "![pic](javascript:window.__wikiXss='image')\n\n"
     "<javascript:window.__wikiXss='autolink'>\n\n"
