@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -303,3 +304,37 @@ def test_a_person_who_is_not_the_projects_admin_reads_the_refusal_and_stays_sign
     expect(console.page.get_by_role("button", name="Sign out")).to_be_visible()
     expect(console.page.get_by_role("heading", name="Sign in")).to_have_count(0)
     console.assert_accessible("wiki-not-admin")
+
+
+def test_the_service_worker_keeps_the_shell_and_never_page_content(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    secret = unique("only-in-the-hub")
+    base.put("sw/private.md", page("Private", f"The words {secret} live in the hub alone.\n"))
+    open_wiki(console, operator)
+    p = console.page
+    p.evaluate("async () => { await navigator.serviceWorker.ready; }")
+    p.reload()  # now the worker controls the page: every request it makes goes past the worker
+    assert p.evaluate("() => Boolean(navigator.serviceWorker.controller)")
+    console.pick_project(operator[0])
+    expect(p.get_by_role("navigation", name="Page tree")).to_be_visible()
+    open_page(console, "sw/private.md")
+    expect(p.get_by_role("region", name="Page body")).to_contain_text(secret)
+    expect(p.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")
+
+    kept: list[dict[str, str]] = p.evaluate(
+        """async () => {
+          const out = [];
+          for (const name of await caches.keys()) {
+            const cache = await caches.open(name);
+            for (const request of await cache.keys()) {
+              out.push({ url: request.url, text: await (await cache.match(request)).text() });
+            }
+          }
+          return out;
+        }"""
+    )
+    paths = [urlsplit(entry["url"]).path for entry in kept]
+    assert {"/console/app.js", "/console/api.js", "/console/screens/wiki.js"} <= set(paths), paths
+    assert [path for path in paths if not path.startswith("/console/")] == []
+    assert [entry["url"] for entry in kept if secret in entry["text"]] == []
