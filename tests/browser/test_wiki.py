@@ -338,3 +338,16 @@ def test_the_service_worker_keeps_the_shell_and_never_page_content(
     assert {"/console/app.js", "/console/api.js", "/console/screens/wiki.js"} <= set(paths), paths
     assert [path for path in paths if not path.startswith("/console/")] == []
     assert [entry["url"] for entry in kept if secret in entry["text"]] == []
+
+
+def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, str], base: Base) -> None:
+    base.put(
+        "narrow/long-name-of-a-directory/page.md",
+        page("Narrow", "A line " + "with many words " * 20 + "\n\n```\n" + "x" * 200 + "\n```\n"),
+    )
+    console.page.set_viewport_size({"width": 360, "height": 780})
+    open_wiki(console, operator)
+    open_page(console, "narrow/long-name-of-a-directory/page.md")
+    expect(console.page.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")
+    assert console.page.evaluate("() => document.documentElement.scrollWidth") <= 360
+    console.assert_accessible("wiki-page-360")
