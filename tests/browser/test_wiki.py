@@ -148,6 +148,7 @@ def test_two_sessions_edit_one_page_and_the_second_resolves_the_conflict(
         expect(difference.locator("del")).to_contain_text("- second line, theirs")
         expect(difference.locator("ins")).to_contain_text("+ second line, mine")
         assert "mine" not in base.content("notes/shared.md")  # nothing written before the choice
+        conflict.get_by_role("button", name="Keep mine").scroll_into_view_if_needed()
         other.assert_accessible("wiki-conflict")
 
         conflict.get_by_role("button", name="Keep mine").click()
@@ -178,6 +179,7 @@ def test_history_shows_a_difference_and_reverts_and_review_changes_trust(
     difference = history.get_by_label(re.compile("^Difference from"))
     expect(difference.locator("del")).to_contain_text("- Rotate every 90 days.")
     expect(difference.locator("ins")).to_contain_text("+ Rotate every 30 days.")
+    history.get_by_role("table").scroll_into_view_if_needed()  # the screenshot shows the difference
     console.assert_accessible("wiki-history")
 
     history.get_by_role("button", name=f"Revert to {first['version'].removeprefix('sha256:')[:10]}").click()
@@ -351,3 +353,38 @@ def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, s
     expect(console.page.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")
     assert console.page.evaluate("() => document.documentElement.scrollWidth") <= 360
     console.assert_accessible("wiki-page-360")
+
+
+def test_search_pages_finds_a_page_written_through_the_api_and_not_once_deleted(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    word = unique("findme").replace("-", "x")
+    written = base.put("found/it.md", page("Findable", f"The word {word} is here.\n", type_="Guide"))
+    open_wiki(console, operator)
+    p = console.page
+    p.get_by_role("link", name="Search pages").click()
+    form = p.get_by_role("search", name="Search pages")
+    form.get_by_label("Words").fill(word)
+    form.get_by_role("button", name="Search pages").click()
+    expect(p.get_by_role("status").filter(has_text="1 page matches.")).to_be_visible()
+    hits = p.get_by_role("list").filter(has=p.get_by_role("link", name="Findable"))
+    expect(hits.locator("mark")).to_have_text(word)
+    console.assert_accessible("wiki-search")
+
+    form.get_by_label("Type").fill("Runbook")  # a filter that leaves nothing
+    form.get_by_role("button", name="Search pages").click()
+    expect(p.get_by_role("status").filter(has_text="0 pages match.")).to_be_visible()
+    form.get_by_label("Type").fill("guide")  # exact, case-insensitive
+    form.get_by_role("button", name="Search pages").click()
+    expect(p.get_by_role("status").filter(has_text="1 page matches.")).to_be_visible()
+    p.get_by_role("link", name="Findable").click()
+    expect(p.get_by_role("heading", name="Findable", level=3)).to_be_visible()
+
+    gone = httpx.delete(
+        f"{base.url}/pages/found/it.md", headers=base.headers, params={"if_version": written["version"]}, timeout=30.0
+    )
+    assert gone.status_code == 200, gone.text
+    p.get_by_role("link", name="Search pages").click()
+    form.get_by_label("Words").fill(word)
+    form.get_by_role("button", name="Search pages").click()
+    expect(p.get_by_role("status").filter(has_text="0 pages match.")).to_be_visible()
