@@ -25,6 +25,7 @@ from benchmarks import (
     pages,
     reads,
     requests,
+    search,
     stack_routes,
     uploads,
 )
@@ -32,7 +33,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle", "console")
+PARTS = ("idle", "console", "search")
 """The parts ``--only`` runs alone."""
 
 
@@ -58,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         console.report(row)
         print(json.dumps(row))
         return 0
+    if arguments.only == "search":
+        rows = search.measure()
+        search.report(rows)
+        print(json.dumps(rows))
+        return 0
     if arguments.only == "idle":
         row = idle.measure(arguments.idle_seconds)
         idle.report(row)
@@ -75,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         "uploads": uploads.measure(),
         "load": load.measure(),
         "pages": pages.measure(),
+        "search": search.measure(),
         "exports": exports.measure(),
         "kb": kb_command.measure(),
         "idle": idle.measure(arguments.idle_seconds),
@@ -143,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['route']:<48}{row['iterations']:>5}{row['p50_ms']:>10}{row['p99_ms']:>10}"
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
+    search.report(results["search"])
     print("\nThe kb command against the local stack (python -m devstack; a 2,000-page base)")
     print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}")
     for row in results["kb"]:

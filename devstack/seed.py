@@ -141,6 +141,7 @@ DEMO_ROLE_TOOLS = (
     "brain_get",
     "brain_list",
     "brain_history",
+    "brain_search",
     "brain_put",
     "knowledge.get",
     "knowledge.list",

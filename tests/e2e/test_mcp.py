@@ -27,7 +27,7 @@ pytestmark = [
 T = TypeVar("T")
 
 READER_TOOLS = ["knowledge_search", "knowledge_retrieve", "knowledge_sources", "brain_get", "brain_history"]
-WRITER_TOOLS = [*READER_TOOLS, "brain_put", "brain_list", "knowledge.get", "knowledge.publish"]
+WRITER_TOOLS = [*READER_TOOLS, "brain_put", "brain_list", "brain_search", "knowledge.get", "knowledge.publish"]
 
 
 def unique(prefix: str) -> str:
@@ -109,6 +109,8 @@ def test_an_agent_works_a_mission_over_mcp(stack: LocalStack, http: httpx.Client
             assert not put.isError and payload(put)["ok"], payload(put)
             got = await client.call_tool("brain_get", {"path": page, "store": "project"})
             assert payload(got)["content"] == "# Launch\n\nApril 10.\n"
+            searched = await client.call_tool("brain_search", {"q": "launch april"})
+            assert payload(searched)["hits"][0]["path"] == payload(put)["path"], payload(searched)
             history = await client.call_tool("brain_history", {"path": page})
             assert [v["op"] for v in payload(history)["versions"]] == ["kb.put"]
             assert payload(history)["versions"][0]["actor"].startswith("agent:mission:")

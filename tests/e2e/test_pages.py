@@ -165,6 +165,7 @@ def test_401_on_every_route_whatever_the_body(http: httpx.Client, stack: LocalSt
         ("GET", "/backlinks?path=x.md", None),
         ("GET", "/lint", None),
         ("GET", "/stats", None),
+        ("GET", "/search?q=x", None),
     ]
     for token in (agent, viewer, None):
         for method, target, body in calls:

@@ -44,6 +44,7 @@ def expectation(route: RouteInfo, caller: Caller) -> Expect:
 def target_of(route: RouteInfo) -> tuple[str, str | None]:
     path = route.path.replace("{id}", PROJECT).replace("{path}", "notes/x.md")
     query = "?path=notes/x.md" if route.path.endswith(("/versions", "/backlinks")) else ""
+    query = "?q=notes" if route.path.endswith("/search") else query
     body = '{"content": "x"}' if route.method == "PUT" else "{}" if route.method == "POST" else None
     return path + query, body
 
@@ -88,5 +89,5 @@ def test_every_caller_gets_what_the_pages_rule_says(gateway: tuple[Gateway, dict
 
 
 def test_the_pages_routes_are_all_covered() -> None:
-    assert len(ROUTES) == 13
+    assert len(ROUTES) == 14
     assert all(r.project_access == "admin" for r in ROUTES)

@@ -258,6 +258,7 @@ def test_a_page_sent_as_anything_else_is_415(admin: Client, media: str | None) -
         ("POST", "/promote", "{bad"),
         ("DELETE", "/versions?path=x.md", None),
         ("GET", "/stats", None),
+        ("GET", "/search?q=caddy", None),
     ],
 )
 def test_without_the_admin_token_every_route_is_401_whatever_the_body(
@@ -549,9 +550,10 @@ def _used(pages: Pages) -> int:
 
 
 def _stored_blobs(pages: Pages) -> list[str]:
+    """The kept versions' objects (not the search snapshot a forget rewrites beside them)."""
     import boto3
 
-    listed = boto3.client("s3").list_objects_v2(Bucket=pages.runtime.env.archive_bucket)
+    listed = boto3.client("s3").list_objects_v2(Bucket=pages.runtime.env.archive_bucket, Prefix="pages/")
     return sorted(o["Key"] for o in listed.get("Contents", []))
 
 

@@ -36,6 +36,7 @@ def test_every_resource_of_the_surface_takes_any_method_to_its_own_function(func
         ("PATCH", f"{KB}/pages/a.md"),
         ("POST", f"{KB}/pages"),
         ("PUT", f"{KB}/stats"),
+        ("POST", f"{KB}/search"),
         ("DELETE", f"{KB}/promote"),
         ("GET", KB),
         ("GET", f"{KB}/unknown"),

@@ -299,6 +299,8 @@ def test_no_tool_reaches_another_projects_knowledge_page_or_assertion(rt: Runtim
         assert call(credential, "brain_history", {"path": path})[0]
     for store in ("project", "session"):
         assert "secret.md" not in json.dumps(call(credential, "brain_list", {"store": store})[1])
+    found = call(credential, "brain_search", {"q": "secret"})[1]
+    assert found["total"] == 0 and "secret.md" not in json.dumps(found)
     resources = rpc(credential, "resources/list")["result"]["resources"]
     assert all("/project/falcon/" in r["uri"] for r in resources)
     stolen = rpc(credential, "resources/read", {"uri": "agenthub://project/colony-docs/kb/fs/notes/secret.md"})
@@ -367,6 +369,24 @@ def test_the_brain_tools_write_read_list_promote_revert_and_delete_the_projects_
     assert "agenthub://session/" in page
     assert call(credential, "brain_delete", {"path": promoted["path"], "store": "project"})[1]["ok"]
     refused(credential, "brain_delete", {"path": promoted["path"], "store": "project"}, "not_found")
+
+
+def test_brain_search_finds_the_missions_projects_pages_as_soon_as_they_are_written(rt: Runtime) -> None:
+    credential = start(rt, ["brain_put", "brain_delete", "brain_search"], autonomy="L1")
+    Pages(rt.pages, "colony-docs").put("/notes/other.md", "---\ntype: Concept\n---\nlighthouse keeper\n", None)
+    page = "---\ntype: Runbook\ntitle: Lighthouse\ntags: [coast]\n---\nThe lighthouse keeper logs the lamp.\n"
+    put = call(credential, "brain_put", {"path": "/coast/light.md", "content": page, "store": "project"})[1]
+    assert put["ok"], put
+    found = call(credential, "brain_search", {"q": "lighthouse keeper", "tag": "coast"})[1]
+    assert found["store"] == "project"
+    assert [h["path"] for h in found["hits"]] == ["/fs/coast/light.md"]  # never colony-docs' page
+    assert found["hits"][0]["title"] == "Lighthouse"
+    assert {"text": "keeper", "hit": True} in found["hits"][0]["snippet"]
+    assert call(credential, "brain_delete", {"path": "/coast/light.md", "store": "project"})[1]["ok"]
+    assert call(credential, "brain_search", {"q": "lighthouse"})[1]["hits"] == []
+    refused(credential, "brain_search", {"q": ""}, "bad_request")
+    assert call(credential, "brain_search", {"q": '""'})[1]["hits"] == []  # no word: nothing found
+    refused(credential, "brain_search", {"q": "x", "project": "colony-docs"}, "bad_request")
 
 
 # ------------------------------------------------------------------------------ whatever the arguments

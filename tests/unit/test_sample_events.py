@@ -92,3 +92,23 @@ def test_the_missions_sample_event_records_a_mission_once(aws: Runtime) -> None:
     assert first == invoke("AgentMissionsFunction", event)
     mission = aws.agent_missions.by_id(event["id"])
     assert mission is not None and (mission.project, mission.role) == ("falcon", "researcher")
+
+
+def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime) -> None:
+    from knowledge_service.domain.pages import page_search
+    from knowledge_service.domain.pages.page_search import PageSearch
+
+    event = json.loads((EVENTS / "search_page_signal.json").read_text())
+    assert invoke("SearchCompactionFunction", event) == {"project": "falcon", "compacted": False}
+    with aws.pages.table.batch_writer() as batch:  # an overlay at the compaction threshold, settled
+        for n in range(page_search.COMPACT_AFTER):
+            path = f"/fs/p{n}.md"
+            batch.put_item(Item={"pk": "SROW#falcon", "sk": path, "path": path, "body": "b", "version": "v"})
+            batch.put_item(Item={"pk": "SCHG#falcon", "sk": f"{n:017d}-seed", "path": path})
+    done = invoke("SearchCompactionFunction", event)
+    assert (done["compacted"], done["rows"], done["folded"]) == (
+        True,
+        page_search.COMPACT_AFTER,
+        page_search.COMPACT_AFTER,
+    )
+    assert PageSearch(aws.search, "falcon").pending() == 0

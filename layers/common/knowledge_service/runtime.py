@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from knowledge_service.storage.page_store import PageStore
     from knowledge_service.storage.principals import PrincipalStore
     from knowledge_service.storage.projects import ProjectStore
+    from knowledge_service.storage.search_store import SearchStore
     from knowledge_service.storage.sessions import SessionStore
     from knowledge_service.storage.staging import StagingStore
     from knowledge_service.storage.verbs import VerbAudit, VerbStore
@@ -171,6 +172,12 @@ class Runtime:
             _client("events"),
             self.env.event_bus_name,
         )
+
+    @cached_property
+    def search(self) -> SearchStore:
+        from knowledge_service.storage.search_store import SearchStore
+
+        return SearchStore(_dynamodb(), self.env.pages_table, _client("s3"), self.env.archive_bucket)
 
     @cached_property
     def archives(self) -> ArchiveStore:

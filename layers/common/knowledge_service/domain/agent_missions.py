@@ -60,7 +60,7 @@ KNOWLEDGE_TOOLS = (
     "knowledge_conflicts",
     "knowledge_sources",
 )
-BRAIN_READS = ("brain_get", "brain_list", "brain_history")
+BRAIN_READS = ("brain_get", "brain_list", "brain_history", "brain_search")
 BRAIN_WRITES = ("brain_put", "brain_delete", "brain_promote", "brain_revert")
 DISCOVER_TOOL = "tools_discover"
 """Always listed, in no contract: it reveals the tier 2 tools the mission's role lists."""

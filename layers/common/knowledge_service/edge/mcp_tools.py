@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from knowledge_service.base_model import Model
 from knowledge_service.domain import identifiers, reads as domain
 from knowledge_service.domain.agent_missions import DISCOVER_TOOL, TOOLS, autonomy, principal_of
-from knowledge_service.domain.pages import paths
+from knowledge_service.domain.pages import paths, search as page_query
+from knowledge_service.domain.pages.page_search import PageSearch
 from knowledge_service.domain.pages.service import MAX_HISTORY_ROWS, MAX_LISTING, Pages, Written
 from knowledge_service.domain.pages.session_brain import SessionBrain
 from knowledge_service.domain.pages.tree import walk
@@ -144,6 +145,17 @@ class BrainHistoryArgs(_Args):
     path: PathArg
     before: str | None = Field(default=None, max_length=64)
     limit: int = Field(default=50, ge=1, le=MAX_HISTORY_ROWS)
+
+
+class BrainSearchArgs(_Args):
+    q: str = Field(
+        min_length=1, max_length=page_query.MAX_QUERY_CHARS, description="The words to find (all must match)"
+    )
+    tag: str | None = Field(default=None, max_length=200)
+    type: str | None = Field(default=None, max_length=200)
+    status: str | None = Field(default=None, max_length=200)
+    offset: int = Field(default=0, ge=0, le=page_query.MAX_OFFSET)
+    limit: int = Field(default=page_query.DEFAULT_LIMIT, ge=1, le=page_query.MAX_LIMIT)
 
 
 class DiscoverArgs(_Args):
@@ -279,6 +291,12 @@ def _brain_history(c: Caller, a: Any) -> Any:
     return _pages(c).versions(a.path, a.before, a.limit)
 
 
+def _brain_search(c: Caller, a: Any) -> Any:
+    """The knowledge base's page search, the mission's project's (``GET kb/search``'s answer)."""
+    query = page_query.parse_query(a.q, tag=a.tag, type=a.type, status=a.status, offset=a.offset, limit=a.limit)
+    return {**PageSearch(runtime().search, c.mission.project).search(query), "store": "project"}
+
+
 def _brain_revert(c: Caller, a: Any) -> Any:
     return _written(_pages(c).revert(a.path, a.version, a.if_version, actor=c.actor))
 
@@ -350,6 +368,12 @@ SPECS: dict[str, ToolSpec] = {
         ),
         ToolSpec("brain_promote", "Promote a session brain entry to a page", BrainPromoteArgs, _brain_promote),
         ToolSpec("brain_history", "A page's versions, newest first", BrainHistoryArgs, _brain_history),
+        ToolSpec(
+            "brain_search",
+            "Search the knowledge base's pages (path, title, tags, type, status, body): ranked hits with snippets",
+            BrainSearchArgs,
+            _brain_search,
+        ),
         ToolSpec("brain_revert", "Put a page's earlier version back", BrainRevertArgs, _brain_revert),
         *(_verb_spec(name) for name in TOOLS if "." in name),
     )

@@ -14,13 +14,19 @@ One DynamoDB table (``PAGES_TABLE``) holds, per project:
   (every write adds one, which is what invalidates the derived numbers everywhere);
 - ``FEED#<project>`` / ``<row id>``: the signals (``kb_put``, ``kb_deleted``, ...) the
   project reads back, each also put on the EventBridge bus;
+- ``SROW#<project>`` / ``<path>``: the page's search row (``domain/pages/search.py``): path,
+  title, type, status, tags, the first 16 KiB of the body, the version; a delete removes it;
+- ``SCHG#<project>`` / ``<row id>``: which path a write changed, for the search index's overlay
+  (``storage/search_store.py`` reads those after its snapshot's watermark, and drops them once
+  folded into a snapshot);
 - ``SESSION#<id>`` / ``#`` and ``brain#<path>``: a mission's session brain (the id is the
   mission's), each entry's bytes in S3 under ``brain/<id>/``.
 
 A write is one transaction (head under its ``if_version`` condition, both log rows, the
-feed row, the generation), so of two writers with the same ``if_version`` exactly one
-lands. Its bytes are stored first; a crash between leaves only a version no log row names,
-which ``DELETE kb/versions`` sweeps.
+feed row, the generation, the search row and its change marker), so a page is never
+findable without its head nor its head without its search row, and of two writers with the
+same ``if_version`` exactly one lands. Its bytes are stored first; a crash between leaves
+only a version no log row names, which ``DELETE kb/versions`` sweeps.
 """
 
 from __future__ import annotations
@@ -111,6 +117,7 @@ class Write:
     brought: bool = False
     restored: str | None = None
     keep_verified_version: str | None = None
+    search: dict[str, Any] | None = None  # the page's search row; None with a delete (the row goes)
 
 
 class PageStore:
@@ -250,6 +257,8 @@ class PageStore:
     # ------------------------------------------------------------------ the write
     def write(self, write: Write) -> LogRow | None:
         """Land ``write`` in one transaction; None when its ``if_version`` guard refused it."""
+        if write.version is not None and write.search is None:
+            raise InternalError("A page write carries its search row (the one write path lands it with the head).")
         at = iso(_now())
         row = LogRow(
             new_row_id(),
@@ -307,6 +316,7 @@ class PageStore:
                     "ExpressionAttributeValues": _ddb({":one": 1}),
                 }
             },
+            *search_items(self._name, write.project, write.path, row.id, write.search),
         ]
         if not conditionally(
             lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
@@ -464,6 +474,18 @@ class PageStore:
     # ------------------------------------------------------------------ helpers
     def _query(self, condition: Any, forward: bool = True) -> list[dict[str, Any]]:
         return query_all(self.table, KeyConditionExpression=condition, ScanIndexForward=forward, ConsistentRead=True)
+
+
+def search_items(table: str, project: str, path: str, row_id: str, row: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The two items a write adds to its transaction for search: the page's search row (put, or
+    deleted with the page) and the change marker the index's overlay reads."""
+    key = {"pk": f"SROW#{project}", "sk": path}
+    change: dict[str, Any] = {
+        "Put": {"TableName": table, "Item": {"pk": f"SCHG#{project}", "sk": row_id, "path": path}}
+    }
+    if row is None:
+        return [{"Delete": {"TableName": table, "Key": key}}, change]
+    return [{"Put": {"TableName": table, "Item": _ddb({**key, **row})}}, change]
 
 
 @dataclass(frozen=True)

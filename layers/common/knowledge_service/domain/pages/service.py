@@ -1,22 +1,28 @@
 """The one write path and the reads of a project's knowledge base.
 
-REST calls these (and so will the brain tools and the ``kb`` command): every write goes
-through ``_land``, so a page gets the same path rules, the same limits, the same log row
-and the same feed signal whoever wrote it.
+REST calls these, and so do the brain tools (``store: "project"``) and ``kb import`` (over
+REST): every write goes through ``_write`` (a delete through ``delete``), so a page gets the
+same path rules, the same limits, the same log row, the same search row
+(``domain/pages/search.py``, landed in the write's own transaction) and the same feed signal
+whoever wrote it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from knowledge_service.domain.pages import frontmatter, paths
 from knowledge_service.domain.pages.describe import describe
+from knowledge_service.domain.pages.search import search_row
 from knowledge_service.domain.pages.tree import VERIFICATION_WINDOW_SECONDS, broken_link, walk
 from knowledge_service.errors import BadRequest, Conflict, InternalError, NotFound, PayloadTooLarge
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.page_store import ABSENT, Head, LogRow, PageStore, Write, iso
+
+if TYPE_CHECKING:
+    from knowledge_service.domain.pages.page_search import PageSearch
 
 MIB = 1024 * 1024
 MAX_PAGE_BYTES = 1 * MIB
@@ -52,10 +58,13 @@ class Written:
 class Pages:
     """One project's knowledge base."""
 
-    def __init__(self, store: PageStore, project: str, events: EventLog | None = None):
+    def __init__(
+        self, store: PageStore, project: str, events: EventLog | None = None, search: PageSearch | None = None
+    ):
         self.store = store
         self.project = project
         self.events = events
+        self.search = search
 
     # ================================================================== reads
     def _current(self, path: str) -> Head:
@@ -331,6 +340,10 @@ class Pages:
                 "system", actor, {"action": "kb_history_forget_rolled_back", "project": self.project, **counts}
             )
             raise
+        if self.search is not None:
+            # The search rows only ever hold current text; a compaction now rewrites the snapshot
+            # from them, so no snapshot object keeps the text of a page changed since the last one.
+            self.search.compact(force=True)
         return {
             "ok": True,
             "path": path,
@@ -390,6 +403,7 @@ class Pages:
                     brought=brought,
                     restored=restored,
                     keep_verified_version=head.verified_version if head is not None else None,
+                    search=search_row(path, content, meta, version).item(),
                 )
             )
             if row is not None:

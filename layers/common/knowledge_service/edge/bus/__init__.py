@@ -1,2 +1,3 @@
 """The bus's edge: what EventBridge invokes, one module a function (``door.bus``), each with its
-``handler``: ``six_hourly_pass`` (the schedule's) and ``mission_intake`` (the agent missions')."""
+``handler``: ``six_hourly_pass`` (the schedule's), ``mission_intake`` (the agent missions') and
+``search_compaction`` (the page search compactor's, on the pages signals)."""

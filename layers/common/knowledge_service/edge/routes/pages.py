@@ -18,6 +18,8 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowledge_service.base_model import Model
+from knowledge_service.domain.pages import search as page_query
+from knowledge_service.domain.pages.page_search import PageSearch
 from knowledge_service.domain.pages.service import (
     MAX_BODY_BYTES,
     MAX_HISTORY_ROWS,
@@ -89,9 +91,10 @@ BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
 walk (``tests/unit/test_request_wire_names.py``) holds these too."""
 
 
-def _pages(project: str) -> Pages:
+def _pages(project: str, *, search: bool = False) -> Pages:
+    """The project's pages; with ``search``, able to rewrite its search snapshot (a forget does)."""
     rt = runtime()
-    return Pages(rt.pages, project, rt.events)
+    return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project) if search else None)
 
 
 def _media_type(request: Request) -> str:
@@ -295,7 +298,7 @@ def versions(
     responses=problem_responses(400, 401, 404),
 )
 def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHARS)]) -> dict[str, Any]:
-    return _pages(id).forget_history(path)
+    return _pages(id, search=True).forget_history(path)
 
 
 @router.get(
@@ -329,3 +332,23 @@ def lint(id: ProjectId, fresh: Annotated[Literal["0", "1", "true", "false"] | No
 )
 def stats(id: ProjectId) -> dict[str, Any]:
     return _pages(id).stats()
+
+
+@router.get(
+    f"{BASE}/search",
+    summary="Search the pages (path, title, tags, type, status, body): ranked hits with a highlighted snippet",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses=problem_responses(400, 401, 404),
+)
+def search(
+    id: ProjectId,
+    q: Annotated[str, Query(min_length=1, max_length=page_query.MAX_QUERY_CHARS)],
+    tag: Annotated[str | None, Query(max_length=200)] = None,
+    type: Annotated[str | None, Query(max_length=200)] = None,
+    status: Annotated[str | None, Query(max_length=200)] = None,
+    offset: Annotated[int, Query(ge=0, le=page_query.MAX_OFFSET)] = 0,
+    limit: Annotated[int, Query(ge=1, le=page_query.MAX_LIMIT)] = page_query.DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    query = page_query.parse_query(q, tag=tag, type=type, status=status, offset=offset, limit=limit)
+    return PageSearch(runtime().search, id).search(query)
