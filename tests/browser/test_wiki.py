@@ -7,6 +7,9 @@ admin (the pages surface's rule). docs/console.md, The wiki."""
 from __future__ import annotations
 
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,7 +18,9 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.browser.conftest import Console, unique
-from tests.e2e.conftest import LocalStack, bearer
+from tests.e2e.conftest import LocalStack, bearer, http  # noqa: F401 (http: the hub fixture's client)
+from tests.e2e.test_kb_command import Hub, exported, hub  # noqa: F401 (hub: the fixture)
+from tests.e2e.test_mcp import mission, payload, role, run, session
 
 pytestmark = pytest.mark.e2e
 
@@ -388,3 +393,54 @@ def test_search_pages_finds_a_page_written_through_the_api_and_not_once_deleted(
     form.get_by_label("Words").fill(word)
     form.get_by_role("button", name="Search pages").click()
     expect(p.get_by_role("status").filter(has_text="0 pages match.")).to_be_visible()
+
+
+def search_in_the_wiki(console: Console, words: str) -> None:
+    p = console.page
+    p.get_by_role("link", name="Search pages").click()
+    form = p.get_by_role("search", name="Search pages")
+    form.get_by_label("Words").fill(words)
+    form.get_by_role("button", name="Search pages").click()
+
+
+def test_pages_written_by_kb_import_and_by_an_agent_are_found_by_search_pages_within_5_s(
+    console: Console,
+    hub: Hub,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    """The issue's walk: a page `kb import` writes and one an agent's brain_put (store project)
+    writes are found by Search pages, one query each, within 5 s of the write's answer."""
+    console.sign_in(hub.stack.admin_token)
+    console.pick_project(hub.project)
+    console.section("Wiki")
+    expect(console.page.get_by_role("navigation", name="Page tree")).to_be_visible()
+
+    folder = exported(hub, tmp_path)
+    (folder / "harbour.md").write_text("---\ntype: Concept\ntitle: Harbour\n---\nThe pilot boat waits at the mole.\n")
+    imported = hub.kb("import", "--dir", str(folder))
+    assert imported.code == 0, imported.err
+    answered = time.monotonic()
+    search_in_the_wiki(console, "pilot boat")
+    expect(console.page.get_by_role("link", name="Harbour")).to_be_visible(timeout=5_000)
+    assert time.monotonic() - answered < 5.0
+
+    credential = mission(hub.stack, role(hub.stack, ["brain_put"]), project=hub.project)
+
+    async def agent() -> None:
+        async with session(hub.stack, credential) as client:
+            put = await client.call_tool(
+                "brain_put",
+                {
+                    "path": "/ops/lamp.md",
+                    "content": "# Lamp\n\nThe lighthouse lamp turns at dusk.\n",
+                    "store": "project",
+                },
+            )
+            assert not put.isError and payload(put)["ok"], payload(put)
+
+    with ThreadPoolExecutor(max_workers=1) as thread:  # its own event loop, beside Playwright's
+        thread.submit(run, agent).result()
+    answered = time.monotonic()
+    search_in_the_wiki(console, "lighthouse")
+    expect(console.page.get_by_role("link", name="/fs/ops/lamp.md")).to_be_visible(timeout=5_000)
+    assert time.monotonic() - answered < 5.0
