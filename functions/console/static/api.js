@@ -25,8 +25,12 @@ function sentence(status, payload, statusText) {
   return `The service answered ${status}${statusText ? " " + statusText : ""} without a sentence.`;
 }
 
-/** One request. Resolves with the envelope's data (or the page's JSON); rejects with an ApiError. */
-export async function request(method, path, { query, body, headers } = {}) {
+/**
+ * One request. Resolves with the envelope's data (or the page's JSON); rejects with an ApiError.
+ * keepSession: a 401 is this route's refusal, not the session's end (the pages surface answers 401
+ * to whoever is not the project's admin); the caller asks /knowledge/me to tell the two apart.
+ */
+export async function request(method, path, { query, body, headers, keepSession = false } = {}) {
   const url = new URL(path, window.location.origin);
   for (const [key, value] of Object.entries(query ?? {})) {
     if (value !== undefined && value !== null) url.searchParams.set(key, value);
@@ -61,7 +65,7 @@ export async function request(method, path, { query, body, headers } = {}) {
     return payload && typeof payload === "object" && "success" in payload ? payload.data : payload;
   }
   const error = new ApiError(response.status, sentence(response.status, payload, response.statusText), payload?.code);
-  if (response.status === 401) onSignedOut(error);
+  if (response.status === 401 && !keepSession) onSignedOut(error);
   throw error;
 }
 

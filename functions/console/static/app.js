@@ -144,3 +144,10 @@ function App() {
 }
 
 render(html`<${App} />`, document.getElementById("app"));
+
+// The shell and its static assets kept for when the network is gone; never page content (sw.js).
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("sw.js").catch(() => {
+    // no worker (a private window, an old browser): the console works the same, online
+  });
+}

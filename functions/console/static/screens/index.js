@@ -4,6 +4,7 @@ import { register } from "../registry.js";
 register({ id: "connection", title: "Connection", order: 10, load: () => import("./connection.js") });
 register({ id: "modules", title: "Modules", order: 20, load: () => import("./modules.js") });
 register({ id: "search", title: "Search", order: 30, load: () => import("./search.js") });
+register({ id: "wiki", title: "Wiki", order: 35, load: () => import("./wiki.js") });
 register({ id: "curation", title: "Curation", order: 40, load: () => import("./curation.js") });
 register({ id: "sources", title: "Sources", order: 50, load: () => import("./sources.js") });
 register({ id: "exports", title: "Exports", order: 55, load: () => import("./exports.js") });

@@ -1,0 +1,145 @@
+// A page's markdown drawn as DOM, safely, whoever wrote it (agents write pages too). markdown-it
+// (vendored, html disabled) only parses: its tokens become Preact elements here, never an HTML
+// string, so raw HTML stays text, and only these tags and attributes can exist. A link is
+// clickable only when it names a page or a directory of the base (then it opens in the wiki) or
+// an http(s) address; any other scheme (javascript:, data:, vbscript:, …) is drawn as inert text.
+// docs/console.md, The wiki.
+import "../vendor/markdown-it.min.js";
+import { h } from "../vendor/preact-htm.module.js";
+
+const markdownit = globalThis.markdownit;
+const parser = markdownit({ html: false, linkify: true, typographer: false });
+
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+const BLOCKS = new Set(["p", "ul", "ol", "li", "blockquote", "em", "strong", "s", "table", "thead", "tbody", "tr", "th", "td"]);
+
+/** The body after the frontmatter block (first line exactly `---`, up to the next `---` line). */
+export function body(content) {
+  const lines = content.split("\n");
+  if (lines[0].replace(/\r$/, "") !== "---") return content;
+  const end = lines.findIndex((line, index) => index > 0 && line.replace(/\r$/, "") === "---");
+  return end < 0 ? content : lines.slice(end + 1).join("\n");
+}
+
+/** The directory a page sits in: "/fs/a/b.md" -> "/fs/a". */
+export const parent = (path) => path.slice(0, path.lastIndexOf("/")) || "/fs";
+
+/** The canonical path a page link names, as the hub resolves it; null when it leaves the base. */
+export function resolve(from, target) {
+  let parts;
+  if (target.startsWith("/")) {
+    parts = [];
+  } else {
+    parts = parent(from).split("/").slice(1); // ["fs", ...]
+  }
+  for (const part of target.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") {
+      if (parts.length <= 1) return null;
+      parts.pop();
+      continue;
+    }
+    parts.push(part);
+  }
+  if (parts[0] !== "fs") parts.unshift("fs");
+  return "/" + parts.join("/");
+}
+
+/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?}. */
+export function classify(href, from, known) {
+  const raw = (href ?? "").trim();
+  if (/^https?:\/\//i.test(raw)) return { kind: "external", href: raw };
+  if (!raw || raw.startsWith("#") || raw.startsWith("//") || SCHEME.test(raw)) return { kind: "inert" };
+  let target;
+  try {
+    target = decodeURIComponent(raw.split("#")[0].split("?")[0]);
+  } catch {
+    return { kind: "broken", path: raw };
+  }
+  if (!target) return { kind: "inert" };
+  const path = resolve(from, target.replace(/\/+$/, ""));
+  if (path === null) return { kind: "broken", path: target };
+  const entry = known.get(path);
+  if (!entry) return { kind: "broken", path };
+  return { kind: entry.type === "dir" ? "dir" : "page", path };
+}
+
+export const pageHref = (path) => "#/wiki?" + new URLSearchParams({ page: path });
+export const dirHref = (path) => "#/wiki?" + new URLSearchParams({ dir: path });
+
+function link(href, children, context) {
+  const where = classify(href, context.from, context.known);
+  switch (where.kind) {
+    case "external":
+      return h("a", { href: where.href, rel: "noopener noreferrer nofollow", target: "_blank" }, children);
+    case "page":
+      return h("a", { href: pageHref(where.path) }, children);
+    case "dir":
+      return h("a", { href: dirHref(where.path) }, children);
+    case "broken":
+      return h("span", { class: "broken-link", title: `No page at ${where.path}` }, children, h("span", { class: "broken-mark" }, ` (broken link: no page at ${where.path})`));
+    default:
+      return h("span", { class: "inert-link", title: "Not followed: only pages and http(s) addresses are links" }, children);
+  }
+}
+
+function element(token, children, context) {
+  if (token.hidden) return children; // a tight list's paragraphs
+  const tag = token.tag;
+  if (tag === "a") return link(token.attrGet("href"), children, context);
+  const heading = /^h([1-6])$/.exec(tag);
+  if (heading) return h(`h${Math.min(6, Number(heading[1]) + 3)}`, null, children); // under the page's own h3
+  if (!BLOCKS.has(tag)) return h("div", null, children);
+  const props = {};
+  if (tag === "ol" && /^\d+$/.test(token.attrGet("start") ?? "")) props.start = Number(token.attrGet("start"));
+  return h(tag, props, children);
+}
+
+function leaf(token) {
+  switch (token.type) {
+    case "text":
+      return token.content;
+    case "softbreak":
+      return "\n";
+    case "hardbreak":
+      return h("br", null);
+    case "code_inline":
+      return h("code", null, token.content);
+    case "fence":
+    case "code_block":
+      return h("pre", null, h("code", null, token.content));
+    case "hr":
+      return h("hr", null);
+    case "image":
+      return h("span", { class: "image-alt" }, `[image: ${token.content || token.attrGet("src") || ""}]`);
+    default:
+      return token.content || null; // html_block/html_inline cannot occur (html: false); text if they did
+  }
+}
+
+function build(tokens, context) {
+  const stack = [{ children: [] }];
+  for (const token of tokens) {
+    const top = stack[stack.length - 1].children;
+    if (token.type === "inline") {
+      top.push(...build(token.children ?? [], context));
+    } else if (token.nesting === 1) {
+      stack.push({ token, children: [] });
+    } else if (token.nesting === -1 && stack.length > 1) {
+      const frame = stack.pop();
+      stack[stack.length - 1].children.push(element(frame.token, frame.children, context));
+    } else {
+      top.push(leaf(token));
+    }
+  }
+  while (stack.length > 1) {
+    const frame = stack.pop();
+    stack[stack.length - 1].children.push(element(frame.token, frame.children, context));
+  }
+  return stack[0].children;
+}
+
+/** The page's body as Preact children. from: the page's path; known: Map path -> listing row. */
+export function render(markdown, from, known) {
+  return build(parser.parse(markdown, {}), { from, known });
+}

@@ -1,0 +1,489 @@
+// The wiki (issue 29): the bar's project's knowledge base read, edited, reviewed and searched over
+// the pages API (/api/v1/projects/{id}/kb/*). Loaded only when the Wiki section opens, with its
+// vendored markdown-it and diff. docs/console.md, The wiki.
+import { html, useEffect, useMemo, useState } from "../vendor/preact-htm.module.js";
+import { diffLines } from "../vendor/diff.module.js";
+import * as api from "../api.js";
+import { Loaded, Notice, Problem, useAction, useConsole, useLoad, when } from "../ui.js";
+import { body, dirHref, pageHref, parent, render } from "./wiki-markdown.js";
+
+const TRUST = {
+  unverified: "Unverified",
+  human_reviewed: "Reviewed by a person",
+  machine_confirmed: "Confirmed by a machine",
+  edited_since_review: "Edited since its review",
+};
+const NEW_PAGE = "---\ntype: Note\ntitle: \nstatus: draft\ntags: []\n---\n# \n";
+
+/**
+ * The pages API: its 401 means "not this project's admin" as often as "signed out", so a 401 does
+ * not end the session here; /knowledge/me then decides (and signs out when the session is gone).
+ */
+async function call(method, path, options = {}) {
+  try {
+    return await api.request(method, path, { ...options, keepSession: true });
+  } catch (error) {
+    if (error.status === 401) await api.get("/knowledge/me"); // rejects, and signs out, if the session ended
+    throw error;
+  }
+}
+const get = (path, query) => call("GET", path, { query });
+const post = (path, body = {}) => call("POST", path, { body });
+
+const kb = (project) => `/api/v1/projects/${encodeURIComponent(project)}/kb`;
+const pageUrl = (project, path) =>
+  `${kb(project)}/pages/${path.replace(/^\/fs\//, "").split("/").map(encodeURIComponent).join("/")}`;
+const short = (version) => (version ? version.replace(/^sha256:/, "").slice(0, 10) : "none");
+const needsReview = (row) => row.type === "file" && row.trust && row.trust !== "human_reviewed";
+
+function readQuery() {
+  return Object.fromEntries(new URLSearchParams(window.location.hash.split("?")[1] ?? ""));
+}
+
+function useQuery() {
+  const [query, setQuery] = useState(readQuery());
+  useEffect(() => {
+    const follow = () => setQuery(readQuery());
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  return query;
+}
+
+const go = (params) => {
+  window.location.hash = "#/wiki?" + new URLSearchParams(params);
+};
+
+/** Every row of the base (meta=1), paged past the 500-entry cap with `after`. */
+async function listAll(project) {
+  const rows = [];
+  let after;
+  for (let page = 0; page < 40; page += 1) {
+    const answer = await get(`${kb(project)}/pages`, { meta: 1, limit: 500, after });
+    rows.push(...answer.entries);
+    if (!answer.truncated || answer.entries.length === 0) break;
+    after = answer.entries[answer.entries.length - 1].path;
+  }
+  return rows;
+}
+
+function Tags({ tags }) {
+  if (!tags || tags.length === 0) return html`<span class="muted">none</span>`;
+  return html`<ul class="tags">${tags.map((tag) => html`<li key=${tag}>${tag}</li>`)}</ul>`;
+}
+
+function Trust({ row }) {
+  if (!row?.trust) return html`<span class="muted">unknown</span>`;
+  return html`<span class=${"trust trust-" + row.trust}>${TRUST[row.trust] ?? row.trust}</span>`;
+}
+
+function Tree({ rows, current }) {
+  const byParent = new Map();
+  for (const row of rows) {
+    const key = parent(row.path);
+    if (!byParent.has(key)) byParent.set(key, []);
+    byParent.get(key).push(row);
+  }
+  const level = (dir) =>
+    html`<ul>${(byParent.get(dir) ?? []).map((row) => {
+      const name = row.path.slice(row.path.lastIndexOf("/") + 1);
+      if (row.type === "dir") {
+        return html`<li key=${row.path}><a href=${dirHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}/</a>${level(row.path)}</li>`;
+      }
+      return html`<li key=${row.path}><a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}</a></li>`;
+    })}</ul>`;
+  return html`<nav class="wiki-tree" aria-label="Page tree">
+    <h3><a href=${dirHref("/fs")}>Pages</a></h3>
+    ${rows.length === 0 ? html`<p class="muted">No page yet.</p>` : level("/fs")}
+  </nav>`;
+}
+
+function PageTable({ rows, caption }) {
+  if (rows.length === 0) return html`<p class="muted">None.</p>`;
+  return html`<table>
+    <caption class="visually-hidden">${caption}</caption>
+    <thead><tr><th>Page</th><th>Title</th><th>Type</th><th>Status</th><th>Tags</th><th>Trust</th><th>Last write</th></tr></thead>
+    <tbody>${rows.map((row) =>
+      row.type === "dir"
+        ? html`<tr key=${row.path}><td data-label="Page"><a href=${dirHref(row.path)}>${row.path.slice(row.path.lastIndexOf("/") + 1)}/</a></td>
+            <td data-label="Title" colspan="6" class="muted">directory, ${row.children} ${row.children === 1 ? "entry" : "entries"}</td></tr>`
+        : html`<tr key=${row.path}><td data-label="Page"><a href=${pageHref(row.path)}>${row.path}</a></td>
+            <td data-label="Title">${row.title ?? ""}</td><td data-label="Type">${row.page_type ?? ""}</td>
+            <td data-label="Status">${row.status ?? ""}</td><td data-label="Tags"><${Tags} tags=${row.tags} /></td>
+            <td data-label="Trust"><${Trust} row=${row} /></td>
+            <td data-label="Last write">${row.last_write_by ?? ""} ${when(row.last_write_at)}</td></tr>`,
+    )}</tbody>
+  </table>`;
+}
+
+function DirectoryView({ dir, rows }) {
+  const inside = rows.filter((row) => parent(row.path) === dir && row.path !== dir);
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Directory view</h3>
+    <p>${dir}/</p>
+    <${PageTable} rows=${inside} caption=${"What " + dir + " holds"} />
+  </section>`;
+}
+
+function NeedsReview({ rows }) {
+  const waiting = rows.filter(needsReview);
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Needs review</h3>
+    <p>Pages whose derived trust asks for a person's review: ${waiting.length}.</p>
+    <${PageTable} rows=${waiting} caption="Pages that need a review" />
+  </section>`;
+}
+
+/** Two texts' difference, line by line: removed lines <del>, added <ins>. */
+export function Difference({ before, after, label }) {
+  const parts = diffLines(before ?? "", after ?? "");
+  const changed = parts.some((part) => part.added || part.removed);
+  return html`<figure class="difference">
+    <figcaption>${label}${changed ? "" : " (no difference)"}</figcaption>
+    <pre aria-label=${label}>${parts.map((part, index) => {
+      const lines = part.value.replace(/\n$/, "").split("\n");
+      const mark = part.added ? "+ " : part.removed ? "- " : "  ";
+      const text = lines.map((line) => mark + line + "\n").join("");
+      if (part.added) return html`<ins key=${index}>${text}</ins>`;
+      if (part.removed) return html`<del key=${index}>${text}</del>`;
+      return html`<span key=${index}>${text}</span>`;
+    })}</pre>
+  </figure>`;
+}
+
+function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
+  const act = useAction();
+  const keepMine = () =>
+    act.run(() => call("PUT", pageUrl(project, path), { body: { content: mine, if_version: theirs.version ?? "absent" } })).then(
+      (answer) => answer && onKept(),
+    );
+  return html`<section class="card conflict" aria-labelledby="conflict-title">
+    <h4 id="conflict-title">Conflict: someone else saved first</h4>
+    <p>Your edit was not saved: ${theirs.last_write?.actor ?? "someone"} saved version ${short(theirs.version)}
+      ${theirs.last_write?.at ? " at " + when(theirs.last_write.at) : ""} after you began. Choose what to keep; nothing is written until you do.</p>
+    <div class="both">
+      <div><h5>Their version</h5><pre aria-label="Their version">${theirs.content ?? "(deleted)"}</pre></div>
+      <div><h5>Your version</h5><pre aria-label="Your version">${mine}</pre></div>
+    </div>
+    <${Difference} before=${theirs.content ?? ""} after=${mine} label="Difference from their version to yours" />
+    <div class="row">
+      <button type="button" class="primary" disabled=${act.busy} onClick=${keepMine}>Keep mine</button>
+      <button type="button" disabled=${act.busy} onClick=${onKept}>Keep theirs</button>
+      <button type="button" disabled=${act.busy} onClick=${() => onMerge(mine, theirs.version)}>Merge by hand</button>
+    </div>
+    <${Problem} error=${act.error} />
+  </section>`;
+}
+
+function Editor({ project, path, page, onDone }) {
+  const [text, setText] = useState(page.content);
+  const [base, setBase] = useState(page.version);
+  const [conflict, setConflict] = useState(null);
+  const act = useAction();
+  const save = async (event) => {
+    event.preventDefault();
+    const answer = await act.run(() => call("PUT", pageUrl(project, path), { body: { content: text, if_version: base } }));
+    if (answer) return onDone(answer);
+  };
+  useEffect(() => {
+    if (act.error?.status !== 409) return;
+    get(pageUrl(project, path)).then(
+      (theirs) => setConflict({ mine: text, theirs }),
+      (error) => (error.status === 404 ? setConflict({ mine: text, theirs: { content: null, version: null } }) : null),
+    );
+  }, [act.error]);
+  if (conflict) {
+    return html`<${Conflict} project=${project} path=${path} mine=${conflict.mine} theirs=${conflict.theirs}
+      onKept=${() => onDone(null)}
+      onMerge=${(mine, version) => {
+        setText(mine);
+        setBase(version ?? "absent");
+        setConflict(null);
+      }} />`;
+  }
+  return html`<form class="editor" onSubmit=${save}>
+    <label>Content<textarea name="content" rows="18" value=${text} onInput=${(event) => setText(event.currentTarget.value)}></textarea></label>
+    <p class="muted">Saving asks for version ${short(base)}: if someone else saved since, you choose what to keep.</p>
+    <div class="row">
+      <button type="submit" class="primary" disabled=${act.busy}>Save</button>
+      <button type="button" onClick=${() => onDone(null)}>Cancel</button>
+    </div>
+    ${act.error?.status === 409 ? html`<p role="status">Someone else saved first; reading their version…</p>` : html`<${Problem} error=${act.error} />`}
+  </form>`;
+}
+
+function History({ project, path, current, onReverted }) {
+  const versions = useLoad(() => get(`${kb(project)}/versions`, { path, limit: 200 }), [project, path]);
+  const [pair, setPair] = useState({ from: "", to: "" });
+  const [shown, setShown] = useState(null);
+  const act = useAction();
+  const compare = async (from, to) => {
+    const read = (version) => get(pageUrl(project, path), { version }).then((answer) => answer.content);
+    const answer = await act.run(async () => ({ before: await read(from), after: await read(to), from, to }));
+    if (answer) setShown(answer);
+  };
+  const revert = (version) =>
+    act.run(
+      () => post(`${pageUrl(project, path)}/revert`, { version, if_version: current ?? "absent" }),
+      `Reverted to version ${short(version)}.`,
+    ).then((answer) => answer && onReverted());
+  return html`<section aria-labelledby="history-title">
+    <h4 id="history-title">History</h4>
+    <${Loaded} load=${versions} what="the page's versions">${(data) => {
+      const kept = data.versions.filter((v) => v.version && v.kept);
+      const from = pair.from || kept[1]?.version || "";
+      const to = pair.to || kept[0]?.version || "";
+      return html`
+        <form onSubmit=${(event) => {
+          event.preventDefault();
+          compare(from, to);
+        }}>
+          <label>From version<select value=${from} onChange=${(event) => setPair({ from: event.currentTarget.value, to })}>
+            ${kept.map((v) => html`<option key=${v.id} value=${v.version}>${short(v.version)} · ${v.actor} · ${when(v.at)}</option>`)}
+          </select></label>
+          <label>To version<select value=${to} onChange=${(event) => setPair({ from, to: event.currentTarget.value })}>
+            ${kept.map((v) => html`<option key=${v.id} value=${v.version}>${short(v.version)} · ${v.actor} · ${when(v.at)}</option>`)}
+          </select></label>
+          <button type="submit" disabled=${act.busy || kept.length < 2}>Show difference</button>
+        </form>
+        ${shown ? html`<${Difference} before=${shown.before} after=${shown.after} label=${`Difference from ${short(shown.from)} to ${short(shown.to)}`} />` : null}
+        <table>
+          <caption class="visually-hidden">Versions of ${path}, newest first</caption>
+          <thead><tr><th>At</th><th>Who</th><th>What</th><th>Version</th><th>Size</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>${data.versions.map((v) => html`<tr key=${v.id}>
+            <td data-label="At">${when(v.at)}</td><td data-label="Who">${v.actor}</td>
+            <td data-label="What">${v.op}${v.summary ? " · " + v.summary : ""}${v.current ? html` <strong>(current)</strong>` : null}</td>
+            <td data-label="Version"><code>${short(v.version)}</code>${v.version && !v.kept ? " (forgotten)" : ""}</td>
+            <td data-label="Size">${v.size_bytes ?? ""}</td>
+            <td>${v.version && v.kept && !v.current
+              ? html`<button type="button" disabled=${act.busy} onClick=${() => revert(v.version)} aria-label=${`Revert to ${short(v.version)}`}>Revert</button>`
+              : null}</td>
+          </tr>`)}</tbody>
+        </table>`;
+    }}<//>
+    <${Problem} error=${act.error} /><${Notice} text=${act.notice} />
+  </section>`;
+}
+
+function Remove({ project, path, version, onDeleted, onCancel }) {
+  const [forget, setForget] = useState(false);
+  const act = useAction();
+  const remove = async (event) => {
+    event.preventDefault();
+    const answer = await act.run(async () => {
+      const gone = await call("DELETE", pageUrl(project, path), { query: { if_version: version } });
+      if (forget) await call("DELETE", `${kb(project)}/versions`, { query: { path } });
+      return gone;
+    });
+    if (answer) onDeleted();
+  };
+  return html`<form class="card" onSubmit=${remove} aria-label="Delete this page">
+    <p>Delete ${path}? Its history stays unless you forget it too.</p>
+    <label class="check"><input type="checkbox" checked=${forget} onChange=${(event) => setForget(event.currentTarget.checked)} />Forget its history too</label>
+    <div class="row">
+      <button type="submit" class="danger" disabled=${act.busy}>Delete page</button>
+      <button type="button" onClick=${onCancel}>Keep it</button>
+    </div>
+    <${Problem} error=${act.error} />
+  </form>`;
+}
+
+function PageView({ project, path, rows, known, reloadRows }) {
+  const [tick, setTick] = useState(0);
+  const page = useLoad(() => get(pageUrl(project, path)), [project, path, tick]);
+  const backlinks = useLoad(() => get(`${kb(project)}/backlinks`, { path }), [project, path, tick]);
+  const [mode, setMode] = useState("read");
+  const act = useAction();
+  useEffect(() => setMode("read"), [path]);
+  const row = rows.find((entry) => entry.path === path);
+  const again = () => {
+    setTick((n) => n + 1);
+    reloadRows();
+  };
+  const review = () =>
+    act.run(() => post(`${pageUrl(project, path)}/review`, { if_version: page.data.version }), "Reviewed.").then(
+      (answer) => answer && again(),
+    );
+  return html`<article class="wiki-page" aria-labelledby="page-title">
+    <h3 id="page-title">${row?.title || path}</h3>
+    <p class="muted">${path}</p>
+    <dl class="facts frontmatter">
+      <dt>Type</dt><dd>${row?.page_type ?? html`<span class="muted">none</span>`}</dd>
+      <dt>Status</dt><dd>${row?.status ?? html`<span class="muted">none</span>`}</dd>
+      <dt>Tags</dt><dd><${Tags} tags=${row?.tags} /></dd>
+      <dt>Trust</dt><dd><${Trust} row=${row} /></dd>
+      <dt>Review</dt><dd>${row?.verified_by ? `${row.verified_by} at ${when(row.verified_at)}` : "never reviewed"}${row?.stale ? " (stale)" : ""}</dd>
+      <dt>Last write</dt><dd>${page.data ? `${page.data.last_write?.actor ?? ""} at ${when(page.data.last_write?.at)}, version ${short(page.data.version)}` : ""}</dd>
+    </dl>
+    <div class="row" role="group" aria-label="Page actions">
+      <button type="button" aria-pressed=${mode === "edit"} onClick=${() => setMode("edit")} disabled=${!page.data}>Edit</button>
+      <button type="button" onClick=${review} disabled=${!page.data || act.busy}>Review</button>
+      <button type="button" aria-pressed=${mode === "history"} onClick=${() => setMode(mode === "history" ? "read" : "history")}>History</button>
+      <button type="button" class="danger" onClick=${() => setMode("delete")} disabled=${!page.data}>Delete</button>
+    </div>
+    <${Problem} error=${act.error} /><${Notice} text=${act.notice} />
+    <${Loaded} load=${page} what=${path}>${(data) => {
+      if (mode === "edit") {
+        return html`<${Editor} key=${data.version} project=${project} path=${path} page=${data} onDone=${() => {
+          setMode("read");
+          again();
+        }} />`;
+      }
+      return html`
+        ${mode === "delete" ? html`<${Remove} project=${project} path=${path} version=${data.version}
+            onCancel=${() => setMode("read")} onDeleted=${() => {
+              reloadRows();
+              go({ dir: parent(path), deleted: path });
+            }} />` : null}
+        ${mode === "history" ? html`<${History} project=${project} path=${path} current=${data.version} onReverted=${again} />` : null}
+        <div class="page-body" aria-label="Page body" role="region">${render(body(data.content), path, known)}</div>`;
+    }}<//>
+    <section aria-labelledby="backlinks-title">
+      <h4 id="backlinks-title">Backlinks</h4>
+      <${Loaded} load=${backlinks} what="the backlinks">${(links) =>
+        links.length === 0
+          ? html`<p class="muted">No page links here.</p>`
+          : html`<ul>${links.map((link) => html`<li key=${link.path}><a href=${pageHref(link.path)}>${link.title || link.path}</a></li>`)}</ul>`}<//>
+    </section>
+  </article>`;
+}
+
+function NewPage({ project, onMade }) {
+  const [path, setPath] = useState("");
+  const [content, setContent] = useState(NEW_PAGE);
+  const act = useAction();
+  const make = async (event) => {
+    event.preventDefault();
+    const answer = await act.run(() => call("PUT", pageUrl(project, path.trim()), { body: { content, if_version: "absent" } }));
+    if (answer) onMade(answer.path);
+  };
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">New page</h3>
+    <form onSubmit=${make}>
+      <label>Path<input name="path" required placeholder="notes/deploy.md" value=${path} onInput=${(event) => setPath(event.currentTarget.value)} /></label>
+      <label class="wide">Content<textarea name="content" rows="14" value=${content} onInput=${(event) => setContent(event.currentTarget.value)}></textarea></label>
+      <button type="submit" class="primary" disabled=${act.busy}>Create</button>
+    </form>
+    <p class="muted">Creating asks for a path nobody holds yet (<code>if_version: "absent"</code>).</p>
+    <${Problem} error=${act.error} />
+  </section>`;
+}
+
+function Lint({ project }) {
+  const [fresh, setFresh] = useState(0);
+  const lint = useLoad(() => get(`${kb(project)}/lint`, fresh ? { fresh: 1 } : {}), [project, fresh]);
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Lint</h3>
+    <button type="button" onClick=${() => setFresh((n) => n + 1)}>Check again</button>
+    <${Loaded} load=${lint} what="the lint findings">${(data) => html`
+      <p>${data.findings.length} ${data.findings.length === 1 ? "finding" : "findings"}, checked ${when(data.checked_at)}.</p>
+      ${data.findings.length === 0 ? null : html`<table>
+        <caption class="visually-hidden">Lint findings</caption>
+        <thead><tr><th>Finding</th><th>Page</th><th>Line</th><th>What</th></tr></thead>
+        <tbody>${data.findings.map((finding, index) => html`<tr key=${index}>
+          <td data-label="Finding"><code>${finding.code}</code></td>
+          <td data-label="Page"><a href=${pageHref(finding.path)}>${finding.path}</a></td>
+          <td data-label="Line">${finding.line ?? ""}</td><td data-label="What">${finding.message}</td>
+        </tr>`)}</tbody>
+      </table>`}`}<//>
+  </section>`;
+}
+
+function Stats({ project }) {
+  const stats = useLoad(() => get(`${kb(project)}/stats`), [project]);
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Stats</h3>
+    <${Loaded} load=${stats} what="the base's figures">${(data) => html`<dl class="facts">
+      <dt>Pages</dt><dd>${data.pages}</dd>
+      <dt>Bytes</dt><dd>${data.bytes}</dd>
+      <dt>Unverified</dt><dd>${data.unverified}</dd>
+      <dt>Stale</dt><dd>${data.stale}</dd>
+      <dt>Needs review</dt><dd>${data.needs_review.total} (unverified ${data.needs_review.unverified}, confirmed by a machine ${data.needs_review.machine_confirmed}, edited since review ${data.needs_review.edited_since_review})</dd>
+      <dt>Last change</dt><dd>${data.last_change_by ?? ""} ${when(data.last_change_at)}</dd>
+    </dl>`}<//>
+  </section>`;
+}
+
+function Snippet({ fragments }) {
+  return html`<p class="snippet">${(fragments ?? []).map((fragment, index) =>
+    fragment.hit ? html`<mark key=${index}>${fragment.text}</mark>` : fragment.text,
+  )}</p>`;
+}
+
+function SearchPages({ project, query }) {
+  const [form, setForm] = useState({ q: query.q ?? "", type: "", status: "", tag: "" });
+  const [asked, setAsked] = useState(null);
+  const [offset, setOffset] = useState(0);
+  const found = useLoad(
+    () => (asked ? get(`${kb(project)}/search`, { ...asked, offset }) : Promise.resolve({ none: true })),
+    [project, asked, offset],
+  );
+  const submit = (event) => {
+    event.preventDefault();
+    const filters = Object.fromEntries(Object.entries(form).filter(([, value]) => value.trim()));
+    setOffset(0);
+    setAsked(filters);
+  };
+  const field = (name, label) =>
+    html`<label>${label}<input name=${name} value=${form[name]} onInput=${(event) => setForm({ ...form, [name]: event.currentTarget.value })} /></label>`;
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Search pages</h3>
+    <form onSubmit=${submit} role="search" aria-label="Search pages">
+      <label>Words<input name="q" required value=${form.q} onInput=${(event) => setForm({ ...form, q: event.currentTarget.value })} /></label>
+      ${field("type", "Type")}${field("status", "Status")}${field("tag", "Tag")}
+      <button type="submit" class="primary">Search pages</button>
+    </form>
+    <${Loaded} load=${found} what="the pages that match">${(data) =>
+      data.none
+        ? html`<p class="muted">Every word must match: path, title, tags, type, status or body.</p>`
+        : html`<p role="status">${data.total} ${data.total === 1 ? "page matches" : "pages match"}.</p>
+          <ol class="hits">${data.hits.map((hit) => html`<li key=${hit.path}>
+            <a href=${pageHref(hit.path)}>${hit.title || hit.path}</a> <span class="muted">${hit.path}${hit.type ? " · " + hit.type : ""}${hit.status ? " · " + hit.status : ""}</span>
+            <${Snippet} fragments=${hit.snippet} />
+          </li>`)}</ol>
+          <div class="row">
+            ${offset > 0 ? html`<button type="button" onClick=${() => setOffset(Math.max(0, offset - data.limit))}>Previous results</button>` : null}
+            ${data.next_offset != null ? html`<button type="button" onClick=${() => setOffset(data.next_offset)}>More results</button>` : null}
+          </div>`}<//>
+  </section>`;
+}
+
+const VIEWS = [
+  ["review", "Needs review"],
+  ["search", "Search pages"],
+  ["lint", "Lint"],
+  ["stats", "Stats"],
+  ["new", "New page"],
+];
+
+export default function Wiki() {
+  const { project } = useConsole();
+  const query = useQuery();
+  const listing = useLoad(() => (project ? listAll(project) : Promise.resolve([])), [project]);
+  const known = useMemo(() => new Map((listing.data ?? []).map((row) => [row.path, row])), [listing.data]);
+  if (!project) {
+    return html`<p>The wiki is a project's knowledge base: pick a project in the bar.</p>`;
+  }
+  const view = query.page ? "page" : query.view ?? "dir";
+  const current = query.page ?? query.dir ?? null;
+  return html`<nav class="wiki-views" aria-label="Wiki views"><ul>
+      <li><a href=${dirHref("/fs")} aria-current=${view === "dir" ? "page" : null}>Directory view</a></li>
+      ${VIEWS.map(([id, name]) => html`<li key=${id}><a href=${"#/wiki?view=" + id} aria-current=${view === id ? "page" : null}>${name}</a></li>`)}
+    </ul></nav>
+    ${query.deleted ? html`<p role="status" class="notice">Deleted ${query.deleted}.</p>` : null}
+    <${Loaded} load=${listing} what="the knowledge base's pages">${(rows) => html`<div class="wiki">
+      <${Tree} rows=${rows} current=${current} />
+      <div class="wiki-main">
+        ${view === "page" ? html`<${PageView} key=${query.page} project=${project} path=${query.page} rows=${rows} known=${known} reloadRows=${listing.reload} />` : null}
+        ${view === "dir" ? html`<${DirectoryView} dir=${query.dir ?? "/fs"} rows=${rows} />` : null}
+        ${view === "review" ? html`<${NeedsReview} rows=${rows} />` : null}
+        ${view === "search" ? html`<${SearchPages} project=${project} query=${query} />` : null}
+        ${view === "lint" ? html`<${Lint} project=${project} />` : null}
+        ${view === "stats" ? html`<${Stats} project=${project} />` : null}
+        ${view === "new" ? html`<${NewPage} project=${project} onMade=${(path) => {
+          listing.reload();
+          go({ page: path });
+        }} />` : null}
+      </div>
+    </div>`}<//>`;
+}
