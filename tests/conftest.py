@@ -72,6 +72,7 @@ LONGEST_FIRST = (
     "tests/e2e/test_fuzz.py",
     "tests/browser/test_screens.py",  # the browser tier: 80-140 s a file (one Chromium a worker)
     "tests/browser/test_console.py",
+    "tests/browser/test_wiki.py",
     "tests/unit/test_fault_injection.py",
     "tests/e2e/test_kb_command.py",
     "tests/unit/test_request_bodies.py",
