@@ -11,16 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-from knowledge_service.identity.principal import Principal, bearer_token, is_well_formed, token_hash
+from knowledge_service.identity.principal import Principal, bearer_token, header, is_well_formed, token_hash
 
 
 def presented_token_hash(headers: Mapping[str, str] | None) -> str | None:
     """The hash of the well-formed bearer token ``Authorization`` carries, or None."""
-    found = headers or {}
-    authorization = found.get("Authorization") or found.get("authorization")
-    if authorization is None:
-        authorization = next((v for k, v in found.items() if k.lower() == "authorization"), None)
-    token = bearer_token(authorization)
+    token = bearer_token(header(headers, "Authorization"))
     if token is None or not is_well_formed(token):
         return None
     return token_hash(token)

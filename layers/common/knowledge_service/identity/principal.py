@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Mapping
 from enum import StrEnum
 
 from pydantic import ConfigDict, Field
@@ -80,6 +81,16 @@ def is_well_formed(token: str) -> bool:
 def token_hash(token: str) -> str:
     """SHA-256 of the token. Tokens carry 256 random bits, so a fast hash is enough."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def header(headers: Mapping[str, str] | None, name: str) -> str | None:
+    """A request header's value, its name matched as HTTP matches names (case-insensitively)."""
+    found = headers or {}
+    value = found.get(name)
+    if value is None:
+        lowered = name.lower()
+        value = next((v for k, v in found.items() if k.lower() == lowered), None)
+    return value
 
 
 def bearer_token(authorization: str | None) -> str | None:

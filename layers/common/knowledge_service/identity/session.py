@@ -24,6 +24,8 @@ from http.cookies import CookieError, SimpleCookie
 
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 
+from knowledge_service.identity.principal import header
+
 COOKIE_NAME = "__Host-knowledge-session"
 CSRF_HEADER = "X-Knowledge-Console"
 CSRF_VALUE = "1"
@@ -43,25 +45,16 @@ def session_hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode("utf-8")).hexdigest()
 
 
-def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
-    found = headers or {}
-    value = found.get(name)
-    if value is None:
-        lowered = name.lower()
-        value = next((v for k, v in found.items() if k.lower() == lowered), None)
-    return value
-
-
 def has_authorization(headers: Mapping[str, str] | None) -> bool:
     """Whether the request carries an ``Authorization`` header at all (well-formed or not):
     a request that tries a token is judged by its token, never by a cookie beside it."""
-    return _header(headers, "Authorization") is not None
+    return header(headers, "Authorization") is not None
 
 
 def session_id_in(headers: Mapping[str, str] | None) -> str | None:
     """The session id the request's ``Cookie`` header carries, or None (absent, unreadable,
     or not the shape :func:`new_session_id` makes)."""
-    raw = _header(headers, "Cookie")
+    raw = header(headers, "Cookie")
     if not raw or len(raw) > _COOKIE_HEADER_MAX:
         return None
     jar: SimpleCookie = SimpleCookie()
@@ -79,7 +72,7 @@ def _well_formed(value: str) -> bool:
 
 
 def carries_csrf_header(headers: Mapping[str, str] | None) -> bool:
-    return _header(headers, CSRF_HEADER) == CSRF_VALUE
+    return header(headers, CSRF_HEADER) == CSRF_VALUE
 
 
 def session_cookie(session_id: str) -> Cookie:

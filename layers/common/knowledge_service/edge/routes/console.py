@@ -29,7 +29,7 @@ from knowledge_service.edge.access import PERMISSION_KEY, PUBLIC, Standing, acce
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.errors import NotFound, PermissionDenied, Unauthenticated
 from knowledge_service.identity.authentication import presented_token_hash
-from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
+from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole, header
 from knowledge_service.identity.session import ended_cookie, has_authorization, session_cookie, session_id_in
 from knowledge_service.runtime import runtime
 
@@ -228,6 +228,9 @@ _assets: dict[str, Asset | None] = {}  # the package's files, read once per cont
 
 
 def _root() -> Path:
+    # Where this function's package is, as the runtime says it per function (``/var/task`` on
+    # Lambda; the local stack sets it for each function it hosts, in process too): not a
+    # setting of the deployment, so not read through ``Environment`` once per container.
     return Path(os.environ.get("LAMBDA_TASK_ROOT", ".")) / "static"
 
 
@@ -260,8 +263,7 @@ def _serve(*parts: str) -> Response[str]:
     if found is None:
         raise NotFound("No such file in the console.")
     headers = {**ASSET_HEADERS, "Content-Security-Policy": content_security_policy(upload_origin()), "ETag": found.etag}
-    asked = {k.lower(): v for k, v in (router.current_event.headers or {}).items()}.get("if-none-match")
-    if asked == found.etag:
+    if header(router.current_event.headers, "If-None-Match") == found.etag:
         return Response(status_code=304, body="", headers=headers)
     return Response(status_code=200, content_type=found.content_type, body=found.body.decode("utf-8"), headers=headers)
 
