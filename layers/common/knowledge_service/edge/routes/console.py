@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from aws_lambda_powertools.shared.cookies import Cookie
 
 from knowledge_service.base_model import Model
 from knowledge_service.edge.access import PERMISSION_KEY, PUBLIC, Standing, access, current_call
@@ -33,6 +35,7 @@ from knowledge_service.identity.principal import Permission, PrincipalKind, Proj
 from knowledge_service.identity.session import ended_cookie, has_authorization, session_cookie, session_id_in
 from knowledge_service.runtime import runtime
 
+Answer = TypeVar("Answer", bound=Model)
 router = APIGatewayRouter()
 assets = APIGatewayRouter()
 routers = (router, assets)
@@ -152,9 +155,7 @@ def _session_of(headers: Mapping[str, str]) -> str | None:
     responses=error_responses(401, 403, 500),
 )
 def get_me() -> Envelope[Me]:
-    session_id = (
-        None if presented_token_hash(router.current_event.headers) else session_id_in(router.current_event.headers)
-    )
+    session_id = _session_of(router.current_event.headers)
     expires = runtime().sessions.expires_at(session_id) if session_id else None
     view = SessionView(expires_at=datetime.fromtimestamp(expires, tz=UTC)) if expires else None
     return ok(me(view))
@@ -180,14 +181,7 @@ def post_session() -> Response[Envelope[Me]]:
         raise Unauthenticated("Signing in takes the principal's bearer token.")
     rt = runtime()
     session_id, ends = rt.sessions.begin(token_hash, principal.name, rt.clock())
-    body = ok(me(SessionView(expires_at=ends)), message="signed in")
-    return Response(
-        status_code=200,
-        content_type=content_types.APPLICATION_JSON,
-        body=body,
-        headers={"Cache-Control": "no-store"},
-        cookies=[session_cookie(session_id)],
-    )
+    return _setting(session_cookie(session_id), ok(me(SessionView(expires_at=ends)), message="signed in"))
 
 
 class SignedOut(Model):
@@ -206,13 +200,17 @@ def delete_session() -> Response[Envelope[SignedOut]]:
     session_id = _session_of(router.current_event.headers)
     if session_id is not None:
         runtime().sessions.end(session_id)
-    body = ok(SignedOut(signed_out=session_id is not None), message="signed out")
+    return _setting(ended_cookie(), ok(SignedOut(signed_out=session_id is not None), message="signed out"))
+
+
+def _setting(cookie: Cookie, body: Answer) -> Response[Answer]:
+    """The envelope, never cached, with the ``Set-Cookie`` that begins or ends the session."""
     return Response(
         status_code=200,
         content_type=content_types.APPLICATION_JSON,
         body=body,
         headers={"Cache-Control": "no-store"},
-        cookies=[ended_cookie()],
+        cookies=[cookie],
     )
 
 
