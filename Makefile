@@ -6,7 +6,9 @@ export PATH := $(CURDIR)/.tools/bin:$(HOME)/.local/bin:$(PATH)
 
 UV ?= uv
 SAM := $(HOME)/.local/bin/sam
-PYTEST_WORKERS ?= 2
+# Three workers on two cores: with two, a quarter of the CPU waited on the stacks' I/O (a run used
+# 156-161% of the two cores); a third worker fills it (docs/testing.md, "Profiles and time").
+PYTEST_WORKERS ?= 3
 CHECK_BASE ?= main
 # Every tier in parallel; a file stays on one worker (its module-scoped stack and state), the
 # end-to-end files share one local stack a worker (tests/e2e/conftest.py). docs/testing.md.
@@ -15,7 +17,7 @@ PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --duration
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench clean vendor browser screenshots
+.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench capacity clean vendor browser screenshots
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -72,6 +74,9 @@ contract: install ## the FORAGER client against the simulator
 
 e2e: install ## end to end, over HTTP, against the local stack
 	$(UV) run pytest -q tests/e2e
+
+capacity: install ## the capacity model: replay the mix on a local stack, print where it breaks, write it into docs/architecture.md
+	$(UV) run python -m benchmarks.capacity --write
 
 openapi: install ## write docs/openapi.json from the code (CI fails when it drifts)
 	$(UV) run python -m knowledge_service.edge.openapi > docs/openapi.json

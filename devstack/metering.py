@@ -19,6 +19,8 @@ from unittest import mock
 import botocore.client
 import httpx
 
+from devstack import footprint
+
 
 @contextmanager
 def aws_calls() -> Iterator[Counter[str]]:
@@ -48,6 +50,7 @@ class Meter:
         self._aws: Counter[str] = Counter()
         self._upstream: Counter[str] = Counter()
         self._cloudwatch: dict[str, float] = {}
+        self._footprint: dict[str, float] = {}
 
     def invoked(self, function: str) -> None:
         with self._lock:
@@ -69,17 +72,20 @@ class Meter:
             self._upstream.update(calls.get("forager", {}))
             for name, value in calls.get("cloudwatch", {}).items():
                 self._cloudwatch[name] = round(self._cloudwatch.get(name, 0) + value, 3)
+            footprint.added(self._footprint, calls.get("footprint", {}).items())
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """The counts, and ``cloudwatch``: each metric the functions published (embedded metric
         format), ``<Namespace>/<Name>{dimension=value,...}`` -> the sum of its values, what a
-        ``Sum`` alarm on it would see."""
+        ``Sum`` alarm on it would see; and ``footprint``: the table, key and capacity units (or
+        the S3 prefix and requests) of every call (``devstack.footprint``)."""
         with self._lock:
             return {
                 "invocations": dict(self._invocations),
                 "aws": dict(self._aws),
                 "forager": dict(self._upstream),
                 "cloudwatch": dict(self._cloudwatch),
+                "footprint": dict(self._footprint),
             }
 
 
@@ -93,6 +99,7 @@ class CallCounter:
         self._lock = threading.Lock()
         self._aws: Counter[str] = Counter()
         self._upstream: Counter[str] = Counter()
+        self._footprint: dict[str, float] = {}
         self._installed = False
         self.metrics: EmfTap | None = None
 
@@ -105,9 +112,17 @@ class CallCounter:
         counter = self
 
         def counted(client: Any, operation: str, params: Any) -> Any:
+            service = client.meta.service_model.service_name
             with counter._lock:
-                counter._aws[f"{client.meta.service_model.service_name}:{operation}"] += 1
-            return original(client, operation, params)
+                counter._aws[f"{service}:{operation}"] += 1
+            answer: Any = {}
+            try:
+                answer = original(client, operation, params)
+                return answer
+            finally:  # a refused write (its condition failed) is billed all the same
+                touched = footprint.touches(service, operation, params, answer)
+                with counter._lock:
+                    footprint.added(counter._footprint, touched)
 
         botocore.client.BaseClient._make_api_call = counted  # type: ignore[attr-defined]
         sent = httpx.Client.send
@@ -122,9 +137,14 @@ class CallCounter:
     def take(self) -> dict[str, dict[str, Any]]:
         """What was counted since the last ``take``, and start again from zero."""
         with self._lock:
-            taken: dict[str, dict[str, Any]] = {"aws": dict(self._aws), "forager": dict(self._upstream)}
+            taken: dict[str, dict[str, Any]] = {
+                "aws": dict(self._aws),
+                "forager": dict(self._upstream),
+                "footprint": self._footprint,
+            }
             self._aws.clear()
             self._upstream.clear()
+            self._footprint = {}
         if self.metrics is not None:
             taken["cloudwatch"] = self.metrics.take()
         return taken
@@ -193,7 +213,8 @@ def emf_figures(line: str) -> dict[str, float]:
 
 def difference(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
     """``after - before`` of two :meth:`Meter.snapshot` answers, flat: ``invocations:<Function>``,
-    ``<service>:<Operation>`` and ``forager:<METHOD>``, zeros left out."""
+    ``<service>:<Operation>`` and ``forager:<METHOD>``, zeros left out (the footprint is
+    :func:`footprint_difference`'s)."""
     flat: dict[str, int] = {}
     for kind, prefix in (("invocations", "invocations:"), ("aws", ""), ("forager", "forager:")):
         for name, count in after.get(kind, {}).items():
@@ -201,3 +222,12 @@ def difference(before: Mapping[str, Mapping[str, int]], after: Mapping[str, Mapp
             if changed:
                 flat[prefix + name] = changed
     return flat
+
+
+def footprint_difference(
+    before: Mapping[str, Mapping[str, float]], after: Mapping[str, Mapping[str, float]]
+) -> dict[str, float]:
+    """``after - before`` of two snapshots' ``footprint``: what the calls between them touched."""
+    was = before.get("footprint", {})
+    changed = {key: round(units - was.get(key, 0.0), 3) for key, units in after.get("footprint", {}).items()}
+    return {key: units for key, units in changed.items() if units}

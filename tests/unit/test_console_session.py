@@ -192,3 +192,16 @@ def test_a_session_reaches_no_project_its_principal_has_no_standing_in(knowledge
 def test_every_bad_cookie_is_the_one_401(knowledge_on: Runtime, api: Api, cookie: str) -> None:
     answer = api.call("GET", "/knowledge/status", None, headers={"Cookie": cookie})
     assert (answer.status, answer.body["code"]) == (401, "unauthenticated")
+
+
+def test_an_owner_s_projects_come_from_its_organizations_by_index_never_a_scan(knowledge_on: Runtime, api: Api) -> None:
+    from devstack.metering import aws_calls
+
+    knowledge_on.projects.create("ant-ops", "other-colony")
+    with aws_calls() as calls:
+        answer = api.call("GET", "/knowledge/me", ADMIN)
+    listed = {p["project"] for p in answer.body["data"]["projects"]}
+    assert {"falcon", "colony-docs"} <= listed
+    assert "ant-ops" not in listed  # another organization's project
+    assert calls["dynamodb:Scan"] == 0
+    assert calls["dynamodb:Query"] == 1  # one organization, one Query on by_organization

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from boto3.dynamodb.conditions import Attr
+from boto3.dynamodb.conditions import Attr, Key
 
 from knowledge_service.errors import Conflict
 from knowledge_service.models import ProjectRecord
-from knowledge_service.storage.toolkit import batch_get_all, conditionally, scan_all
+from knowledge_service.storage.toolkit import batch_get_all, conditionally, query_all, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -43,6 +43,17 @@ class ProjectStore:
         ):
             raise Conflict(f"Project '{project_id}' already exists.")
         return record
+
+    def in_organizations(self, organizations: set[str]) -> list[str]:
+        """The ids of every project of ``organizations``, sorted: one Query an organization on the
+        ``by_organization`` index (eventually consistent: a project made this second may be missing)."""
+        found: set[str] = set()
+        for organization in sorted(organizations):
+            items = query_all(
+                self._table, IndexName="by_organization", KeyConditionExpression=Key("organization").eq(organization)
+            )
+            found.update(str(item["project_id"]) for item in items)
+        return sorted(found)
 
     def all(self) -> list[ProjectRecord]:
         return sorted((ProjectRecord.model_validate(i) for i in scan_all(self._table)), key=lambda p: p.project_id)

@@ -125,9 +125,8 @@ def me(session: SessionView | None = None) -> Me:
     principal = current_call().principal
     picks = {project: PickableProject(project=project, role=role) for project, role in principal.project_roles.items()}
     if principal.organizations:  # an owner stands in every project of its organizations
-        for record in rt.projects.all():
-            if record.organization in principal.organizations and record.project_id not in picks:
-                picks[record.project_id] = PickableProject(project=record.project_id, role=None)
+        for project in rt.projects.in_organizations(set(principal.organizations)):
+            picks.setdefault(project, PickableProject(project=project, role=None))
     return Me(
         name=principal.name,
         kind=principal.kind,
