@@ -13,5 +13,6 @@ from benchmarks import requests
 def test_the_per_route_table_in_the_benchmarks_document_is_what_the_benchmark_counts() -> None:
     measured = requests.counts_table(requests.measure(iterations=0))
     assert requests.documented() == measured, (
-        "docs/benchmarks.md's per-route counts differ from the code's: run `uv run python -m benchmarks.requests --write`"
+        "docs/benchmarks.md's per-route counts differ from the code's: "
+        "run `uv run python -m benchmarks.requests --write`"
     )
