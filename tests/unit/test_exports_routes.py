@@ -17,7 +17,7 @@ from forager_simulator import Simulator, exports as sim_exports
 from knowledge_service.domain import exports as domain
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.identity.principal import Permission, ProjectRole
-from knowledge_service.runtime import Runtime, reset_runtime
+from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.archives import archive_key
 from knowledge_service.upstream.client import ForagerClient
 from tests.conftest import TEMPLATE, Api, principal
@@ -215,6 +215,28 @@ def test_a_request_no_verifier_settled_is_asked_again_after_its_window(
     assert export_verifier.take() == []
     clock.move(2)
     assert download(api, export_id).status == 409
+    assert len(export_verifier.take()) == 1
+
+
+def test_an_event_the_bus_refuses_is_a_500_and_the_next_download_asks_again(
+    api: Api,
+    knowledge_on: Runtime,
+    book: sim_exports.ExportBook,
+    export_verifier: ExportVerifier,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    export_id = completed(api)
+    bus = runtime().archives._events  # the store's own EventBridge client
+
+    def refused(**_: Any) -> dict[str, Any]:
+        return {"FailedEntryCount": 1, "Entries": [{"ErrorCode": "InternalFailure", "ErrorMessage": "try again"}]}
+
+    with monkeypatch.context() as patched:
+        patched.setattr(bus, "put_events", refused)
+        answer = download(api, export_id)
+    assert (answer.status, answer.body["code"]) == (500, "internal"), answer.body
+    assert "could not be asked" in answer.body["message"]
+    assert download(api, export_id).status == 409  # the request row was taken back: asked now
     assert len(export_verifier.take()) == 1
 
 
