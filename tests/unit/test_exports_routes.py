@@ -516,3 +516,28 @@ def test_an_event_that_is_not_a_verification_request_is_dropped(
     event = {"id": "e1", "detail-type": "knowledge.export.verification_requested", "detail": {"export_id": "x"}}
     assert export_verifier.invoke(event) == {"export_id": None, "outcome": "not_a_request"}
     assert archive_requests(forager) == []
+
+
+def test_an_export_that_expired_before_the_verifier_came_is_left_to_the_downloads_410(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Simulator, export_verifier: ExportVerifier
+) -> None:
+    export_id = completed(api)
+    assert download(api, export_id).status == 409
+    book.get(export_id).archive_expired_at = "2026-10-01T00:00:00Z"
+    assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "no_archive"}]
+    assert archive_requests(forager) == []
+    gone = download(api, export_id)
+    assert (gone.status, gone.body["code"]) == (410, "gone")
+
+
+def test_the_verifier_holds_an_export_to_the_knowledge_base_its_download_resolved(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Simulator, export_verifier: ExportVerifier
+) -> None:
+    export_id = completed(api)
+    assert download(api, export_id).status == 409
+    (event,) = export_verifier.take()
+    event["detail"]["knowledge_base"] = "harbour"
+    assert export_verifier.invoke(event) == {"export_id": export_id, "outcome": "not_this_base"}
+    assert archive_requests(forager) == [] and s3_keys(knowledge_on) == []
+    assert download(api, export_id).status == 409  # settled: this download asks again
+    assert len(export_verifier.take()) == 1

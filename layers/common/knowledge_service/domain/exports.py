@@ -173,7 +173,11 @@ def download(
 ) -> HandedOver:
     """The verified archive handed over, or why not yet: never a byte of it read here."""
     row = one(reader, export_id)
-    sha256, size = _archive_of(row, archives)
+    if (
+        _expired(row) and row.sha256
+    ):  # the colony's verified copy expires with the export, whatever S3's rule has done yet
+        archives.remove(archive_key(export_id, row.sha256.lower()))
+    sha256, size = _archive_of(row)
     key = archive_key(export_id, sha256)
     if archives.size_of(key) != size:
         _not_yet(reader, archives, principal, row, now)
@@ -193,7 +197,15 @@ def download(
     return HandedOver(archives.presigned_url(key, file_name), sha256, size, file_name)
 
 
-def _archive_of(row: upstream_models.ExportRow, archives: ArchiveStore) -> tuple[str, int]:
+def _expired(row: upstream_models.ExportRow) -> bool:
+    return (
+        row.status == "completed"
+        and not row.written_to_folder
+        and (row.archive_expired_at is not None or not row.downloadable)
+    )
+
+
+def _archive_of(row: upstream_models.ExportRow) -> tuple[str, int]:
     """The recorded digest and size of an export that has an archive to take away; the refusals
     of one that has none (not built yet, written into a folder, expired, nothing recorded)."""
     if row.status != "completed":
@@ -207,9 +219,7 @@ def _archive_of(row: upstream_models.ExportRow, archives: ArchiveStore) -> tuple
             "This export was written into a folder on FORAGER's machine; there is no archive to take away.",
             code="written_to_folder",
         )
-    if row.archive_expired_at is not None or not row.downloadable:
-        if row.sha256:  # the colony's verified copy expires with the export, whatever S3's rule has done yet
-            archives.remove(archive_key(row.export_id, row.sha256.lower()))
+    if _expired(row):
         raise Gone("This export's archive is no longer kept (archive_expired); start a new export.")
     if not row.sha256 or row.size_bytes is None:
         raise UpstreamMismatch("FORAGER recorded no digest or size for this archive; nothing was handed over.")
@@ -286,7 +296,7 @@ def verify(
             archives.settle(export_id)
             return "not_this_base"
         try:
-            sha256, size = _archive_of(row, archives)
+            sha256, size = _archive_of(row)
         except (Conflict, Gone):  # nothing to verify: the next download answers the row's own refusal
             archives.settle(export_id)
             return "no_archive"
