@@ -116,9 +116,6 @@ def _timed(call: Any, spent: list[float]) -> Any:
 def _child(size: int) -> dict[str, Any]:
     from forager_simulator import exports as sim_exports, start_simulator
     from knowledge_service.domain import exports as domain
-    from knowledge_service.domain.reads import Reader
-    from knowledge_service.domain.scope import Scope
-    from knowledge_service.models import KnowledgeSettings
     from knowledge_service.storage.archives import ArchiveStore, archive_key
     from knowledge_service.upstream.client import ForagerClient
 
@@ -144,12 +141,10 @@ def _child(size: int) -> dict[str, Any]:
             assert plain.hexdigest() == sha256
 
             client = ForagerClient(sim.url, sim.token, timeout_seconds=25)
-            scope = Scope(project="falcon", knowledge_base="falcon", settings=KnowledgeSettings())
-            reader = Reader(scope, client)
             key = archive_key(export.export_id, sha256)
             before_mib = _peak_mib()
             started = time.perf_counter()
-            digest = domain.receive(reader, archives, export.export_id, key, sha256, size, domain.PART_BYTES)
+            digest = domain.receive(client, archives, export.export_id, key, sha256, size, domain.PART_BYTES)
             path_seconds = time.perf_counter() - started
             peak_mib = _peak_mib()
             stored = archives.size_of(key)

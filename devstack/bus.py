@@ -3,10 +3,13 @@ delivered to its function, as EventBridge would.
 
 moto's EventBridge matches patterns and delivers to SQS targets, but cannot invoke a
 function of ours. So each rule is created on the emulated bus, for real, with its pattern
-and one SQS queue as target; one daemon thread long-polls those queues and invokes the
-rule's function with the event, as Lambda would receive it. A handler that raises leaves
-the message to be delivered again (after the queue's visibility timeout), as EventBridge's
-retries would; intake is idempotent on the event id, so a redelivery records nothing new.
+and one SQS queue as target; one daemon thread per rule long-polls its queue and invokes the
+rule's function with the event, as Lambda would receive it (a rule's long invocation, an
+export verification receiving a large archive, holds up no other rule's). A handler that
+raises leaves the message to be delivered again (after the queue's visibility timeout), as
+Lambda's and EventBridge's retries would; intake is idempotent on the event id, so a
+redelivery records nothing new. A rule's ``RetryPolicy`` and ``DeadLetterConfig`` are
+EventBridge's own and are not played here: the delivery is retried for as long as the stack runs.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class BusDelivery:
         self._events = events
         self._sqs = sqs
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._queues: list[tuple[BusRule, str]] = []
 
     def start(self) -> None:
@@ -69,19 +72,21 @@ class BusDelivery:
             self._events.put_rule(Name=name, EventBusName=rule.bus, EventPattern=json.dumps(rule.pattern))
             self._events.put_targets(Rule=name, EventBusName=rule.bus, Targets=[{"Id": "function", "Arn": arn}])
             self._queues.append((rule, url))
-        if self._queues:
-            self._thread = threading.Thread(target=self._loop, name="devstack-bus", daemon=True)
-            self._thread.start()
+        for rule, url in self._queues:
+            thread = threading.Thread(
+                target=self._loop, args=(rule, url), name=f"devstack-bus-{rule.function}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
 
-    def _loop(self) -> None:
+    def _loop(self, rule: BusRule, url: str) -> None:
         while not self._stop.is_set():
-            for rule, url in self._queues:
-                try:
-                    self._deliver(rule, url)
-                except Exception:
-                    if not self._stop.is_set():
-                        log.exception("delivering %s's events failed", rule.function)
-                    self._stop.wait(POLL_SECONDS)
+            try:
+                self._deliver(rule, url)
+            except Exception:
+                if not self._stop.is_set():
+                    log.exception("delivering %s's events failed", rule.function)
+                self._stop.wait(POLL_SECONDS)
 
     def _deliver(self, rule: BusRule, url: str) -> None:
         answer = self._sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=POLL_SECONDS)
@@ -96,5 +101,5 @@ class BusDelivery:
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=POLL_SECONDS + 5)
+        for thread in self._threads:
+            thread.join(timeout=POLL_SECONDS + 5)

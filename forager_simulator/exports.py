@@ -2,10 +2,10 @@
 
 An export is ``running`` until its build time has passed, then ``completed`` with the
 SHA-256 and size of its archive recorded. Archives are deterministic bytes made on demand
-from the export id (never stored, so a 1 GiB archive costs no memory): a 1 MiB block drawn
+from the export id (never stored, so a 2 GiB archive costs no memory): a 1 MiB block drawn
 from a seeded generator, rotated by each block's index. The control port can expire an
-archive, mark an export written into a folder, and corrupt, truncate or extend the next
-downloads.
+archive, mark an export written into a folder, corrupt, truncate or extend the next
+downloads, and tell how many downloads began and how many archive bytes were sent.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ class Export:
     written_to_folder: bool = False
     faults: list[str] = field(default_factory=list)
     revision_id: str | None = None  # the revision it was cut from, when the feed published it
+    downloads: int = 0  # archive downloads begun, and the archive bytes sent in them (tests count them)
+    served_bytes: int = 0
 
     @property
     def completed(self) -> bool:
@@ -253,6 +255,9 @@ def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         with state.lock:
             fault = export.faults.pop(0) if export.faults else None
         chunks, size, digest = _archive(export.export_id, export.size, str(row["sha256"]), fault)
+        with state.lock:
+            export.downloads += 1
+        chunks = _counted(chunks, export, state)
         headers = [
             ("X-Export-Sha256", digest),
             ("Content-Disposition", f'attachment; filename="{export.file_name()}"'),
@@ -291,6 +296,14 @@ def _archive(seed: str, size: int, digest: str, fault: str | None) -> tuple[Iter
     elif fault == "wrong_digest":
         digest = hashlib.sha256(digest.encode()).hexdigest()
     return chunks, size, digest
+
+
+def _counted(chunks: Iterator[bytes], export: Export, state: SimulatorState) -> Iterator[bytes]:
+    """The archive's chunks, each counted into ``export.served_bytes`` as it is handed to the socket."""
+    for piece in chunks:
+        with state.lock:
+            export.served_bytes += len(piece)
+        yield piece
 
 
 def _corrupt(chunks: Iterator[bytes], at: int) -> Iterator[bytes]:
@@ -332,6 +345,14 @@ def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
             answer = {"build_seconds": exports.build_seconds, "archive_bytes": exports.archive_bytes}
         return json_response(200, answer)
 
+    def describe(request: Request) -> Response:
+        """The export as FORAGER describes it (its digest computed on the first call, as ``GET
+        /api/exports/{id}`` does), and how many downloads began and archive bytes were sent."""
+        export = exports.get(request.params["id"])
+        row = export.to_json()
+        with state.lock:
+            return json_response(200, {**row, "downloads": export.downloads, "served_bytes": export.served_bytes})
+
     def expire(request: Request) -> Response:
         export = exports.get(request.params["id"])
         with state.lock:
@@ -367,6 +388,7 @@ def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
 
     return [
         ("PUT", r"/exports/settings", settings),
+        ("GET", rf"/exports/{EXPORT_ID}", describe),
         ("POST", rf"/exports/{EXPORT_ID}/expire", expire),
         ("POST", rf"/exports/{EXPORT_ID}/folder", folder),
         ("POST", rf"/exports/{EXPORT_ID}/download-faults", download_faults),

@@ -38,6 +38,7 @@ from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
+from tests.export_verifier import ExportVerifier
 
 # Hypothesis profiles (docs/testing.md, "Profiles"). No property test has a per-example deadline
 # in either: a loaded machine (CI beside other work) slows an example past Hypothesis' default
@@ -312,6 +313,12 @@ def knowledge_on(aws: Runtime, forager: Simulator) -> Runtime:
     aws.projects.create("elsewhere", "other-org")
     aws.config.bind("falcon", "falcon", "test")
     return aws
+
+
+@pytest.fixture
+def export_verifier(knowledge_on: Runtime) -> ExportVerifier:
+    """The template's rule for the export verifier on moto's bus, its events delivered on demand."""
+    return ExportVerifier.on_the_bus(TEMPLATE)
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pytest
 
 from forager_simulator.corpus import record_id
 from knowledge_service.domain.commerce import SUBSCRIPTION_CACHE_SECONDS
+from knowledge_service.domain.exports import FAILURE_HOLD_SECONDS
 from tests.e2e.conftest import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
@@ -27,6 +28,7 @@ ROBERT = record_id("ent", "falcon", "robert_smith")
 R_SMITH = record_id("ent", "falcon", "r_smith")
 HARBOUR_ITEM = record_id("ki", "harbour", "opening_hours")
 PROJECT = {"project": "falcon"}
+REQUEST_BUDGET_SECONDS = 29.0  # API Gateway answers its caller at 29 s whatever the function does
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +154,7 @@ def test_knowledge_admin_lists_the_event_log(stack: LocalStack) -> None:
 
 # ---------------------------------------------------------------- exports
 def control(stack: LocalStack, method: str, path: str, body: Any) -> Any:
-    answer = httpx.request(method, f"{stack.control_url}{path}", json=body)
+    answer = httpx.request(method, f"{stack.control_url}{path}", json=body, timeout=60)
     answer.raise_for_status()
     return answer.json()
 
@@ -169,6 +171,19 @@ def started(http: httpx.Client, token: str, **options: Any) -> str:
     raise AssertionError("the export did not complete")
 
 
+def until_verified(http: httpx.Client, token: str, export_id: str, within: float = 60.0) -> httpx.Response:
+    """The download asked again after each ``409 not_ready`` (its ``Retry-After``, shortened: the
+    local verifier takes well under a second) until it answers otherwise."""
+    deadline = time.monotonic() + within
+    while True:
+        answer = http.get(f"/knowledge/exports/{export_id}/download", params=PROJECT, headers=bearer(token))
+        if answer.status_code != 409:
+            return answer
+        assert answer.json()["code"] == "not_ready" and answer.headers["Retry-After"] == "5", answer.text
+        assert time.monotonic() < deadline, "the archive was not verified in time"
+        time.sleep(0.2)
+
+
 def test_export_start_state_and_a_verified_download_by_presigned_url(
     http: httpx.Client, stack: LocalStack, people: dict[str, str]
 ) -> None:
@@ -179,7 +194,10 @@ def test_export_start_state_and_a_verified_download_by_presigned_url(
     row = history.json()["data"]["exports"][0]
     refused = http.get(f"/knowledge/exports/{export_id}/download", params=PROJECT, headers=bearer(people["owner"]))
     assert refused.status_code == 403  # a role-less owner reads history, not the archive
-    answer = http.get(f"/knowledge/exports/{export_id}/download", params=PROJECT, headers=bearer(op))
+    first = http.get(f"/knowledge/exports/{export_id}/download", params=PROJECT, headers=bearer(op))
+    assert (first.status_code, first.json()["code"]) == (409, "not_ready"), first.text  # verified in the background
+    assert first.headers["Retry-After"] == "5"
+    answer = until_verified(http, op, export_id)
     assert answer.status_code == 303, answer.text
     assert answer.headers["X-Export-Sha256"] == row["sha256"]
     assert answer.headers["Cache-Control"] == "no-store"
@@ -194,7 +212,9 @@ def test_export_start_state_and_a_verified_download_by_presigned_url(
     assert events(http, stack.admin_token, act="knowledge_export_started", limit="1")[0]["payload"]["record"]
 
 
-def test_export_refusals_over_http(http: httpx.Client, stack: LocalStack, people: dict[str, str]) -> None:
+def test_export_refusals_over_http(
+    http: httpx.Client, stack: LocalStack, people: dict[str, str], move_clock: Callable[[int], None]
+) -> None:
     op = people["operator"]
     bad = post(http, op, "/knowledge/exports", {"format": "jsonl", "options": {"vault_name": "v" * 81}})
     assert (bad.status_code, bad.json()["code"]) == (400, "bad_request")
@@ -218,9 +238,9 @@ def test_export_refusals_over_http(http: httpx.Client, stack: LocalStack, people
     control(stack, "POST", f"/exports/{expired}/expire", {})
     control(stack, "POST", f"/exports/{broken}/download-faults", {"kind": "corrupt", "times": 1})
     answers = {
-        e: http.get(f"/knowledge/exports/{e}/download", params=PROJECT, headers=bearer(op))
-        for e in (folder, expired, broken)
+        e: http.get(f"/knowledge/exports/{e}/download", params=PROJECT, headers=bearer(op)) for e in (folder, expired)
     }
+    answers[broken] = until_verified(http, op, broken)  # 409 while the verifier receives it, then its failure
     assert (answers[folder].status_code, answers[folder].json()["code"]) == (409, "written_to_folder")
     assert (answers[expired].status_code, answers[expired].json()["code"]) == (410, "gone")
     assert (answers[broken].status_code, answers[broken].json()["code"]) == (502, "upstream_mismatch")
@@ -228,5 +248,42 @@ def test_export_refusals_over_http(http: httpx.Client, stack: LocalStack, people
     bucket = stack.env["ARCHIVE_BUCKET"]
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=f"exports/{broken}/").get("Contents", [])]
     assert keys == [] and s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
-    again = http.get(f"/knowledge/exports/{broken}/download", params=PROJECT, headers=bearer(op))
-    assert again.status_code == 303  # the fault spent, the true archive verifies
+    still = http.get(f"/knowledge/exports/{broken}/download", params=PROJECT, headers=bearer(op))
+    assert (still.status_code, still.json()["code"]) == (502, "upstream_mismatch")  # the failure stands a while
+    move_clock(FAILURE_HOLD_SECONDS + 1)
+    again = until_verified(http, op, broken)
+    assert again.status_code == 303  # the fault spent, a new verification: the true archive verifies
+
+
+def test_a_two_gib_archives_first_download_answers_within_the_budget_having_read_none_of_it(
+    http: httpx.Client, stack: LocalStack, people: dict[str, str]
+) -> None:
+    op = people["operator"]
+    control(stack, "PUT", "/exports/settings", {"archive_bytes": 2 * 1024**3})
+    try:
+        answer = post(http, op, "/knowledge/exports", {"format": "jsonl"})
+        assert answer.status_code == 200, answer.text
+        export_id = str(answer.json()["data"]["export_id"])
+    finally:
+        control(stack, "PUT", "/exports/settings", {"archive_bytes": 180_000})
+    # FORAGER records the digest when it builds; the simulator computes it on the first description
+    # of the completed export, asked here on its control port (its bytes are generated lazily, never
+    # stored), so no call of the service's waits for 2 GiB to be hashed
+    for _ in range(100):
+        described = httpx.get(f"{stack.control_url}/exports/{export_id}", timeout=120).json()
+        if described["status"] == "completed":
+            break
+        time.sleep(0.1)
+    assert (described["size_bytes"], described["served_bytes"], described["downloads"]) == (2 * 1024**3, 0, 0)
+    # the verifier the download asks will be told a wrong digest beside the bytes and stop before the body
+    control(stack, "POST", f"/exports/{export_id}/download-faults", {"kind": "wrong_digest", "times": 3})
+    began = time.monotonic()
+    answer = http.get(f"/knowledge/exports/{export_id}/download", params=PROJECT, headers=bearer(op))
+    elapsed = time.monotonic() - began
+    served = control(stack, "GET", f"/exports/{export_id}", None)["served_bytes"]
+    assert (answer.status_code, answer.json()["code"]) == (409, "not_ready"), answer.text
+    assert elapsed < REQUEST_BUDGET_SECONDS
+    assert served == 0  # the request read none of the archive
+    failed = until_verified(http, op, export_id)
+    assert (failed.status_code, failed.json()["code"]) == (502, "upstream_mismatch")
+    assert control(stack, "GET", f"/exports/{export_id}", None)["served_bytes"] < 64 * 1024**2

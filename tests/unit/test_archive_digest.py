@@ -64,6 +64,17 @@ def test_the_digest_beside_the_bytes_must_be_the_recorded_one() -> None:
         stream(ArchiveDigest(digest, len(data), other), data)
 
 
+def test_a_wrong_digest_beside_the_bytes_is_refused_before_a_byte_is_read_and_none_is_left_to_the_end() -> None:
+    data, digest = VECTORS[1]
+    with pytest.raises(UpstreamMismatch, match="beside"):
+        ArchiveDigest(digest, len(data), VECTORS[0][1]).announced()
+    ArchiveDigest(digest, len(data), digest).announced()
+    silent = ArchiveDigest(digest, len(data), "")
+    silent.announced()  # nothing sent beside the bytes: the body is read, and the end refuses it
+    with pytest.raises(UpstreamMismatch, match="beside"):
+        stream(silent, data)
+
+
 def test_a_recorded_digest_that_is_not_a_sha256_is_refused_before_anything() -> None:
     with pytest.raises(UpstreamMismatch):
         ArchiveDigest("not-a-digest", 3, "not-a-digest")

@@ -35,7 +35,7 @@ LISTS = {  # record kind -> (the list route that shows its ids, the list's key, 
     "feed": ("/knowledge/feed/dead-letters", "entries", "dead_letter_id"),  # dead letters
 }
 WITH_STATUS = {"changes", "conflicts", "duplicates"}  # lists that hide decided records by default
-OWN_ANSWER = {"/knowledge/exports/{id}/download": 303}  # the archive, verified, is a redirect
+OWN_ANSWER = {"/knowledge/exports/{id}/download": 409}  # the first download asks the verifier: not_ready
 
 
 def kind(route: RouteInfo) -> str:

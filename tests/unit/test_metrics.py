@@ -109,15 +109,10 @@ class Forager:
         self.recorded = recorded
 
 
-class Reader:
-    def __init__(self, recorded: str) -> None:
-        self.forager = Forager(recorded)
-
-
 def _receive(sha256: str) -> str:
     archives = Archives()
     try:
-        return receive(Reader(sha256), archives, "exp_1", "exports/exp_1", sha256, len(ARCHIVE), 1024)  # type: ignore[arg-type]
+        return receive(Forager(sha256), archives, "exp_1", "exports/exp_1", sha256, len(ARCHIVE), 1024)  # type: ignore[arg-type]
     finally:
         assert archives.upload.done in {"complete", "abort"}
 

@@ -1,9 +1,10 @@
 """template.yaml's operations block: every function's log group with a retention, its errors and
-throttles alarms, every alarm notifying the one topic, the schedule's failure destination, the
-exports function's cap (docs/operations.md)."""
+throttles alarms, every alarm notifying the one topic, the schedule's and the export verifier's
+failure destinations, the verifier's cap (docs/operations.md)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -92,9 +93,58 @@ def test_the_schedule_retries_then_parks_its_event_in_an_alarmed_queue() -> None
     ]
 
 
-def test_the_exports_function_concurrency_is_capped() -> None:
-    props = TEMPLATE.resources["ExportsFunction"]["Properties"]
-    assert props["ReservedConcurrentExecutions"] == {"Ref": "ExportsConcurrency"}
+def test_the_export_verifier_concurrency_is_capped_and_the_exports_function_answers_inside_the_gateways_wait() -> None:
+    verifier = TEMPLATE.resources["ExportVerifierFunction"]["Properties"]
+    assert verifier["ReservedConcurrentExecutions"] == {"Ref": "ExportsConcurrency"}
+    assert verifier["Timeout"] == 900
+    exports = TEMPLATE.resources["ExportsFunction"]["Properties"]
+    assert "ReservedConcurrentExecutions" not in exports
+    assert "Timeout" not in exports  # the Globals' 30 s of every route group: it never receives an archive itself
+
+
+def test_the_export_verifier_retries_then_parks_its_event_in_an_alarmed_queue() -> None:
+    props = TEMPLATE.resources["ExportVerifierFunction"]["Properties"]
+    queue = {"Fn::GetAtt": ["ExportVerificationDeadLetterQueue", "Arn"]}
+    (event,) = props["Events"].values()
+    assert event["Type"] == "EventBridgeRule"
+    rule = event["Properties"]
+    assert rule["RetryPolicy"]["MaximumRetryAttempts"] >= 1  # EventBridge could not invoke it
+    assert rule["DeadLetterConfig"] == {"Arn": queue}
+    invoke = props["EventInvokeConfig"]  # the invocation raised: Lambda retries, then the same queue
+    assert invoke["MaximumRetryAttempts"] >= 1
+    assert invoke["DestinationConfig"]["OnFailure"] == {"Type": "SQS", "Destination": queue}
+    assert TEMPLATE.resources["ExportVerificationDeadLetterQueue"]["Type"] == "AWS::SQS::Queue"
+    (policy,) = [
+        p["Properties"]
+        for p in TEMPLATE.of_type("AWS::SQS::QueuePolicy").values()
+        if p["Properties"]["Queues"] == [{"Ref": "ExportVerificationDeadLetterQueue"}]
+    ]
+    (statement,) = policy["PolicyDocument"]["Statement"]
+    assert statement["Principal"] == {"Service": "events.amazonaws.com"}
+    assert (
+        rule["RuleName"]["Fn::Sub"].split("}", 1)[1] in statement["Condition"]["ArnEquals"]["aws:SourceArn"]["Fn::Sub"]
+    )
+    depth = ALARMS["ExportVerificationDeadLetterDepth"]["Properties"]
+    assert depth["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["ExportVerificationDeadLetterQueue", "QueueName"]}}
+    ]
+
+
+def test_the_digest_mismatch_alarm_counts_the_service_that_verifies() -> None:
+    service = TEMPLATE.function_environment("ExportVerifierFunction")["POWERTOOLS_SERVICE_NAME"]
+    alarm = ALARMS["ExportDigestMismatch"]["Properties"]
+    dimensions = [m["MetricStat"]["Metric"]["Dimensions"] for m in alarm["Metrics"] if "MetricStat" in m]
+    assert dimensions == [[{"Name": "service", "Value": service}]]
+
+
+def test_only_the_exports_function_asks_the_verifier_and_the_verifier_holds_no_bucket_wide_write() -> None:
+    def policies(function: str) -> str:
+        return json.dumps(TEMPLATE.resources[function]["Properties"]["Policies"])
+
+    assert "EventBridgePutEventsPolicy" in policies("ExportsFunction")
+    verifier = policies("ExportVerifierFunction")
+    assert "EventBridgePutEventsPolicy" not in verifier and "S3CrudPolicy" not in verifier
+    assert "/exports/*" in verifier
 
 
 def test_the_dashboard_shows_every_function() -> None:

@@ -11,6 +11,7 @@ import pytest
 from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
+from forager_simulator import Simulator
 from knowledge_service.runtime import Runtime
 from tests.conftest import ADMIN, enrol
 
@@ -112,3 +113,17 @@ def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime)
         page_search.COMPACT_AFTER,
     )
     assert PageSearch(aws.search, "falcon").pending() == 0
+
+
+def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Simulator) -> None:
+    from forager_simulator import exports as sim_exports
+
+    event = json.loads((EVENTS / "verifier_export_requested.json").read_text())
+    export_id = event["detail"]["export_id"]
+    # an export no FORAGER holds is gone: recorded for the downloads to answer, not raised
+    assert invoke("ExportVerifierFunction", event) == {"export_id": export_id, "outcome": "gone"}
+    book = sim_exports.book(forager.state)
+    export = book.start("falcon", "jsonl", {})
+    book.exports[export_id] = export
+    export.export_id, export.ready_at = export_id, 0.0
+    assert invoke("ExportVerifierFunction", event) == {"export_id": export_id, "outcome": "verified"}

@@ -183,7 +183,14 @@ class Runtime:
     def archives(self) -> ArchiveStore:
         from knowledge_service.storage.archives import ArchiveStore
 
-        return ArchiveStore(_client("s3"), self.env.archive_bucket, _dynamodb(), self.env.config_table)
+        return ArchiveStore(
+            _client("s3"),
+            self.env.archive_bucket,
+            _dynamodb(),
+            self.env.config_table,
+            _client("events"),
+            self.env.event_bus_name,
+        )
 
     @cached_property
     def subscriptions(self) -> CachedSubscription:

@@ -1,23 +1,35 @@
-// Exports: the history, Make export, Download with the digest shown; a refused download
-// (mismatch, expired, not ready) shown as its sentence.
+// Exports: the history, Make export, Download with the digest shown (it waits while the archive
+// is verified in the background); a refused download (mismatch, expired) shown as its sentence.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import { ApiError } from "../api.js";
 import * as api from "../api.js";
 import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
 
+/** How long Download keeps asking while the archive is verified (the verifier's own limit). */
+const VERIFY_WAIT_MS = 15 * 60 * 1000;
+
 /** Ask for the archive without following the redirect: a refusal is read as its sentence; a 303
  * (an opaque redirect to fetch) means the archive is verified and kept, and the browser is sent
- * to it as a navigation, which downloads it. */
+ * to it as a navigation, which downloads it. A 409 not_ready means it is still being verified in
+ * the background: ask again after its Retry-After, for as long as a verification may take. */
 async function download(exportId, project) {
   const url = new URL(`/knowledge/exports/${encodeURIComponent(exportId)}/download`, window.location.origin);
   if (project) url.searchParams.set("project", project);
-  const response = await fetch(url, { credentials: "same-origin", redirect: "manual", headers: { "X-Knowledge-Console": "1" } });
-  if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
-    window.location.assign(url.toString());
-    return;
+  const started = Date.now();
+  for (;;) {
+    const response = await fetch(url, { credentials: "same-origin", redirect: "manual", headers: { "X-Knowledge-Console": "1" } });
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      window.location.assign(url.toString());
+      return;
+    }
+    const payload = await response.json().catch(() => null);
+    if (response.status === 409 && payload?.code === "not_ready" && Date.now() - started < VERIFY_WAIT_MS) {
+      const seconds = Number(response.headers.get("Retry-After")) || 5;
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      continue;
+    }
+    throw new ApiError(response.status, payload?.message ?? `The download answered ${response.status}.`, payload?.code);
   }
-  const payload = await response.json().catch(() => null);
-  throw new ApiError(response.status, payload?.message ?? `The download answered ${response.status}.`, payload?.code);
 }
 
 export default function Exports() {

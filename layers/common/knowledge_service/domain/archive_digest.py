@@ -4,7 +4,8 @@ S3 verifies no whole-object SHA-256 on a multipart upload and moto verifies no c
 all, so this is the check: every byte FORAGER sends is hashed as it arrives, the body may
 not run past the recorded size (an over-long body is refused at the first extra byte, not
 after it was all received), and at the end the digest must equal both the one the export
-recorded and the one FORAGER sent beside the bytes, and the size the recorded size.
+recorded and the one FORAGER sent beside the bytes, and the size the recorded size. The digest
+sent beside the bytes can be held to the recorded one before the body is read (:meth:`announced`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ class ArchiveDigest:
         self.announced_sha256 = announced_sha256.strip().lower()
         self._hash = hashlib.sha256()
         self.size = 0
+
+    def announced(self) -> None:
+        """Before a byte is read: a digest FORAGER sent beside the bytes must be the recorded one
+        (the check :meth:`verify` ends with), so a body that cannot verify is not received. None
+        sent is left to :meth:`verify`, after the body (whose transport may fail first)."""
+        if self.announced_sha256 and self.announced_sha256 != self.recorded_sha256:
+            raise UpstreamMismatch(
+                "The SHA-256 FORAGER sent beside the archive is not the one the export recorded; "
+                "nothing was handed over."
+            )
 
     def update(self, chunk: bytes) -> None:
         self.size += len(chunk)

@@ -7,20 +7,26 @@ still takes away what it has. Every export is held to the resolved knowledge bas
 
 The archive (``download``) cannot travel through the function (Lambda answers at most 6 MB,
 API Gateway waits at most 29 s), so it is received into S3 and handed over as a short-lived
-presigned URL — only after it was verified:
+presigned URL — only after it was verified, and never inside the request that asks for it:
 
 1. the export must be completed (409 ``not_ready``), built as an archive (409
    ``written_to_folder``), still kept (410 ``gone``) and carry a recorded digest and size;
 2. a verified archive already kept at ``exports/<export_id>/<sha256>`` is handed over at once
-   (a second download does not fetch it again);
-3. otherwise the request takes the export's verification lease (another request meanwhile is
-   answered 409 ``not_ready`` with ``Retry-After``), streams the archive from FORAGER into a
-   multipart upload to that key while hashing it (:class:`ArchiveDigest`), never holding more
-   than one part in memory and never touching /tmp, and completes the upload only when the
-   SHA-256 equals the recorded one and the one FORAGER sent beside the bytes and the size
-   equals the recorded size. On any failure the upload is aborted: nothing is at the key, no
-   part is kept, and the caller is answered 502 ``upstream_mismatch`` (or the transport's
-   own code).
+   (303; a second download does not fetch it again);
+3. otherwise, while the last verification's permanent failure stands
+   (:data:`FAILURE_HOLD_SECONDS`), the download answers it (502 ``upstream_mismatch``, 410
+   ``gone``); else it asks the verifier (an event on the bus, at most once per
+   :data:`REQUEST_WINDOW_SECONDS`: ``ArchiveStore.ask``) and answers 409 ``not_ready`` with
+   ``Retry-After`` at once, having read none of the archive;
+4. the verifier (:func:`verify`, the export verifier function, on that event) takes the export's
+   lease and streams the archive from FORAGER into a multipart upload to that key while hashing
+   it (:func:`receive`, :class:`ArchiveDigest`): reading and hashing one part overlap with
+   sending the one before, memory holds at most three parts and /tmp is never touched; the
+   upload is completed only when the SHA-256 equals the recorded one and the one FORAGER sent
+   beside the bytes and the size equals the recorded size. On any failure the upload is aborted:
+   nothing is at the key, no part is kept. A mismatch, or FORAGER saying the archive is gone, is
+   recorded for the downloads to answer; any other failure is raised for the invocation to be
+   retried.
 """
 
 from __future__ import annotations
@@ -37,11 +43,20 @@ from knowledge_service.base_model import Model
 from knowledge_service.domain.archive_digest import ArchiveDigest
 from knowledge_service.domain.reads import Reader, missing
 from knowledge_service.domain.scope import held
-from knowledge_service.errors import BadRequest, Conflict, Gone, UpstreamMismatch, UpstreamRefused
+from knowledge_service.errors import (
+    BadRequest,
+    Conflict,
+    Gone,
+    InternalError,
+    ServiceError,
+    UpstreamMismatch,
+    UpstreamRefused,
+)
 from knowledge_service.identity.principal import Principal
-from knowledge_service.storage.archives import ArchiveStore, archive_key
+from knowledge_service.storage.archives import ArchiveStore, VerificationFailure, VerificationNotAsked, archive_key
 from knowledge_service.storage.event_log import EventLog
 from knowledge_service.upstream import models as upstream_models
+from knowledge_service.upstream.client import ForagerClient
 
 T = TypeVar("T")
 
@@ -49,7 +64,15 @@ VAULT_NAME_MAX = 80
 PART_BYTES = 8 * 1024 * 1024
 """One multipart part: the most of an archive held in memory at once (S3's minimum is 5 MiB)."""
 LEASE_SECONDS = 900
-"""How long one request may hold an archive's verification (the exports function's timeout)."""
+"""How long one verifier may hold an archive's receipt (the verifier function's timeout)."""
+REQUEST_WINDOW_SECONDS = LEASE_SECONDS
+"""A download asks the verifier at most once in this window; a request no verifier settled
+(its retries spent, its event in the dead-letter queue) is asked again after it."""
+FAILURE_HOLD_SECONDS = 300
+"""How long every download answers a verification's permanent failure; the first one after
+asks for a new verification."""
+GONE_STATUSES = frozenset({404, 410})
+"""FORAGER's answers that say the export or its archive is no longer there."""
 RETRY_AFTER_SECONDS = 5
 IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -146,30 +169,18 @@ def download(
     principal: Principal,
     export_id: str,
     *,
-    part_bytes: int | None = None,
+    now: int,
 ) -> HandedOver:
+    """The verified archive handed over, or why not yet: never a byte of it read here."""
     row = one(reader, export_id)
-    if row.status != "completed":
-        raise Conflict(
-            "This export is still being built; try again shortly.",
-            code="not_ready",
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-        )
-    if row.written_to_folder:
-        raise Conflict(
-            "This export was written into a folder on FORAGER's machine; there is no archive to take away.",
-            code="written_to_folder",
-        )
-    if row.archive_expired_at is not None or not row.downloadable:
-        if row.sha256:  # the colony's verified copy expires with the export, whatever S3's rule has done yet
-            archives.remove(archive_key(export_id, row.sha256.lower()))
-        raise Gone("This export's archive is no longer kept (archive_expired); start a new export.")
-    if not row.sha256 or row.size_bytes is None:
-        raise UpstreamMismatch("FORAGER recorded no digest or size for this archive; nothing was handed over.")
-    sha256, size = row.sha256.lower(), row.size_bytes
+    if (
+        _expired(row) and row.sha256
+    ):  # the colony's verified copy expires with the export, whatever S3's rule has done yet
+        archives.remove(archive_key(export_id, row.sha256.lower()))
+    sha256, size = _archive_of(row)
     key = archive_key(export_id, sha256)
     if archives.size_of(key) != size:
-        _verify_into(reader, archives, row, key, sha256, size, part_bytes or PART_BYTES)
+        _not_yet(reader, archives, principal, row, now)
     file_name = safe_file_name(row.file_name, export_id)
     events.record(
         "knowledge_export_downloaded",
@@ -186,51 +197,162 @@ def download(
     return HandedOver(archives.presigned_url(key, file_name), sha256, size, file_name)
 
 
-def _verify_into(
-    reader: Reader,
-    archives: ArchiveStore,
-    row: upstream_models.ExportRow,
-    key: str,
-    sha256: str,
-    size: int,
-    part_bytes: int,
-) -> None:
-    owner = uuid.uuid4().hex
-    if not archives.claim(row.export_id, owner, LEASE_SECONDS):
+def _expired(row: upstream_models.ExportRow) -> bool:
+    return (
+        row.status == "completed"
+        and not row.written_to_folder
+        and (row.archive_expired_at is not None or not row.downloadable)
+    )
+
+
+def _archive_of(row: upstream_models.ExportRow) -> tuple[str, int]:
+    """The recorded digest and size of an export that has an archive to take away; the refusals
+    of one that has none (not built yet, written into a folder, expired, nothing recorded)."""
+    if row.status != "completed":
         raise Conflict(
-            "This export's archive is being received and verified; try again shortly.",
+            "This export is still being built; try again shortly.",
             code="not_ready",
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    if row.written_to_folder:
+        raise Conflict(
+            "This export was written into a folder on FORAGER's machine; there is no archive to take away.",
+            code="written_to_folder",
+        )
+    if _expired(row):
+        raise Gone("This export's archive is no longer kept (archive_expired); start a new export.")
+    if not row.sha256 or row.size_bytes is None:
+        raise UpstreamMismatch("FORAGER recorded no digest or size for this archive; nothing was handed over.")
+    return row.sha256.lower(), row.size_bytes
+
+
+def _not_yet(
+    reader: Reader, archives: ArchiveStore, principal: Principal, row: upstream_models.ExportRow, now: int
+) -> None:
+    """No verified copy: the failure the last verification recorded while it stands, or ask the
+    verifier (once a window) and answer 409 ``not_ready`` at once."""
+    failed = archives.failure(row.export_id, now)
+    if failed is not None:
+        raise _refusal(failed)
+    request = VerificationRequest(
+        export_id=row.export_id,
+        project=reader.scope.project,
+        knowledge_base=reader.knowledge_base,
+        requester=principal.name,
+    )
     try:
-        if archives.size_of(key) != size:  # another request may have finished meanwhile
-            receive(reader, archives, row.export_id, key, sha256, size, part_bytes)
-    finally:
-        archives.release(row.export_id, owner)
+        archives.ask(row.export_id, request.model_dump(), now, REQUEST_WINDOW_SECONDS)
+    except VerificationNotAsked as error:
+        raise InternalError(
+            "The archive's verification could not be asked for (the event bus refused it); try again."
+        ) from error
+    raise Conflict(
+        "This export's archive is being received from FORAGER and verified; try again shortly.",
+        code="not_ready",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
+def _refusal(failed: VerificationFailure) -> ServiceError:
+    if failed.code == "gone":
+        return Gone(failed.message)
+    return UpstreamMismatch(failed.message)
+
+
+# ------------------------------------------------------------------------------ the verifier
+class VerificationRequest(Model):
+    """The detail of the bus event a download puts when it finds no verified copy."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    export_id: str = Field(pattern=r"^exp_[0-9a-f]{16}$")
+    project: str
+    knowledge_base: str = Field(min_length=1)
+    requester: str
+
+
+Outcome = Literal["verified", "already_verified", "being_verified", "mismatch", "gone", "not_this_base", "no_archive"]
+
+
+def verify(
+    forager: ForagerClient,
+    archives: ArchiveStore,
+    request: VerificationRequest,
+    *,
+    now: int,
+    part_bytes: int | None = None,
+) -> Outcome:
+    """Receive and verify the archive a download asked for (the verifier function's whole work).
+
+    A permanent failure — the bytes do not match what the export recorded, or FORAGER no longer
+    holds the archive — is recorded (:meth:`ArchiveStore.record_failure`) so downloads answer it
+    for :data:`FAILURE_HOLD_SECONDS`; anything else that fails (FORAGER unreachable or slow, S3)
+    is raised, for the invocation to be retried, and downloads keep answering ``not_ready``.
+    """
+    export_id = request.export_id
+    try:
+        row = forager.export(export_id)
+        if row.project_ref != request.knowledge_base:  # held to the base the download resolved
+            archives.settle(export_id)
+            return "not_this_base"
+        try:
+            sha256, size = _archive_of(row)
+        except (Conflict, Gone):  # nothing to verify: the next download answers the row's own refusal
+            archives.settle(export_id)
+            return "no_archive"
+        key = archive_key(export_id, sha256)
+        if archives.size_of(key) == size:
+            archives.settle(export_id)
+            return "already_verified"
+        owner = uuid.uuid4().hex
+        if not archives.claim(export_id, owner, LEASE_SECONDS):
+            return "being_verified"
+        try:
+            if archives.size_of(key) != size:  # another verifier may have finished meanwhile
+                receive(forager, archives, export_id, key, sha256, size, part_bytes or PART_BYTES)
+        finally:
+            archives.release(export_id, owner)
+    except UpstreamMismatch as mismatch:
+        archives.record_failure(export_id, "upstream_mismatch", mismatch.message, now, FAILURE_HOLD_SECONDS)
+        return "mismatch"
+    except UpstreamRefused as refused:
+        if refused.upstream_status not in GONE_STATUSES:
+            raise
+        message = "FORAGER no longer holds this export's archive (archive_expired); start a new export."
+        archives.record_failure(export_id, "gone", message, now, FAILURE_HOLD_SECONDS)
+        return "gone"
+    archives.settle(export_id)
+    return "verified"
 
 
 def receive(
-    reader: Reader, archives: ArchiveStore, export_id: str, key: str, sha256: str, size: int, part_bytes: int
+    forager: ForagerClient, archives: ArchiveStore, export_id: str, key: str, sha256: str, size: int, part_bytes: int
 ) -> str:
     """Stream the archive into a multipart upload while hashing it; complete only when verified.
 
-    Whatever fails — the digest, the size, the transport, S3 — the upload is aborted, so the
-    key holds nothing and no part is kept.
+    Reading and hashing overlap with sending: each full part is handed to the upload, which
+    sends it on its one sender thread while the next part is read and hashed, and waits for the
+    part before it first — so memory holds at most the part being sent, the part being filled
+    and the copy being handed over (three parts, 24 MiB at the default size, plus one chunk).
+    A digest FORAGER sends beside the bytes that is not the recorded one fails before a byte is
+    read. Whatever fails — the digest, the size, the transport, S3 — the upload is aborted, so
+    the key holds nothing and no part is kept.
     """
     upload = archives.begin(key)
     try:
-        with reader.forager.download_archive(export_id) as arriving:
+        with forager.download_archive(export_id) as arriving:
             check = ArchiveDigest(sha256, size, arriving.announced_sha256)
-            buffer = bytearray()
-            parts = 0
-            for chunk in arriving.chunks:
-                check.update(chunk)
-                buffer += chunk
-                while len(buffer) >= part_bytes:
-                    upload.part(bytes(memoryview(buffer)[:part_bytes]))
-                    del buffer[:part_bytes]
-                    parts += 1
             try:
+                check.announced()
+                buffer = bytearray()
+                parts = 0
+                for chunk in arriving.chunks:
+                    check.update(chunk)
+                    buffer += chunk
+                    while len(buffer) >= part_bytes:
+                        upload.part(bytes(memoryview(buffer)[:part_bytes]))
+                        del buffer[:part_bytes]
+                        parts += 1
                 digest = check.verify()
             except UpstreamMismatch:
                 observability.count("ExportDigestMismatches")

@@ -1,4 +1,5 @@
-"""Verified export archives in S3, and the lease that lets one request verify an archive.
+"""Verified export archives in S3, the verification a download asks for, and the lease that
+lets one verifier receive an archive.
 
 An archive is kept at ``exports/<export_id>/<sha256>``: the object exists there only once it
 was received whole and its digest and size checked, because it is written as a multipart
@@ -6,17 +7,26 @@ upload that is *completed* only after the check (``ArchiveUpload.complete``) and
 any failure (``ArchiveUpload.abort``). S3 verifies no whole-object SHA-256 on a multipart
 upload (and moto verifies no checksum at all): the domain's streaming hash is the check.
 
-The lease (``pk=archive_lease, sk=<export_id>`` in the config table) is taken with a
-conditional write, so of two requests for the same unverified archive one receives it and
-the other is told it is not ready yet.
+Two rows of the config table per export being verified:
+
+- ``pk=archive_verification, sk=<export_id>``: what the downloads know. ``requested`` until
+  ``expires`` (a download asked the verifier, by an event on the bus: :meth:`ArchiveStore.ask`
+  puts the row with a conditional write and only the request that wrote it puts the event, so
+  polling does not flood the bus); ``failed`` until ``expires`` (the verifier found the archive
+  wrong or gone: every download meanwhile answers that failure). The verifier deletes it when
+  it is done (:meth:`ArchiveStore.settle`).
+- ``pk=archive_lease, sk=<export_id>``: taken with a conditional write by the verifier that
+  receives the archive, so of two verifications of the same archive one receives it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from boto3.dynamodb.conditions import Attr
 
@@ -26,12 +36,30 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
 
 LEASE_PK = "archive_lease"
+VERIFICATION_PK = "archive_verification"
+VERIFICATION_SOURCE = "knowledge-service.exports"
+VERIFICATION_DETAIL_TYPE = "knowledge.export.verification_requested"
+FailureCode = Literal["upstream_mismatch", "gone"]
 PRESIGNED_SECONDS = 300
 PREFIX = "exports/"
 
 
 def archive_key(export_id: str, sha256: str) -> str:
     return f"{PREFIX}{export_id}/{sha256}"
+
+
+@dataclass(frozen=True)
+class VerificationFailure:
+    """A verification that failed for a reason asking again would not change, and until when
+    every download answers it."""
+
+    code: FailureCode
+    message: str
+    until: int
+
+
+class VerificationNotAsked(Exception):
+    """The bus did not take the verification's event (the request row was taken back)."""
 
 
 class ArchiveUpload:
@@ -93,10 +121,20 @@ class ArchiveUpload:
 
 
 class ArchiveStore:
-    def __init__(self, s3: Any, bucket: str, resource: DynamoDBServiceResource, config_table: str) -> None:
+    def __init__(
+        self,
+        s3: Any,
+        bucket: str,
+        resource: DynamoDBServiceResource,
+        config_table: str,
+        events: Any = None,
+        bus: str = "",
+    ) -> None:
         self._s3 = s3
         self.bucket = bucket
         self._leases = resource.Table(config_table)
+        self._events = events
+        self._bus = bus
 
     # ------------------------------------------------------------------ objects
     def size_of(self, key: str) -> int | None:
@@ -146,3 +184,88 @@ class ArchiveStore:
                 Key={"pk": LEASE_PK, "sk": export_id}, ConditionExpression=Attr("owner").eq(owner)
             )
         )
+
+    # ------------------------------------------------------------------ the verification asked for
+    def failure(self, export_id: str, now: int) -> VerificationFailure | None:
+        """The failure the last verification recorded, while it stands (``now`` before its end)."""
+        item = self._leases.get_item(Key={"pk": VERIFICATION_PK, "sk": export_id}, ConsistentRead=True).get("Item")
+        if not item or item.get("state") != "failed" or int(str(item["expires"])) < now:
+            return None
+        code: FailureCode = "gone" if item.get("code") == "gone" else "upstream_mismatch"
+        return VerificationFailure(code, str(item.get("message", "")), int(str(item["expires"])))
+
+    def ask(self, export_id: str, detail: dict[str, Any], now: int, window_seconds: int) -> bool:
+        """Ask the verifier for ``export_id``'s archive, at most once per window: True when this
+        call put the event, False when a request (or a failure) of the window still stands.
+
+        The row is written first, conditionally, so of many downloads polling at once one puts
+        the event; when the bus refuses the event the row is taken back (the next download asks
+        again) and :class:`VerificationNotAsked` is raised.
+        """
+        token = f"{now}-{time.monotonic_ns()}"
+        taken = conditionally(
+            lambda: self._leases.put_item(
+                Item={
+                    "pk": VERIFICATION_PK,
+                    "sk": export_id,
+                    "state": "requested",
+                    "token": token,
+                    "requested_at": now,
+                    "expires": now + window_seconds,
+                },
+                ConditionExpression=Attr("sk").not_exists() | Attr("expires").lt(now),
+            )
+        )
+        if not taken:
+            return False
+        refused = self._put_event(detail)
+        if refused is not None:
+            conditionally(
+                lambda: self._leases.delete_item(
+                    Key={"pk": VERIFICATION_PK, "sk": export_id}, ConditionExpression=Attr("token").eq(token)
+                )
+            )
+            raise VerificationNotAsked(refused)
+        return True
+
+    def _put_event(self, detail: dict[str, Any]) -> str | None:
+        """The verification's event on the bus; why the bus did not take it, or None."""
+        try:
+            answer = self._events.put_events(
+                Entries=[
+                    {
+                        "Source": VERIFICATION_SOURCE,
+                        "DetailType": VERIFICATION_DETAIL_TYPE,
+                        "EventBusName": self._bus,
+                        "Detail": json.dumps(detail),
+                    }
+                ]
+            )
+        except Exception as error:  # the bus unreachable or refusing the call: told as a refusal
+            return type(error).__name__
+        if answer.get("FailedEntryCount"):
+            return str((answer.get("Entries") or [{}])[0].get("ErrorMessage") or "the entry failed")
+        return None
+
+    def record_failure(
+        self, export_id: str, code: FailureCode, message: str, now: int, hold_seconds: int
+    ) -> VerificationFailure:
+        """The verification failed for good: every download answers it for ``hold_seconds``."""
+        until = now + hold_seconds
+        self._leases.put_item(
+            Item={
+                "pk": VERIFICATION_PK,
+                "sk": export_id,
+                "state": "failed",
+                "code": code,
+                "message": message,
+                "failed_at": now,
+                "expires": until,
+            }
+        )
+        return VerificationFailure(code, message, until)
+
+    def settle(self, export_id: str) -> None:
+        """The verification is over (the archive is in place, or there was none to verify): the
+        next download that finds no archive asks again at once."""
+        self._leases.delete_item(Key={"pk": VERIFICATION_PK, "sk": export_id})

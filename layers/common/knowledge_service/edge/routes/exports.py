@@ -3,7 +3,8 @@
 Exporting is ``read_knowledge`` and ``knowledge.export`` in the catalog — never gated. The
 download also takes the project's operator or admin role (W1-03 §8.3, project.export): an
 owner who holds no role reads the history and is refused the archive. How the archive is
-verified and handed over is ``domain/exports.py``'s docstring and docs/api.md.
+verified (in the background, by the export verifier) and handed over is ``domain/exports.py``'s
+docstring and docs/api.md.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ def get_export(id: ExportId, project: Project = None) -> Envelope[upstream_model
 def get_download(id: ExportId, project: Project = None) -> Response[str]:
     export_id = identifiers.record_id(id, "exp")
     rt = runtime()
-    handed = domain.download(_reader(project), rt.archives, rt.events, current_call().principal, export_id)
+    now = int(rt.clock().timestamp())
+    handed = domain.download(_reader(project), rt.archives, rt.events, current_call().principal, export_id, now=now)
     body = ok(ArchiveHandedOver(**handed.__dict__), message="The archive is verified; follow Location.")
     return Response(
         status_code=303,
