@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
     from knowledge_service.domain.connection import ForagerConnection
     from knowledge_service.domain.feed.ports import FeedStores
+    from knowledge_service.storage.admission import DoorReads
     from knowledge_service.storage.agent_missions import AgentMissionStore
     from knowledge_service.storage.archives import ArchiveStore
     from knowledge_service.storage.config_store import ConfigStore
@@ -73,6 +74,12 @@ class Runtime:
         from knowledge_service.storage.projects import ProjectStore
 
         return ProjectStore(_dynamodb(), self.env.projects_table)
+
+    @cached_property
+    def door(self) -> DoorReads:
+        from knowledge_service.storage.admission import DoorReads
+
+        return DoorReads(_dynamodb(), self.env.principals_table, self.env.projects_table)
 
     @cached_property
     def principals(self) -> PrincipalStore:
