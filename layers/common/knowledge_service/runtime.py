@@ -67,7 +67,15 @@ class Runtime:
     def config(self) -> ConfigStore:
         from knowledge_service.storage.config_store import ConfigStore
 
-        return ConfigStore(_dynamodb(), self.env.config_table, self.env.projects_table, self.env.principals_table)
+        clock = self.clock  # the product clock: moving it (local stack only) ages the settings too
+        return ConfigStore(
+            _dynamodb(),
+            self.env.config_table,
+            self.env.projects_table,
+            self.env.principals_table,
+            settings_ttl=self.env.settings_cache_seconds,
+            clock=lambda: clock().timestamp(),
+        )
 
     @cached_property
     def projects(self) -> ProjectStore:

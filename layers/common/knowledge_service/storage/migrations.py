@@ -1,0 +1,90 @@
+"""Moving items saved under keys the service no longer reads (issue 30: no hot key).
+
+Each step finds the items under an old key and writes each under its new key, then removes
+the old one, in one transaction per item: the new item is put only when none is there yet
+(a write under the new key since the deploy is newer, and wins), and the old one is deleted
+either way. Every step is idempotent: a second run finds nothing to move. ``knowledge-admin
+migrate`` runs them against a deployed stack (after ``sam deploy``), and the local stack runs
+them on every start, after its saved state is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.conditions import Key
+
+from knowledge_service.storage.config_store import LEGACY_BINDING_PK, LISTED, binding_key, legacy_binding_project
+from knowledge_service.storage.toolkit import conditionally, is_condition_refusal, query_all
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBServiceResource
+
+
+@dataclass(frozen=True)
+class MigrationTables:
+    """The tables a migration reads; a table left empty ("") is skipped."""
+
+    config: str = ""
+
+    @classmethod
+    def named_by(cls, named: Callable[[str], str]) -> MigrationTables:
+        """The tables by the functions' environment names (``CONFIG_TABLE``, ...)."""
+        return cls(
+            config=named("CONFIG_TABLE"),
+        )
+
+
+def migrate(resource: DynamoDBServiceResource, tables: MigrationTables) -> dict[str, int]:
+    """Run every step; how many items each moved."""
+    moved: dict[str, int] = {}
+    if tables.config:
+        moved["bindings"] = _bindings(resource, tables.config)
+    return moved
+
+
+def _bindings(resource: DynamoDBServiceResource, table_name: str) -> int:
+    """``pk=binding, sk=project#<id>|default`` → ``pk=binding#<id>, sk=binding`` (listed)."""
+    table = resource.Table(table_name)
+    items = query_all(table, KeyConditionExpression=Key("pk").eq(LEGACY_BINDING_PK), ConsistentRead=True)
+    moved = 0
+    for item in items:
+        project = legacy_binding_project(item)
+        if project is None:
+            continue
+        fresh = {**item, **binding_key(project), **LISTED, "project": project}
+        moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
+    return moved
+
+
+def _move(
+    resource: DynamoDBServiceResource,
+    table_name: str,
+    old_key: dict[str, Any],
+    fresh: dict[str, Any],
+    hash_attribute: str = "pk",
+) -> int:
+    """Put ``fresh`` unless its key holds an item already, and delete ``old_key``: 1 when it moved."""
+    client: Any = resource.meta.client  # the resource's client: it serializes plain values
+
+    def both() -> None:
+        client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": table_name,
+                        "Item": fresh,
+                        "ConditionExpression": "attribute_not_exists(#hash)",
+                        "ExpressionAttributeNames": {"#hash": hash_attribute},
+                    }
+                },
+                {"Delete": {"TableName": table_name, "Key": old_key}},
+            ]
+        )
+
+    if conditionally(both, refused=is_condition_refusal):
+        return 1
+    client.delete_item(TableName=table_name, Key=old_key)  # the new key was written since: it wins
+    return 0

@@ -1,0 +1,72 @@
+"""``knowledge-admin migrate`` (``storage/migrations.py``): items saved under the keys issue 30
+retired are found under their new keys after it, and a second run moves nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from knowledge_service.admin.cli import main
+from knowledge_service.models import DEFAULT_PROJECT
+from knowledge_service.runtime import Runtime
+from knowledge_service.storage.migrations import MigrationTables, migrate
+
+OLD_BINDINGS = [
+    {"pk": "binding", "sk": "project#falcon", "project": "falcon", "knowledge_base": "falcon-kb", "state": "bound"},
+    {"pk": "binding", "sk": "default", "project": "", "knowledge_base": "colony-kb", "state": "bound"},
+    {"pk": "binding", "sk": "project#heron", "project": "heron", "state": "pending", "lease_owner": "x"},
+]
+
+
+def tables(rt: Runtime) -> MigrationTables:
+    return MigrationTables(
+        config=rt.env.config_table,
+    )
+
+
+@pytest.fixture
+def old_items(aws: Runtime) -> Runtime:
+    table = aws.config._table
+    for item in OLD_BINDINGS:
+        table.put_item(Item=item)
+    aws.projects.create("falcon", "colony")
+    return aws
+
+
+def test_bindings_under_the_one_old_partition_are_found_after_the_migration(old_items: Runtime) -> None:
+    rt = old_items
+    assert rt.config.bindings() == []  # the old keys are not read
+    moved = migrate(rt.config._resource, tables(rt))
+    assert moved["bindings"] == 3
+    assert {(b.project, b.knowledge_base) for b in rt.config.bindings()} == {
+        ("falcon", "falcon-kb"),
+        (DEFAULT_PROJECT, "colony-kb"),
+    }
+    scoped = rt.config.scope("falcon")
+    assert scoped.binding is not None and scoped.binding.knowledge_base == "falcon-kb"
+    assert (
+        rt.config._table.query(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": "binding"})["Items"]
+        == []
+    )
+    assert moved == {"bindings": 3}
+    assert migrate(rt.config._resource, tables(rt)) == {  # idempotent
+        "bindings": 0,
+    }
+
+
+def test_a_binding_written_under_the_new_key_since_wins_over_the_old_one(old_items: Runtime) -> None:
+    rt = old_items
+    rt.config.bind("falcon", "rebound-kb", "ada")
+    migrate(rt.config._resource, tables(rt))
+    falcon = [b for b in rt.config.bindings() if b.project == "falcon"]
+    assert [b.knowledge_base for b in falcon] == ["rebound-kb"]
+
+
+def test_the_admin_command_migrates_and_says_what_it_moved(
+    old_items: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["migrate", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bindings"] == 3
+    assert main(["migrate", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out).values()) == {0}
