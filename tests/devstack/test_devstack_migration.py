@@ -10,6 +10,7 @@ import pytest
 
 from devstack.stack import Stack, start_stack
 from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.page_store import PageStore
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +25,11 @@ def test_old_shaped_items_in_the_saved_state_are_found_after_a_start(tmp_path: P
     try:
         dynamodb = first.resource("dynamodb")
         config = dynamodb.Table(first.env["CONFIG_TABLE"])
-        # what a stack before issue 30 saved: every binding in the one `binding` partition
+        # what a stack before issue 30 saved: every binding in the one `binding` partition, one
+        # page meta item a project
+        dynamodb.Table(first.env["PAGES_TABLE"]).put_item(
+            Item={"pk": "META#heron", "sk": "#", "gen": 3, "used_bytes": 99}
+        )
         config.put_item(
             Item={
                 "pk": "binding",
@@ -45,5 +50,8 @@ def test_old_shaped_items_in_the_saved_state_are_found_after_a_start(tmp_path: P
         assert found is not None and found.knowledge_base == "heron-kb"
         old = dynamodb.Table(second.env["CONFIG_TABLE"]).get_item(Key={"pk": "binding", "sk": "project#heron"})
         assert "Item" not in old
+        pages = PageStore(dynamodb, second.env["PAGES_TABLE"], None, "", None, "")
+        assert pages.generation("heron") == (3, 99)
+        assert "Item" not in pages.table.get_item(Key={"pk": "META#heron", "sk": "#"})
     finally:
         second.stop()

@@ -22,6 +22,7 @@ OLD_BINDINGS = [
 def tables(rt: Runtime) -> MigrationTables:
     return MigrationTables(
         config=rt.env.config_table,
+        pages=rt.env.pages_table,
     )
 
 
@@ -30,6 +31,7 @@ def old_items(aws: Runtime) -> Runtime:
     table = aws.config._table
     for item in OLD_BINDINGS:
         table.put_item(Item=item)
+    aws.pages.table.put_item(Item={"pk": "META#falcon", "sk": "#", "gen": 7, "used_bytes": 1234})
     aws.projects.create("falcon", "colony")
     return aws
 
@@ -49,10 +51,19 @@ def test_bindings_under_the_one_old_partition_are_found_after_the_migration(old_
         rt.config._table.query(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": "binding"})["Items"]
         == []
     )
-    assert moved == {"bindings": 3}
+    assert moved == {"bindings": 3, "page_meta": 1}
     assert migrate(rt.config._resource, tables(rt)) == {  # idempotent
         "bindings": 0,
+        "page_meta": 0,
     }
+
+
+def test_the_page_meta_item_is_folded_into_a_shard_and_its_sums_kept(old_items: Runtime) -> None:
+    rt = old_items
+    assert rt.pages.generation("falcon") == (7, 1234)  # summed like a shard before the migration
+    migrate(rt.config._resource, tables(rt))
+    assert rt.pages.generation("falcon") == (7, 1234)
+    assert "Item" not in rt.pages.table.get_item(Key={"pk": "META#falcon", "sk": "#"})
 
 
 def test_a_binding_written_under_the_new_key_since_wins_over_the_old_one(old_items: Runtime) -> None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, Key
 
 from knowledge_service.storage.config_store import LEGACY_BINDING_PK, LISTED, binding_key, legacy_binding_project
-from knowledge_service.storage.toolkit import conditionally, is_condition_refusal, query_all
+from knowledge_service.storage.page_store import LEGACY_META_SK
+from knowledge_service.storage.toolkit import conditionally, is_condition_refusal, query_all, scan_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -28,12 +30,14 @@ class MigrationTables:
     """The tables a migration reads; a table left empty ("") is skipped."""
 
     config: str = ""
+    pages: str = ""
 
     @classmethod
     def named_by(cls, named: Callable[[str], str]) -> MigrationTables:
         """The tables by the functions' environment names (``CONFIG_TABLE``, ...)."""
         return cls(
             config=named("CONFIG_TABLE"),
+            pages=named("PAGES_TABLE"),
         )
 
 
@@ -42,6 +46,8 @@ def migrate(resource: DynamoDBServiceResource, tables: MigrationTables) -> dict[
     moved: dict[str, int] = {}
     if tables.config:
         moved["bindings"] = _bindings(resource, tables.config)
+    if tables.pages:
+        moved["page_meta"] = _page_meta(resource, tables.pages)
     return moved
 
 
@@ -56,6 +62,49 @@ def _bindings(resource: DynamoDBServiceResource, table_name: str) -> int:
             continue
         fresh = {**item, **binding_key(project), **LISTED, "project": project}
         moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
+    return moved
+
+
+def _page_meta(resource: DynamoDBServiceResource, table_name: str) -> int:
+    """``META#<project>/#`` (one item a project) → added into ``META#<project>/#0`` (a shard)."""
+    client: Any = resource.meta.client
+    legacy = scan_all(
+        resource.Table(table_name),
+        FilterExpression=Attr("pk").begins_with("META#") & Attr("sk").eq(LEGACY_META_SK),
+        ConsistentRead=True,
+    )
+    moved = 0
+    for item in legacy:
+        values = {":gen": int(item.get("gen", 0)), ":used": int(item.get("used_bytes", 0))}
+        # deleted only as read: a writer of the old version that moved it since is met, and the
+        # next run folds what it holds then
+        delete: dict[str, Any] = {
+            "TableName": table_name,
+            "Key": {"pk": item["pk"], "sk": LEGACY_META_SK},
+            "ConditionExpression": "attribute_exists(pk)"
+            + (" AND gen = :gen" if "gen" in item else " AND attribute_not_exists(gen)")
+            + (" AND used_bytes = :used" if "used_bytes" in item else " AND attribute_not_exists(used_bytes)"),
+        }
+        used_values = {
+            k: v
+            for k, v in values.items()
+            if (k == ":gen" and "gen" in item) or (k == ":used" and "used_bytes" in item)
+        }
+        if used_values:
+            delete["ExpressionAttributeValues"] = used_values
+        transaction = [
+            {
+                "Update": {
+                    "TableName": table_name,
+                    "Key": {"pk": item["pk"], "sk": "#0"},
+                    "UpdateExpression": "ADD gen :gen, used_bytes :used",
+                    "ExpressionAttributeValues": values,
+                }
+            },
+            {"Delete": delete},
+        ]
+        if conditionally(partial(client.transact_write_items, TransactItems=transaction), refused=is_condition_refusal):
+            moved += 1
     return moved
 
 

@@ -10,8 +10,13 @@ One DynamoDB table (``PAGES_TABLE``) holds, per project:
 - ``PLOG#<project>#<path>`` / ``<row id>``: the same row under the page's own history;
 - ``VER#<project>`` / ``<sha256>``: a kept version (its bytes are in S3 under
   ``pages/<project>/<sha256>``, content-addressed, so identical bytes are stored once);
-- ``META#<project>`` / ``#``: the bytes the kept versions use and the write generation
-  (every write adds one, which is what invalidates the derived numbers everywhere);
+- ``META#<project>`` / ``#<n>`` (n < :data:`META_SHARDS`): the bytes the kept versions use
+  and the write generation, in shards: a write adds one to the generation of the shard its
+  row id picks (and its new bytes there), so concurrent writers of one project do not meet on
+  one item; readers sum the shards (one Query, or their keys in the door's BatchGetItem). The
+  sum is what invalidates the derived numbers everywhere (it grows with every write). The
+  one item of earlier versions (``sk=#``) is folded into shard 0 by ``storage/migrations.py``
+  (until then it is summed like a shard);
 - ``FEED#<project>`` / ``<row id>``: the signals (``kb_put``, ``kb_deleted``, ...) the
   project reads back, each also put on the EventBridge bus;
 - ``SROW#<project>`` / ``<path>``: the page's search row (``domain/pages/search.py``): path,
@@ -205,9 +210,8 @@ class PageStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def generation(self, project: str) -> tuple[int, int]:
-        """(write generation, bytes the kept versions use)."""
-        item = self.table.get_item(Key=meta_key(project), ConsistentRead=True).get("Item")
-        return generation_of([item] if item else [])
+        """(write generation, bytes the kept versions use): the shards summed, one Query."""
+        return generation_of(self._query(Key("pk").eq(f"META#{project}")))
 
     # ------------------------------------------------------------------ what the door reads with the caller
     def door_keys(self, project: str, path: str | None, *, meta: bool) -> dict[str, list[dict[str, Any]]]:
@@ -215,7 +219,7 @@ class PageStore:
         head of ``path`` and, with ``meta``, the project's generation and kept bytes."""
         keys = [{"pk": f"PAGE#{project}", "sk": path}] if path is not None else []
         if meta:
-            keys.append(meta_key(project))
+            keys += meta_keys(project)
         return {self.table.name: keys} if keys else {}
 
     def preread(self, project: str, path: str | None, items: dict[str, list[dict[str, Any]]], *, meta: bool) -> Preread:
@@ -249,7 +253,7 @@ class PageStore:
             {
                 "Update": {
                     "TableName": self._name,
-                    "Key": _ddb(meta_key(project)),
+                    "Key": _ddb(meta_key(project, version)),
                     "UpdateExpression": "ADD used_bytes :n",
                     "ExpressionAttributeValues": _ddb({":n": len(content)}),
                 }
@@ -284,7 +288,7 @@ class PageStore:
                 {
                     "Update": {
                         "TableName": self._name,
-                        "Key": _ddb(meta_key(project)),
+                        "Key": _ddb(meta_key(project, version)),
                         "UpdateExpression": "ADD used_bytes :n, gen :one",
                         "ExpressionAttributeValues": _ddb({":n": -size, ":one": 1}),
                     }
@@ -350,7 +354,7 @@ class PageStore:
             {
                 "Update": {
                     "TableName": self._name,
-                    "Key": _ddb(meta_key(write.project)),
+                    "Key": _ddb(meta_key(write.project, row.id)),
                     "UpdateExpression": "ADD gen :one, used_bytes :n" if write.new_bytes else "ADD gen :one",
                     "ExpressionAttributeValues": _ddb(
                         {":one": 1, ":n": write.new_bytes} if write.new_bytes else {":one": 1}
@@ -525,9 +529,23 @@ class PageStore:
         return query_all(self.table, KeyConditionExpression=condition, ScanIndexForward=forward, ConsistentRead=True)
 
 
-def meta_key(project: str) -> dict[str, str]:
-    """The project's meta item: its write generation and the bytes its kept versions use."""
-    return {"pk": f"META#{project}", "sk": "#"}
+META_SHARDS = 8
+"""How many items a project's write generation and kept bytes are spread over."""
+LEGACY_META_SK = "#"
+"""The one meta item of a project before issue 30 (folded into shard 0 by the migration)."""
+
+
+def meta_key(project: str, spread_by: str) -> dict[str, str]:
+    """The meta shard a write picks: by the SHA-256 of ``spread_by`` (its row id, or a version)."""
+    shard = int.from_bytes(hashlib.sha256(spread_by.encode()).digest()[:4], "big") % META_SHARDS
+    return {"pk": f"META#{project}", "sk": f"#{shard}"}
+
+
+def meta_keys(project: str) -> list[dict[str, str]]:
+    """Every meta item of the project (the legacy one too, summed until it is migrated)."""
+    return [{"pk": f"META#{project}", "sk": f"#{n}"} for n in range(META_SHARDS)] + [
+        {"pk": f"META#{project}", "sk": LEGACY_META_SK}
+    ]
 
 
 def generation_of(items: list[dict[str, Any]]) -> tuple[int, int]:
