@@ -10,9 +10,22 @@ import pytest
 
 from devstack.stack import Stack, start_stack
 from knowledge_service.storage.config_store import ConfigStore
+from knowledge_service.storage.event_log import EventLog
 from knowledge_service.storage.page_store import PageStore
+from knowledge_service.storage.verbs import VerbAudit
 
 pytestmark = pytest.mark.e2e
+
+OLD_EVENT = {
+    "event_type": "knowledge_base_created",
+    "recorded": "2026-11-01T00:00:00+00:00#old-event",
+    "log": "all",
+    "event_id": "old-event",
+    "at": "2026-11-01T00:00:00+00:00",
+    "actor": "ada",
+    "payload": {"project": "heron", "knowledge_base": "heron-kb"},
+}
+OLD_AUDIT = {"workspace": "heron", "recorded": "2026-11-01T00:00:00+00:00#a0", "verb": "knowledge.list"}
 
 
 def _start(state_dir: Path) -> Stack:
@@ -26,10 +39,12 @@ def test_old_shaped_items_in_the_saved_state_are_found_after_a_start(tmp_path: P
         dynamodb = first.resource("dynamodb")
         config = dynamodb.Table(first.env["CONFIG_TABLE"])
         # what a stack before issue 30 saved: every binding in the one `binding` partition, one
-        # page meta item a project
+        # page meta item a project, event rows by type alone, audit rows by workspace alone
         dynamodb.Table(first.env["PAGES_TABLE"]).put_item(
             Item={"pk": "META#heron", "sk": "#", "gen": 3, "used_bytes": 99}
         )
+        dynamodb.Table(first.env["EVENT_LOG_TABLE"]).put_item(Item=OLD_EVENT)
+        dynamodb.Table(first.env["VERB_AUDIT_TABLE"]).put_item(Item=OLD_AUDIT)
         config.put_item(
             Item={
                 "pk": "binding",
@@ -53,5 +68,9 @@ def test_old_shaped_items_in_the_saved_state_are_found_after_a_start(tmp_path: P
         pages = PageStore(dynamodb, second.env["PAGES_TABLE"], None, "", None, "")
         assert pages.generation("heron") == (3, 99)
         assert "Item" not in pages.table.get_item(Key={"pk": "META#heron", "sk": "#"})
+        events = EventLog(dynamodb, second.env["EVENT_LOG_TABLE"])
+        assert [e.event_id for e in events.recent("knowledge_base_created")] == ["old-event"]
+        audit = VerbAudit(dynamodb, second.env["VERB_AUDIT_TABLE"])
+        assert [r["recorded"] for r in audit.rows("heron")] == [OLD_AUDIT["recorded"]]
     finally:
         second.stop()

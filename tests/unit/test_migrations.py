@@ -23,7 +23,32 @@ def tables(rt: Runtime) -> MigrationTables:
     return MigrationTables(
         config=rt.env.config_table,
         pages=rt.env.pages_table,
+        event_log=rt.env.event_log_table,
+        verb_audit=rt.env.verb_audit_table,
     )
+
+
+OLD_EVENTS = [
+    {
+        "event_type": "knowledge_base_created",
+        "recorded": f"2026-11-01T00:00:0{n}+00:00#e{n}",
+        "log": "all",
+        "event_id": f"e{n}",
+        "at": f"2026-11-01T00:00:0{n}+00:00",
+        "actor": "ada",
+        "payload": {"project": "falcon", "knowledge_base": "falcon-kb"},
+    }
+    for n in range(3)
+]
+OLD_AUDIT = [
+    {
+        "workspace": "falcon",
+        "recorded": f"2026-11-01T00:00:0{n}+00:00#a{n}",
+        "verb": "knowledge.list",
+        "decision": "allowed",
+    }
+    for n in range(3)
+]
 
 
 @pytest.fixture
@@ -32,6 +57,10 @@ def old_items(aws: Runtime) -> Runtime:
     for item in OLD_BINDINGS:
         table.put_item(Item=item)
     aws.pages.table.put_item(Item={"pk": "META#falcon", "sk": "#", "gen": 7, "used_bytes": 1234})
+    for item in OLD_EVENTS:
+        aws.events._table.put_item(Item=item)
+    for item in OLD_AUDIT:
+        aws.verb_audit._table.put_item(Item=item)
     aws.projects.create("falcon", "colony")
     return aws
 
@@ -51,10 +80,12 @@ def test_bindings_under_the_one_old_partition_are_found_after_the_migration(old_
         rt.config._table.query(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": "binding"})["Items"]
         == []
     )
-    assert moved == {"bindings": 3, "page_meta": 1}
+    assert moved == {"bindings": 3, "page_meta": 1, "events": 3, "verb_audit": 3}
     assert migrate(rt.config._resource, tables(rt)) == {  # idempotent
         "bindings": 0,
         "page_meta": 0,
+        "events": 0,
+        "verb_audit": 0,
     }
 
 
@@ -64,6 +95,15 @@ def test_the_page_meta_item_is_folded_into_a_shard_and_its_sums_kept(old_items: 
     migrate(rt.config._resource, tables(rt))
     assert rt.pages.generation("falcon") == (7, 1234)
     assert "Item" not in rt.pages.table.get_item(Key={"pk": "META#falcon", "sk": "#"})
+
+
+def test_old_event_rows_and_audit_rows_are_read_after_the_migration(old_items: Runtime) -> None:
+    rt = old_items
+    migrate(rt.config._resource, tables(rt))
+    assert [e.event_id for e in rt.events.recent("knowledge_base_created")] == ["e2", "e1", "e0"]
+    rows, _ = rt.events.page(act="knowledge_base_created", project="falcon", limit=10, before=None)
+    assert [r.event_id for r in rows] == ["e2", "e1", "e0"]
+    assert [r["recorded"] for r in rt.verb_audit.rows("falcon")] == [i["recorded"] for i in OLD_AUDIT]
 
 
 def test_a_binding_written_under_the_new_key_since_wins_over_the_old_one(old_items: Runtime) -> None:

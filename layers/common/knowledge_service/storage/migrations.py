@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 
 from knowledge_service.storage.config_store import LEGACY_BINDING_PK, LISTED, binding_key, legacy_binding_project
+from knowledge_service.storage.event_log import LOG_PARTITION, shard_of
 from knowledge_service.storage.page_store import LEGACY_META_SK
 from knowledge_service.storage.toolkit import conditionally, is_condition_refusal, query_all, scan_all
+from knowledge_service.storage.verbs import audit_partition
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -31,6 +33,8 @@ class MigrationTables:
 
     config: str = ""
     pages: str = ""
+    event_log: str = ""
+    verb_audit: str = ""
 
     @classmethod
     def named_by(cls, named: Callable[[str], str]) -> MigrationTables:
@@ -38,6 +42,8 @@ class MigrationTables:
         return cls(
             config=named("CONFIG_TABLE"),
             pages=named("PAGES_TABLE"),
+            event_log=named("EVENT_LOG_TABLE"),
+            verb_audit=named("VERB_AUDIT_TABLE"),
         )
 
 
@@ -48,6 +54,36 @@ def migrate(resource: DynamoDBServiceResource, tables: MigrationTables) -> dict[
         moved["bindings"] = _bindings(resource, tables.config)
     if tables.pages:
         moved["page_meta"] = _page_meta(resource, tables.pages)
+    if tables.event_log:
+        moved["events"] = _events(resource, tables.event_log)
+    if tables.verb_audit:
+        moved["verb_audit"] = _verb_audit(resource, tables.verb_audit)
+    return moved
+
+
+def _events(resource: DynamoDBServiceResource, table_name: str) -> int:
+    """``event_type=<type>, log=all`` → ``event_type=<type>#<n>, type=<type>, log=all#<n>``."""
+    moved = 0
+    for item in scan_all(resource.Table(table_name), FilterExpression=Attr("type").not_exists(), ConsistentRead=True):
+        event_type, event_id = str(item["event_type"]), str(item.get("event_id", item["recorded"]))
+        shard = shard_of(event_id)
+        fresh = {**item, "event_type": f"{event_type}#{shard}", "type": event_type, "log": f"{LOG_PARTITION}#{shard}"}
+        old_key = {"event_type": event_type, "recorded": item["recorded"]}
+        moved += _move(resource, table_name, old_key, fresh, hash_attribute="event_type")
+    return moved
+
+
+def _verb_audit(resource: DynamoDBServiceResource, table_name: str) -> int:
+    """``workspace=<workspace>`` → ``workspace=<workspace>#<n>`` (``n`` from ``recorded``)."""
+    moved = 0
+    legacy = scan_all(
+        resource.Table(table_name), FilterExpression=~Attr("workspace").contains("#"), ConsistentRead=True
+    )
+    for item in legacy:
+        workspace, recorded = str(item["workspace"]), str(item["recorded"])
+        fresh = {**item, "workspace": audit_partition(workspace, recorded)}
+        old_key = {"workspace": workspace, "recorded": recorded}
+        moved += _move(resource, table_name, old_key, fresh, hash_attribute="workspace")
     return moved
 
 
