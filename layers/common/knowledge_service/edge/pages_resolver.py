@@ -142,7 +142,7 @@ _PREREAD = {"GET": False, "PUT": True, "DELETE": False}
 generation and kept bytes (a write checks the base's limits against them)."""
 
 
-def _door_keys(app: PagesResolver, project: str) -> tuple[str | None, bool]:
+def _door_keys(app: PagesResolver) -> tuple[str | None, bool]:
     """The page path whose head the matched route reads first (None: none), and whether the
     route reads the project's generation too."""
     method = app.request.method.upper()
@@ -175,7 +175,7 @@ def admin_gate(app: PagesResolver) -> Admission:
     event = app.request.resolved_event  # this resolution's own request (Powertools builds it per resolve)
     named = project_of(event.path)
     well_formed = bool(identifiers.PROJECT_ID.fullmatch(named))
-    page, meta = _door_keys(app, named) if well_formed else (None, False)
+    page, meta = _door_keys(app) if well_formed else (None, False)
     rt = runtime()
     extra = rt.pages.door_keys(named, page, meta=meta) if page is not None or meta else None
     principal, records = admitted(event, named if well_formed else None, extra)
