@@ -268,6 +268,7 @@ class Stack:
             create_resources(template, self.client("dynamodb"), self.client("s3"), self.client("events"))
             if self.persist:
                 self._restore()
+            self._migrate()
         admin = self._seed(template, endpoint, credential)
         self.admin_token, self.admin_name = admin.token, admin.name
         write_secret(self.state_dir / ENV_FILE, "".join(f"{k}={v}\n" for k, v in self.env.items()))
@@ -341,6 +342,10 @@ class Stack:
         # The one switch only the local stack sets: the functions read their clock through it, so
         # a test moves time (PUT /_local/clock) instead of waiting. template.yaml never declares it.
         self.env = {**aws_env, **shared, "DEVSTACK_CLOCK_FILE": str(self.state_dir / CLOCK_FILE)}
+        # Deployed, a container keeps the settings up to 5 s (environment.SETTINGS_CACHE_SECONDS);
+        # the local stack reads them on every request unless told otherwise, so a change made
+        # through one function is seen at once by the others (each its own process here).
+        self.env.setdefault("SETTINGS_CACHE_SECONDS", os.environ.get("SETTINGS_CACHE_SECONDS", "0"))
         self._environment.unset([*unset, *undeclared])
         self._environment.set(self.env)
         self._environment.set(_no_proxy_for_loopback())
@@ -406,6 +411,15 @@ class Stack:
         self._journal.drop_before(covered)
         assert self._moto is not None
         self._moto.journal_to(self._journal)
+
+    def _migrate(self) -> None:
+        """Move what the saved state holds under keys this version no longer reads
+        (``storage/migrations.py``, what ``knowledge-admin migrate`` runs on a deployed stack)."""
+        from knowledge_service.storage.migrations import MigrationTables, migrate
+
+        moved = migrate(self.resource("dynamodb"), MigrationTables.named_by(self.env.__getitem__))
+        if any(moved.values()):
+            log.info("migrated: %s", ", ".join(f"{step} {n}" for step, n in moved.items() if n))
 
     def _seed(self, template: Template, endpoint: str, credential: str) -> Admin:
         from knowledge_service.storage.config_store import ConfigStore

@@ -16,6 +16,9 @@ from pydantic import ConfigDict, Field, field_validator
 from knowledge_service.base_model import Model
 
 GATE_ENV_VAR = "ANTHILL_KNOWLEDGE_ENABLED"
+SETTINGS_CACHE_SECONDS = 5.0
+"""How stale a container's copy of the knowledge settings may be (``SETTINGS_CACHE_SECONDS``):
+a change saved in one container is seen by the others within this bound, by its own at once."""
 
 
 class Environment(Model):
@@ -53,6 +56,7 @@ class Environment(Model):
     handed while knowledge_forager_input_roots is empty (comma-separated)."""
     installation_organization: str = "colony"
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
+    settings_cache_seconds: float = Field(default=SETTINGS_CACHE_SECONDS, ge=0, le=60)
     gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR.lower())
     devstack_clock_file: str = ""
     """DEVSTACK_CLOCK_FILE: set only by the local stack (``devstack``), never by template.yaml — the

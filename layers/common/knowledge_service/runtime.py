@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from knowledge_service.domain.commerce import CachedSubscription, SubscriptionRecord
     from knowledge_service.domain.connection import ForagerConnection
     from knowledge_service.domain.feed.ports import FeedStores
+    from knowledge_service.storage.admission import DoorReads
     from knowledge_service.storage.agent_missions import AgentMissionStore
     from knowledge_service.storage.archives import ArchiveStore
     from knowledge_service.storage.config_store import ConfigStore
@@ -66,13 +67,27 @@ class Runtime:
     def config(self) -> ConfigStore:
         from knowledge_service.storage.config_store import ConfigStore
 
-        return ConfigStore(_dynamodb(), self.env.config_table, self.env.projects_table, self.env.principals_table)
+        clock = self.clock  # the product clock: moving it (local stack only) ages the settings too
+        return ConfigStore(
+            _dynamodb(),
+            self.env.config_table,
+            self.env.projects_table,
+            self.env.principals_table,
+            settings_ttl=self.env.settings_cache_seconds,
+            clock=lambda: clock().timestamp(),
+        )
 
     @cached_property
     def projects(self) -> ProjectStore:
         from knowledge_service.storage.projects import ProjectStore
 
         return ProjectStore(_dynamodb(), self.env.projects_table)
+
+    @cached_property
+    def door(self) -> DoorReads:
+        from knowledge_service.storage.admission import DoorReads
+
+        return DoorReads(_dynamodb(), self.env.principals_table, self.env.projects_table)
 
     @cached_property
     def principals(self) -> PrincipalStore:

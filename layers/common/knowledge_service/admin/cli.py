@@ -154,6 +154,13 @@ def _events(args: argparse.Namespace, principals: PrincipalStore, projects: Proj
         print(f"more: --cursor {answer.next_cursor}", file=sys.stderr)
 
 
+def _migrate(args: argparse.Namespace, principals: PrincipalStore, projects: ProjectStore) -> None:
+    from knowledge_service.storage.migrations import MigrationTables, migrate
+
+    moved = migrate(aws.dynamodb(), MigrationTables.named_by(required))
+    print(json.dumps(moved) if args.json else "\n".join(f"{step}\t{n} moved" for step, n in moved.items()))
+
+
 def _config() -> ConfigStore:
     return ConfigStore(aws.dynamodb(), required("CONFIG_TABLE"), required("PROJECTS_TABLE"))
 
@@ -427,6 +434,13 @@ def _subscription_and_events_parsers(nouns: Any) -> None:
     events.add_argument("--cursor")
     events.add_argument("--json", action="store_true")
     events.set_defaults(run=_events)
+
+    migrating = nouns.add_parser(
+        "migrate",
+        help="move items saved under keys this version no longer reads (idempotent; run after each deploy)",
+    )
+    migrating.add_argument("--json", action="store_true")
+    migrating.set_defaults(run=_migrate)
 
 
 def _verbs_parsers(nouns: Any) -> None:

@@ -45,6 +45,7 @@ from knowledge_service.runtime import runtime
 
 if TYPE_CHECKING:
     from knowledge_service.domain.reads import Reader
+    from knowledge_service.storage.admission import DoorRecords
     from knowledge_service.storage.config_store import ScopeRecords
     from knowledge_service.storage.principals import PrincipalRecord
 
@@ -73,11 +74,24 @@ def access(permission: Permission, *, project: Standing, capability: str | None 
 def caller(event: BaseProxyEvent) -> Principal:
     """The active principal the request's bearer token (or console session) stands for (one
     consistent read), or the one 401 every bad, unknown or revoked token gets. The verbs and
-    pages surfaces authenticate here; the ``/knowledge`` surface through :func:`hold`."""
+    pages surfaces authenticate with :func:`admitted`; the ``/knowledge`` surface through :func:`hold`."""
     hashed = presented_credential(event)
     if hashed is None:
         raise _unauthenticated()
     return _active(runtime().principals.by_token_hash(hashed))
+
+
+def admitted(
+    event: BaseProxyEvent, project: str | None, extra: Mapping[str, list[dict[str, Any]]] | None = None
+) -> tuple[Principal, DoorRecords]:
+    """The active principal (as :func:`caller`) read in one consistent BatchGetItem with the
+    record of ``project`` (when named) and the route's own ``extra`` keys (``storage/admission``):
+    the pages and verbs surfaces' door, one DynamoDB request as the reads' is."""
+    hashed = presented_credential(event)
+    if hashed is None:
+        raise _unauthenticated()
+    records = runtime().door.read(hashed, project, extra)
+    return _active(records.principal), records
 
 
 def presented_credential(event: BaseProxyEvent) -> str | None:

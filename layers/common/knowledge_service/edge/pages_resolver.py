@@ -21,6 +21,8 @@ decodes ``pathParameters``), so invalid UTF-8 reaches the page path code as what
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -31,12 +33,14 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from knowledge_service.domain import identifiers
-from knowledge_service.edge.access import PERMISSION_KEY, DeclaredRoutes, caller
+from knowledge_service.domain.pages import paths
+from knowledge_service.edge.access import PERMISSION_KEY, DeclaredRoutes, admitted
 from knowledge_service.edge.problem import problem
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import InternalError, NotFound, ServiceError, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
 from knowledge_service.runtime import runtime
+from knowledge_service.storage.page_store import Preread
 
 logger = Logger(child=True)
 
@@ -108,12 +112,59 @@ def pages_api() -> PagesResolver:
 
 
 def _gate_middleware(app: PagesResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    admin_gate(app)
-    return next_middleware(app)
+    token = _admission.set(admin_gate(app))
+    try:
+        return next_middleware(app)
+    finally:
+        _admission.reset(token)
 
 
-def admin_gate(app: PagesResolver) -> Principal:
-    """Hold the caller to the admin token of the project the path names (401 otherwise)."""
+@dataclass(frozen=True)
+class Admission:
+    """What the gate read in its one BatchGetItem: the caller, and what the route reads first
+    of the page store (a page's head, the project's generation), for the route to use once."""
+
+    principal: Principal
+    preread: Preread | None
+
+
+_admission: ContextVar[Admission | None] = ContextVar("pages_admission", default=None)
+
+
+def admission() -> Admission | None:
+    """The request's admission, as the gate made it (None outside the gate: a direct call)."""
+    return _admission.get()
+
+
+_PAGE_ROUTE = f"{PAGES_PREFIX}{{id}}/kb/pages/{{path}}"
+_PREREAD = {"GET": False, "PUT": True, "DELETE": False}
+"""The page routes whose head the gate reads with the caller, and whether with the project's
+generation and kept bytes (a write checks the base's limits against them)."""
+
+
+def _door_keys(app: PagesResolver) -> tuple[str | None, bool]:
+    """The page path whose head the matched route reads first (None: none), and whether the
+    route reads the project's generation too."""
+    method = app.request.method.upper()
+    if app.request.route != _PAGE_ROUTE or method not in _PREREAD:
+        return None, False
+    event = app.request.resolved_event
+    if method == "GET" and (event.query_string_parameters or {}).get("version") is not None:
+        return None, False  # a version's read reads the page's history, not only its head
+    segment = event.path.rpartition("/kb/pages/")[2]
+    try:
+        text = page_text(segment)
+        path = paths.canonical(text) if method == "DELETE" else paths.page_path(text)
+    except ServiceError:
+        return None, False  # the route refuses the path itself, after the gate
+    return path, _PREREAD[method]
+
+
+def admin_gate(app: PagesResolver) -> Admission:
+    """Hold the caller to the admin token of the project the path names (401 otherwise).
+
+    One consistent BatchGetItem reads the caller's principal, the project's record and, for a
+    page's GET, PUT or DELETE, the page's head (and for a PUT the project's generation)."""
     declared = app.declared()
     if declared is None:
         # Powertools' own not-found route: a POST on a page that is neither review nor revert
@@ -122,21 +173,26 @@ def admin_gate(app: PagesResolver) -> Principal:
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")
     event = app.request.resolved_event  # this resolution's own request (Powertools builds it per resolve)
-    principal = caller(event)
+    named = project_of(event.path)
+    well_formed = bool(identifiers.PROJECT_ID.fullmatch(named))
+    page, meta = _door_keys(app) if well_formed else (None, False)
+    rt = runtime()
+    extra = rt.pages.door_keys(named, page, meta=meta) if page is not None or meta else None
+    principal, records = admitted(event, named if well_formed else None, extra)
     if principal.kind is PrincipalKind.AGENT:
         raise Unauthenticated("An agent token is not the admin token; agents reach pages through the brain tools.")
     if not principal.holds(Permission(permission)):
         raise Unauthenticated(f"This route takes the admin token, holding the {permission} permission.")
-    project = identifiers.project_id(project_of(event.path), "id")
-    rt = runtime()
-    record = rt.projects.get(project)
+    project = identifiers.project_id(named, "id")
+    record = records.project
     if record is None:
         if principal.owns(rt.env.installation_organization):
             raise NotFound(f"There is no project '{project}'.")
         raise Unauthenticated("This route takes the admin token of the project.")
     if principal.role_in(project) is not ProjectRole.ADMIN and not principal.owns(record.organization):
         raise Unauthenticated("This route takes the admin token of the project.")
-    return principal
+    preread = rt.pages.preread(project, page, records.items, meta=meta) if extra is not None else None
+    return Admission(principal, preread)
 
 
 def project_of(path: str) -> str:

@@ -3,18 +3,28 @@
 One table, two kinds of item:
 
 - ``pk=settings, sk=knowledge`` holds the console-writable knowledge settings;
-- ``pk=binding, sk=project#<id>`` (or ``sk=default`` for the console default) holds one
-  binding. A binding being made by ``POST /knowledge/bases`` is first a *reservation*
+- ``pk=binding#<id>, sk=binding`` (``pk=binding#`` for the console default) holds one
+  binding, each project's in a partition of its own, so no read of one project's binding
+  lands on another's. Every binding item carries ``listed=bindings``, the hash key of the
+  sparse index ``bindings`` that lists them (the project map, status's count, the six-hourly
+  pass). A binding being made by ``POST /knowledge/bases`` is first a *reservation*
   (``state=pending`` with a lease): the lock the specification asks for. Readers never
   see a reservation.
 
-Every read is strongly consistent: the binding is read again on every call, so the next
-request sees a bind at once.
+The binding is read strongly consistently on every call (with the principal and the project,
+in one request), so the next request sees a bind at once; the listing reads the index, which
+DynamoDB keeps within a moment of the table. The settings are read at most once per
+:data:`~knowledge_service.environment.SETTINGS_CACHE_SECONDS` per container (``settings_ttl``): a request in another
+container sees a change within that bound, the container that saved it at once.
+Bindings kept under the old keys (``pk=binding, sk=project#<id>``) are moved by
+``storage/migrations.py``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +42,13 @@ if TYPE_CHECKING:
 
 SETTINGS_KEY = {"pk": "settings", "sk": "knowledge"}
 SUBSCRIPTION_KEY = {"pk": "subscription", "sk": "installation"}
-BINDING_PK = "binding"
+BINDING_PREFIX = "binding#"
+BINDING_SK = "binding"
+BINDINGS_INDEX = "bindings"
+LISTED = {"listed": "bindings"}
+"""What puts an item in the sparse index ``bindings`` (its hash key; template.yaml)."""
+LEGACY_BINDING_PK = "binding"
+"""The one partition every binding shared before issue 30 (``sk=project#<id>`` / ``default``)."""
 _SETTINGS_FIELDS = (
     "knowledge_enabled",
     "knowledge_auto_study",
@@ -43,7 +59,15 @@ _SETTINGS_FIELDS = (
 
 
 def binding_key(project: str) -> dict[str, str]:
-    return {"pk": BINDING_PK, "sk": f"project#{project}" if project != DEFAULT_PROJECT else "default"}
+    return {"pk": f"{BINDING_PREFIX}{project}", "sk": BINDING_SK}
+
+
+def legacy_binding_project(item: dict[str, Any]) -> str | None:
+    """The project an item under the old binding keys is for (None: not one of those)."""
+    if item.get("pk") != LEGACY_BINDING_PK:
+        return None
+    sk = str(item.get("sk", ""))
+    return DEFAULT_PROJECT if sk == "default" else sk.removeprefix("project#") if sk.startswith("project#") else None
 
 
 class ScopeRecords:
@@ -69,17 +93,42 @@ class ConfigStore:
         table_name: str,
         projects_table_name: str,
         principals_table_name: str = "",
+        *,
+        settings_ttl: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self._resource = resource
         self._table = resource.Table(table_name)
         self._table_name = table_name
         self._projects_table_name = projects_table_name
         self._principals_table_name = principals_table_name
+        self._settings_ttl = settings_ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._settings: KnowledgeSettings | None = None
+        self._settings_read_at = 0.0
 
     # ------------------------------------------------------------------ settings
     def settings(self) -> KnowledgeSettings:
+        """The settings: this container's copy while under ``settings_ttl`` seconds old, else read
+        (one consistent GetItem)."""
+        cached = self._cached_settings()
+        if cached is not None:
+            return cached
         item = self._table.get_item(Key=SETTINGS_KEY, ConsistentRead=True).get("Item")
-        return _settings_from(item)
+        return self._keep(_settings_from(item))
+
+    def _cached_settings(self) -> KnowledgeSettings | None:
+        with self._lock:
+            age = self._clock() - self._settings_read_at
+            if self._settings is not None and 0 <= age < self._settings_ttl:  # a clock moved back is stale
+                return self._settings
+            return None
+
+    def _keep(self, settings: KnowledgeSettings) -> KnowledgeSettings:
+        with self._lock:
+            self._settings, self._settings_read_at = settings, self._clock()
+        return settings
 
     def save_settings(self, settings: KnowledgeSettings) -> None:
         item: dict[str, Any] = {**SETTINGS_KEY}
@@ -93,6 +142,7 @@ class ConfigStore:
         if settings.updated_by:
             item["updated_by"] = settings.updated_by
         self._table.put_item(Item=item)
+        self._keep(_settings_from(item))  # the writer's own container sees its write at once
 
     # ------------------------------------------------------------------ the subscription
     def subscription(self) -> SubscriptionRecord:
@@ -126,9 +176,12 @@ class ConfigStore:
 
     # ------------------------------------------------------------------ scope (one request)
     def scope(self, project: str, token_hash: str | None = None) -> ScopeRecords:
-        """Settings, the project's binding and its ANTHILL record, in one consistent
-        BatchGetItem; with ``token_hash``, the caller's principal record in the same one."""
-        keys: dict[str, list[dict[str, Any]]] = {self._table_name: [SETTINGS_KEY, binding_key(project)]}
+        """The project's binding and its ANTHILL record, in one consistent BatchGetItem, with the
+        settings when this container's copy is stale (else its copy); with ``token_hash``, the
+        caller's principal record in the same request."""
+        cached = self._cached_settings()
+        config_keys = [binding_key(project)] if cached is not None else [SETTINGS_KEY, binding_key(project)]
+        keys: dict[str, list[dict[str, Any]]] = {self._table_name: config_keys}
         if project != DEFAULT_PROJECT:
             keys[self._projects_table_name] = [{"project_id": project}]
         if token_hash is not None:
@@ -146,7 +199,7 @@ class ConfigStore:
         projects = responses.get(self._projects_table_name, [])
         principals = responses.get(self._principals_table_name, []) if token_hash is not None else []
         return ScopeRecords(
-            _settings_from(settings_item),
+            cached if cached is not None else self._keep(_settings_from(settings_item)),
             binding,
             _project_from(projects[0]) if projects else None,
             PrincipalRecord.model_validate(principals[0]) if principals else None,
@@ -154,8 +207,10 @@ class ConfigStore:
 
     # ------------------------------------------------------------------ the project map
     def bindings(self) -> list[Binding]:
-        items = query_all(self._table, KeyConditionExpression=Key("pk").eq(BINDING_PK), ConsistentRead=True)
-        return [b for b in (_binding_from(i) for i in items) if b is not None]
+        """Every binding, from the sparse index ``bindings`` (one partition, read by the listing
+        alone: the project map, status's count, the six-hourly pass; never by a request's scope)."""
+        items = query_all(self._table, IndexName=BINDINGS_INDEX, KeyConditionExpression=Key("listed").eq("bindings"))
+        return sorted((b for b in (_binding_from(i) for i in items) if b is not None), key=lambda b: b.project)
 
     def bind(self, project: str, knowledge_base: str, actor: str) -> None:
         self._table.put_item(Item=_binding_item(project, knowledge_base, actor))
@@ -193,6 +248,7 @@ class ConfigStore:
             lambda: self._table.put_item(
                 Item={
                     **binding_key(project),
+                    **LISTED,
                     "project": project,
                     "state": "pending",
                     "lease_owner": owner,
@@ -249,6 +305,7 @@ class ConfigStore:
 def _binding_item(project: str, knowledge_base: str, actor: str) -> dict[str, Any]:
     return {
         **binding_key(project),
+        **LISTED,
         "project": project,
         "knowledge_base": knowledge_base,
         "state": "bound",

@@ -10,8 +10,13 @@ One DynamoDB table (``PAGES_TABLE``) holds, per project:
 - ``PLOG#<project>#<path>`` / ``<row id>``: the same row under the page's own history;
 - ``VER#<project>`` / ``<sha256>``: a kept version (its bytes are in S3 under
   ``pages/<project>/<sha256>``, content-addressed, so identical bytes are stored once);
-- ``META#<project>`` / ``#``: the bytes the kept versions use and the write generation
-  (every write adds one, which is what invalidates the derived numbers everywhere);
+- ``META#<project>`` / ``#<n>`` (n < :data:`META_SHARDS`): the bytes the kept versions use
+  and the write generation, in shards: a write adds one to the generation of the shard its
+  row id picks (and its new bytes there), so concurrent writers of one project do not meet on
+  one item; readers sum the shards (one Query, or their keys in the door's BatchGetItem). The
+  sum is what invalidates the derived numbers everywhere (it grows with every write). The
+  one item of earlier versions (``sk=#``) is folded into shard 0 by ``storage/migrations.py``
+  (until then it is summed like a shard);
 - ``FEED#<project>`` / ``<row id>``: the signals (``kb_put``, ``kb_deleted``, ...) the
   project reads back, each also put on the EventBridge bus;
 - ``SROW#<project>`` / ``<path>``: the page's search row (``domain/pages/search.py``): path,
@@ -40,6 +45,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
 
 from knowledge_service.errors import InternalError, PayloadTooLarge
 from knowledge_service.storage.toolkit import conditionally, if_found, is_condition_refusal, query_all
@@ -118,6 +124,24 @@ class Write:
     restored: str | None = None
     keep_verified_version: str | None = None
     search: dict[str, Any] | None = None  # the page's search row; None with a delete (the row goes)
+    new_bytes: int = 0
+    """The size of bytes the write believes new (stored in S3 already): its transaction puts
+    their version item (on condition that none exists) and adds them to the kept bytes. When
+    only that condition refuses it, the write raises :class:`AlreadyKept`."""
+
+
+class AlreadyKept(Exception):
+    """A write's bytes were kept already (another write stored the same bytes): write again
+    without their version item."""
+
+
+@dataclass
+class Preread:
+    """What the door read of the page store with the caller (``PageStore.preread``): heads by
+    path (None: no head) and (generation, kept bytes); each used once, then read afresh."""
+
+    heads: dict[str, Head | None]
+    generation: tuple[int, int] | None = None
 
 
 class PageStore:
@@ -186,9 +210,27 @@ class PageStore:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def generation(self, project: str) -> tuple[int, int]:
-        """(write generation, bytes the kept versions use)."""
-        item = self.table.get_item(Key={"pk": f"META#{project}", "sk": "#"}, ConsistentRead=True).get("Item") or {}
-        return int(item.get("gen", 0)), int(item.get("used_bytes", 0))
+        """(write generation, bytes the kept versions use): the shards summed, one Query."""
+        return generation_of(self._query(Key("pk").eq(f"META#{project}")))
+
+    # ------------------------------------------------------------------ what the door reads with the caller
+    def door_keys(self, project: str, path: str | None, *, meta: bool) -> dict[str, list[dict[str, Any]]]:
+        """The keys a route reads in the door's one BatchGetItem (``storage/admission``): the
+        head of ``path`` and, with ``meta``, the project's generation and kept bytes."""
+        keys = [{"pk": f"PAGE#{project}", "sk": path}] if path is not None else []
+        if meta:
+            keys += meta_keys(project)
+        return {self.table.name: keys} if keys else {}
+
+    def preread(self, project: str, path: str | None, items: dict[str, list[dict[str, Any]]], *, meta: bool) -> Preread:
+        """What the door's read found for :meth:`door_keys`, for the route to use once."""
+        found = items.get(self.table.name, [])
+        heads: dict[str, Head | None] = {}
+        if path is not None:
+            item = next((i for i in found if i["pk"] == f"PAGE#{project}" and i["sk"] == path), None)
+            heads[path] = _head(item) if item else None
+        metas = [i for i in found if str(i["pk"]).startswith("META#")]
+        return Preread(heads, generation_of(metas) if meta else None)
 
     # ------------------------------------------------------------------ versions (bytes)
     def _key(self, project: str, version: str) -> str:
@@ -200,28 +242,18 @@ class PageStore:
     def keep(self, project: str, content: bytes, kept: bool | None = None) -> tuple[str, bool]:
         """Store ``content`` once (content-addressed); (version, whether it was new). ``kept`` is
         what the caller already read of ``is_kept`` (not read again); a writer that kept the same
-        bytes meanwhile is met by the conditional put."""
+        bytes meanwhile is met by the conditional put. (A page write lands its version item in
+        its own transaction instead: :attr:`Write.new_bytes`.)"""
         version = version_of(content)
         if kept if kept is not None else self.is_kept(project, version):
             return version, False
-        self._s3.put_object(
-            Bucket=self._bucket,
-            Key=self._key(project, version),
-            Body=content,
-            ChecksumSHA256=_b64(hashlib.sha256(content).digest()),
-        )
+        self.put_bytes(project, content)
         items = [
-            {
-                "Put": {
-                    "TableName": self._name,
-                    "Item": _ddb({"pk": f"VER#{project}", "sk": version, "size_bytes": len(content)}),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
+            _version_put(self._name, project, version, len(content)),
             {
                 "Update": {
                     "TableName": self._name,
-                    "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
+                    "Key": _ddb(meta_key(project, version)),
                     "UpdateExpression": "ADD used_bytes :n",
                     "ExpressionAttributeValues": _ddb({":n": len(content)}),
                 }
@@ -230,6 +262,17 @@ class PageStore:
         return version, conditionally(
             lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
         )
+
+    def put_bytes(self, project: str, content: bytes) -> str:
+        """Store ``content``'s bytes in S3 under their digest (idempotent); its version."""
+        version = version_of(content)
+        self._s3.put_object(
+            Bucket=self._bucket,
+            Key=self._key(project, version),
+            Body=content,
+            ChecksumSHA256=_b64(hashlib.sha256(content).digest()),
+        )
+        return version
 
     def read_bytes(self, project: str, version: str) -> bytes | None:
         got = if_found(lambda: self._s3.get_object(Bucket=self._bucket, Key=self._key(project, version)))
@@ -245,7 +288,7 @@ class PageStore:
                 {
                     "Update": {
                         "TableName": self._name,
-                        "Key": _ddb({"pk": f"META#{project}", "sk": "#"}),
+                        "Key": _ddb(meta_key(project, version)),
                         "UpdateExpression": "ADD used_bytes :n, gen :one",
                         "ExpressionAttributeValues": _ddb({":n": -size, ":one": 1}),
                     }
@@ -311,16 +354,26 @@ class PageStore:
             {
                 "Update": {
                     "TableName": self._name,
-                    "Key": _ddb({"pk": f"META#{write.project}", "sk": "#"}),
-                    "UpdateExpression": "ADD gen :one",
-                    "ExpressionAttributeValues": _ddb({":one": 1}),
+                    "Key": _ddb(meta_key(write.project, row.id)),
+                    "UpdateExpression": "ADD gen :one, used_bytes :n" if write.new_bytes else "ADD gen :one",
+                    "ExpressionAttributeValues": _ddb(
+                        {":one": 1, ":n": write.new_bytes} if write.new_bytes else {":one": 1}
+                    ),
                 }
             },
             *search_items(self._name, write.project, write.path, row.id, write.search),
         ]
-        if not conditionally(
-            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
-        ):
+        if write.new_bytes and write.version is not None:
+            items.append(_version_put(self._name, write.project, write.version, write.new_bytes))
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            if not is_condition_refusal(error):
+                raise
+            reasons = error.response.get("CancellationReasons") or []  # type: ignore[typeddict-item]
+            refused = [i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"]
+            if write.new_bytes and refused == [len(items) - 1]:
+                raise AlreadyKept(write.version) from error  # only the version item's condition refused
             return None
         self._signal(write.project, feed)
         return row
@@ -476,6 +529,40 @@ class PageStore:
         return query_all(self.table, KeyConditionExpression=condition, ScanIndexForward=forward, ConsistentRead=True)
 
 
+META_SHARDS = 8
+"""How many items a project's write generation and kept bytes are spread over."""
+LEGACY_META_SK = "#"
+"""The one meta item of a project before issue 30 (folded into shard 0 by the migration)."""
+
+
+def meta_key(project: str, spread_by: str) -> dict[str, str]:
+    """The meta shard a write picks: by the SHA-256 of ``spread_by`` (its row id, or a version)."""
+    shard = int.from_bytes(hashlib.sha256(spread_by.encode()).digest()[:4], "big") % META_SHARDS
+    return {"pk": f"META#{project}", "sk": f"#{shard}"}
+
+
+def meta_keys(project: str) -> list[dict[str, str]]:
+    """Every meta item of the project (the legacy one too, summed until it is migrated)."""
+    return [{"pk": f"META#{project}", "sk": f"#{n}"} for n in range(META_SHARDS)] + [
+        {"pk": f"META#{project}", "sk": LEGACY_META_SK}
+    ]
+
+
+def generation_of(items: list[dict[str, Any]]) -> tuple[int, int]:
+    """(write generation, kept bytes) summed over the meta items read."""
+    return sum(int(i.get("gen", 0)) for i in items), sum(int(i.get("used_bytes", 0)) for i in items)
+
+
+def _version_put(table: str, project: str, version: str, size: int) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": _ddb({"pk": f"VER#{project}", "sk": version, "size_bytes": size}),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+
+
 def search_items(table: str, project: str, path: str, row_id: str, row: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The two items a write adds to its transaction for search: the page's search row (put, or
     deleted with the page) and the change marker the index's overlay reads."""
@@ -574,4 +661,4 @@ def _row(item: dict[str, Any]) -> LogRow:
     )
 
 
-__all__ = ["ABSENT", "Attr", "Head", "LogRow", "PageStore", "Write", "iso", "version_of"]
+__all__ = ["ABSENT", "AlreadyKept", "Attr", "Head", "LogRow", "PageStore", "Preread", "Write", "iso", "version_of"]

@@ -15,6 +15,8 @@ The workspace is in every key and every condition: the text's row-level security
 from __future__ import annotations
 
 import hashlib
+import heapq
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -274,8 +276,11 @@ def _item(values: dict[str, Any]) -> dict[str, Any]:
 class VerbAudit:
     """One row per verb call, allowed or refused, written before the answer.
 
-    ``VerbAuditTable``: partition ``workspace`` (or ``-`` when the call named none that could
-    be read), sort ``recorded`` (ISO time and a random suffix).
+    ``VerbAuditTable``: partition ``<workspace>#<n>`` (``-`` for the workspace when the call named
+    none that could be read; ``n`` < :data:`AUDIT_SHARDS`, from the row's ``recorded``, so one
+    busy workspace is spread over that many partitions), sort ``recorded`` (ISO time and a random
+    suffix). A workspace's rows are its shards read at once and merged in ``recorded`` order.
+    Rows of earlier versions (``workspace=<workspace>``) are moved by ``storage/migrations.py``.
     """
 
     def __init__(self, resource: DynamoDBServiceResource, table_name: str) -> None:
@@ -283,17 +288,38 @@ class VerbAudit:
 
     def record(self, row: dict[str, Any]) -> None:
         item = {k: v for k, v in row.items() if v is not None and v != ""}
+        item["workspace"] = audit_partition(str(row["workspace"]), str(row["recorded"]))
         self._table.put_item(Item=item, ConditionExpression=Attr("recorded").not_exists())
 
     def conclude(self, workspace: str, recorded: str, outcome: dict[str, Any]) -> None:
         values = {k: v for k, v in outcome.items() if v is not None}
         names = {f"#a{i}": k for i, k in enumerate(values)}
         self._table.update_item(
-            Key={"workspace": workspace, "recorded": recorded},
+            Key={"workspace": audit_partition(workspace, recorded), "recorded": recorded},
             UpdateExpression="SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(values))),
             ExpressionAttributeNames=names,
             ExpressionAttributeValues={f":a{i}": v for i, v in enumerate(values.values())},
         )
 
     def rows(self, workspace: str) -> list[dict[str, Any]]:
-        return query_all(self._table, KeyConditionExpression=Key("workspace").eq(workspace), ConsistentRead=True)
+        """The workspace's rows, oldest first (its shards read at once, merged)."""
+
+        def shard(n: int) -> list[dict[str, Any]]:
+            return query_all(
+                self._table, KeyConditionExpression=Key("workspace").eq(f"{workspace}#{n}"), ConsistentRead=True
+            )
+
+        with ThreadPoolExecutor(max_workers=AUDIT_SHARDS) as pool:
+            shards = list(pool.map(shard, range(AUDIT_SHARDS)))
+        merged = heapq.merge(*shards, key=lambda item: str(item["recorded"]))
+        return [{**item, "workspace": workspace} for item in merged]
+
+
+AUDIT_SHARDS = 8
+"""How many partitions one workspace's audit rows are spread over."""
+
+
+def audit_partition(workspace: str, recorded: str) -> str:
+    """The partition of the row ``recorded`` in ``workspace``: its shard, from ``recorded``."""
+    shard = int.from_bytes(hashlib.sha256(recorded.encode()).digest()[:4], "big") % AUDIT_SHARDS
+    return f"{workspace}#{shard}"

@@ -19,7 +19,7 @@ from knowledge_service.domain.pages.search import search_row
 from knowledge_service.domain.pages.tree import VERIFICATION_WINDOW_SECONDS, broken_link, walk
 from knowledge_service.errors import BadRequest, Conflict, InternalError, NotFound, PayloadTooLarge
 from knowledge_service.storage.event_log import EventLog
-from knowledge_service.storage.page_store import ABSENT, Head, LogRow, PageStore, Write, iso
+from knowledge_service.storage.page_store import ABSENT, AlreadyKept, Head, LogRow, PageStore, Preread, Write, iso
 
 if TYPE_CHECKING:
     from knowledge_service.domain.pages.page_search import PageSearch
@@ -59,16 +59,35 @@ class Pages:
     """One project's knowledge base."""
 
     def __init__(
-        self, store: PageStore, project: str, events: EventLog | None = None, search: PageSearch | None = None
+        self,
+        store: PageStore,
+        project: str,
+        events: EventLog | None = None,
+        search: PageSearch | None = None,
+        preread: Preread | None = None,
     ):
         self.store = store
         self.project = project
         self.events = events
         self.search = search
+        self.preread = preread  # what the door read with the caller: used once, then read afresh
+
+    def _head(self, path: str) -> Head | None:
+        """The page's head: as the door read it (once), else read now."""
+        if self.preread is not None and path in self.preread.heads:
+            return self.preread.heads.pop(path)
+        return self.store.head(self.project, path)
+
+    def _generation(self) -> tuple[int, int]:
+        """(write generation, kept bytes): as the door read them (once), else read now."""
+        if self.preread is not None and self.preread.generation is not None:
+            found, self.preread.generation = self.preread.generation, None
+            return found
+        return self.store.generation(self.project)
 
     # ================================================================== reads
     def _current(self, path: str) -> Head:
-        head = self.store.head(self.project, path)
+        head = self._head(path)
         if head is None or not head.exists:
             raise NotFound(f"There is no page {path}.")
         return head
@@ -204,7 +223,7 @@ class Pages:
 
     def delete(self, raw_path: str, if_version: str | None, actor: str = HUMAN) -> str:
         path = paths.canonical(raw_path)
-        head = self.store.head(self.project, path)
+        head = self._head(path)
         if head is None or not head.exists:
             if path == paths.ROOT or any(
                 paths.is_under(p, path) for p in walk(self.store, self.project, fresh=True).heads
@@ -375,42 +394,54 @@ class Pages:
             raise invalid(f"frontmatter.{bad_key}", "contains a control character.")
         version = _version(data)
         warnings: list[str] = []
+        kept: bool | None = None  # unknown: the write's own transaction tells (its version item's condition)
+        stored = False
         for attempt in range(_UNGUARDED_ATTEMPTS):
-            head = self.store.head(self.project, path)
+            head = self._head(path)
             _check_guard(head, if_version)
             replaced = head.version if head is not None else None
-            _gen, used = self.store.generation(self.project)
-            kept = self.store.is_kept(self.project, version)
+            _gen, used = self._generation()
+            if kept is None and used + len(data) > WARN_BASE_BYTES:
+                kept = self.store.is_kept(self.project, version)  # near a limit: what counts is read, not assumed
             new_bytes = 0 if kept else len(data)
             if used + new_bytes > MAX_BASE_BYTES:
                 raise PayloadTooLarge("The knowledge base is at its 1 GiB limit (kept versions included).")
             if used + new_bytes > WARN_BASE_BYTES:
                 warnings = ["The knowledge base holds over 256 MiB (kept versions included); its limit is 1 GiB."]
             brought = force_brought or _brings_verification(head, meta)
-            self.store.keep(self.project, data, kept=kept)
-            row = self.store.write(
-                Write(
-                    self.project,
-                    path,
-                    op,
-                    actor,
-                    signal,
-                    guard=if_version,
-                    version=version,
-                    size_bytes=len(data),
-                    replaced=replaced,
-                    meta=meta,
-                    brought=brought,
-                    restored=restored,
-                    keep_verified_version=head.verified_version if head is not None else None,
-                    search=search_row(path, content, meta, version).item(),
+            if not kept and not stored:
+                self.store.put_bytes(self.project, data)  # the bytes first: a crash leaves only an unnamed version
+                stored = True
+            try:
+                row = self.store.write(
+                    Write(
+                        self.project,
+                        path,
+                        op,
+                        actor,
+                        signal,
+                        guard=if_version,
+                        version=version,
+                        size_bytes=len(data),
+                        replaced=replaced,
+                        meta=meta,
+                        brought=brought,
+                        restored=restored,
+                        keep_verified_version=head.verified_version if head is not None else None,
+                        search=search_row(path, content, meta, version).item(),
+                        new_bytes=new_bytes,
+                    )
                 )
-            )
+            except AlreadyKept:
+                kept = True  # another write kept these bytes: write again, counting them once
+                continue
             if row is not None:
                 break
             if if_version is not None or attempt == _UNGUARDED_ATTEMPTS - 1:
                 fresh = self.store.head(self.project, path)
                 raise _conflict(fresh.version if fresh else None)
+        else:
+            raise _conflict(head.version if head is not None else None)
         lint = list(meta["lint"]) + self._broken_links(path, meta["links"])
         return Written(path, version, len(data), lint, warnings)
 

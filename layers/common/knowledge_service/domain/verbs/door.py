@@ -26,7 +26,7 @@ failed audit write means the verb never runs) and concludes it with the outcome 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +47,7 @@ from knowledge_service.errors import (
     Unauthenticated,
 )
 from knowledge_service.identity.principal import Principal, PrincipalKind, ProjectRole
+from knowledge_service.models import ProjectRecord
 from knowledge_service.storage.projects import ProjectStore
 from knowledge_service.storage.verbs import VerbAudit, VerbStore
 
@@ -99,6 +100,9 @@ class Call:
     body: bytes
     break_glass: str | None = None
     door: str = "http"  # http | cli
+    read_with_caller: Mapping[str, ProjectRecord | None] | None = None
+    """The workspace's project record as the HTTP door read it in one BatchGetItem with the
+    caller's principal (None there: no such project), so the door does not read it again."""
     bounds: Callable[[bytes], object] | None = None
     """The edge's bounded reader (``edge.body.read_json``), run on the body before the model
     parses it: a body too deep, too large or holding a number too long is refused by it."""
@@ -144,7 +148,8 @@ def _admit(stores: Stores, verb: Verb, call: Call) -> tuple[models.VerbModel, Wo
     permission = verb.installation_permission
     if not principal.holds(permission):
         raise PermissionDenied(f"{verb.name} takes the {verb.capability.value} capability ({permission.value}).")
-    project = stores.projects.get(workspace)
+    read = call.read_with_caller
+    project = read[workspace] if read is not None and workspace in read else stores.projects.get(workspace)
     if project is None:
         raise NotFound(f"workspace: there is no workspace '{workspace}'.")
     role = standing(principal, workspace, project.organization)
@@ -236,10 +241,10 @@ def _budget_gate(stores: Stores, call: Call, role: WorkspaceRole) -> str | None:
 
 
 def _audit_key(workspace: str | None) -> str:
-    return workspace if workspace and _well_formed(workspace) else "-"
+    return workspace if workspace and well_formed(workspace) else "-"
 
 
-def _well_formed(workspace: str) -> bool:
+def well_formed(workspace: str) -> bool:
     try:
         identifiers.project_id(workspace, "workspace")
     except BadRequest:

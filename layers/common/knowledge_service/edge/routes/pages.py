@@ -31,7 +31,7 @@ from knowledge_service.domain.pages.service import (
 )
 from knowledge_service.edge.access import Standing, access
 from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
-from knowledge_service.edge.pages_resolver import page_text
+from knowledge_service.edge.pages_resolver import admission, page_text
 from knowledge_service.edge.problem import problem_responses
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import UnsupportedMediaType
@@ -92,9 +92,12 @@ walk (``tests/unit/test_request_wire_names.py``) holds these too."""
 
 
 def _pages(project: str, *, search: bool = False) -> Pages:
-    """The project's pages; with ``search``, able to rewrite its search snapshot (a forget does)."""
+    """The project's pages, with what the gate read of them with the caller (used once); with
+    ``search``, able to rewrite its search snapshot (a forget does)."""
     rt = runtime()
-    return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project) if search else None)
+    admitted = admission()
+    preread = admitted.preread if admitted is not None else None
+    return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project) if search else None, preread)
 
 
 def _media_type(request: Request) -> str:

@@ -16,14 +16,15 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.domain.verbs.catalogue import VERBS, Verb
-from knowledge_service.domain.verbs.door import MAX_BODY, Call, Stores, invoke
+from knowledge_service.domain.verbs.door import MAX_BODY, Call, Stores, invoke, well_formed
 from knowledge_service.domain.verbs.models import OUTPUTS, VerbCatalogue, VerbDescription
 from knowledge_service.domain.verbs.render import render_schema
-from knowledge_service.edge.access import PERMISSION_KEY, caller
+from knowledge_service.edge.access import PERMISSION_KEY, admitted, caller
 from knowledge_service.edge.body import read_json
 from knowledge_service.edge.verbs_resolver import verb_answer, verb_responses
 from knowledge_service.errors import PermissionDenied, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal
+from knowledge_service.models import ProjectRecord
 from knowledge_service.runtime import runtime
 
 router = APIGatewayRouter()
@@ -58,19 +59,25 @@ def stores() -> Stores:
     return Stores(rt.projects, rt.verbs, rt.verb_audit)
 
 
-def _principal() -> Principal | None:
+def _caller(workspace: str | None) -> tuple[Principal | None, dict[str, ProjectRecord | None] | None]:
+    """The caller and, when ``workspace`` is a project id, its record: one BatchGetItem.
+    An unknown or revoked token is no principal (the front door refuses it, and audits that)."""
+    named = workspace if workspace and well_formed(workspace) else None
     try:
-        return caller(router.current_event)
+        principal, records = admitted(router.current_event, named)
     except Unauthenticated:
-        return None
+        return None, None
+    return principal, ({named: records.project} if named is not None else None)
 
 
 def _run(name: str, workspace: str | None) -> Response[str]:
     event = router.current_event
+    principal, read = _caller(workspace)
     call = Call(
         verb=name,
-        principal=_principal(),
+        principal=principal,
         workspace=workspace,
+        read_with_caller=read,
         body=raw_body(event.body, bool(event.is_base64_encoded)),
         break_glass=event.headers.get(BREAK_GLASS_HEADER),
         bounds=_bounded,
