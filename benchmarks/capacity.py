@@ -43,6 +43,7 @@ import httpx
 
 from devstack.metering import difference, footprint_difference
 from devstack.template import ROOT, Template
+from knowledge_service.environment import SETTINGS_CACHE_SECONDS
 
 TODAY_RPS = 1.0
 """Today's load the multiples are taken of: a team's installation, one request a second."""
@@ -71,6 +72,9 @@ QUIET_SECONDS = 0.6
 """How long no invocation may start before a request's work is taken as done."""
 BACKGROUND_SECONDS = 3.0
 """The same, after a request that puts work on the bus (delivered within the bus's 1 s poll)."""
+SETTINGS = "ConfigTable pk=settings read-strong"
+"""The settings item: kept per container for SETTINGS_CACHE_SECONDS deployed, read on every request
+by the local stack (its functions are processes of their own), so the model counts it per container."""
 DOCUMENT = ROOT / "docs" / "architecture.md"
 BEGIN = "<!-- capacity:begin (make capacity --write; do not edit by hand) -->"
 END = "<!-- capacity:end -->"
@@ -405,9 +409,12 @@ def limits(footprints: dict[str, Footprint], template: Template) -> list[Limit]:
     load: dict[str, float] = defaultdict(float)
     for traffic in MIX:
         for partition, units in footprints[traffic.name].units.items():
-            if partition.endswith(" scan"):
+            if partition.endswith(" scan") or partition == SETTINGS:
                 continue
             load[partition] += traffic.share * units * entity_share(partition)
+    concurrency = sum(traffic.share * duration_seconds(footprints[traffic.name]) for traffic in MIX)
+    if any(SETTINGS in footprints[traffic.name].units for traffic in MIX):  # a read a container, every 5 s
+        load[f"{SETTINGS} (a container's, every {SETTINGS_CACHE_SECONDS:g} s)"] = concurrency / SETTINGS_CACHE_SECONDS
     found = []
     for partition, per_request in load.items():
         if partition.startswith("s3 "):
@@ -418,7 +425,6 @@ def limits(footprints: dict[str, Footprint], template: Template) -> list[Limit]:
     for route, share in _route_shares().items():
         rate, _ = throttle(template, route)
         found.append(Limit(f"API throttle {route}", share, rate))
-    concurrency = sum(traffic.share * duration_seconds(footprints[traffic.name]) for traffic in MIX)
     found.append(Limit("Lambda concurrency (account quota)", concurrency, LAMBDA_CONCURRENCY))
     found.append(Limit("API Gateway requests (account quota)", 1.0, API_ACCOUNT_RPS))
     return sorted(found, key=lambda limit: limit.breaks_at)
