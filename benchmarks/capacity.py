@@ -351,8 +351,8 @@ _UNIQUE = re.compile(r"(?:ws|cap|kn|job|row|evt)[-_][0-9A-Za-z]{6,}")
 def normalized(value: str, setup: Replay) -> str:
     """A partition key's value with what varies put as a placeholder: ``<project>``,
     ``<principal>`` (a token's or a mission's hash), ``<page>``, ``<id>`` (what a request makes anew)."""
-    if value in setup.tokens:
-        return setup.tokens[value]
+    for hashed, placeholder in setup.tokens.items():
+        value = value.replace(hashed, placeholder)
     value = _PAGE.sub("<page>", value)
     for project in sorted(setup.projects, key=len, reverse=True):
         value = value.replace(project, "<project>")

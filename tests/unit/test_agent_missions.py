@@ -81,7 +81,11 @@ def test_both_mission_items_carry_the_tables_ttl_thirty_days_after_expiry(rt: Ru
     items = [i for i in rt.config._table.scan()["Items"] if i.get("mission_id") == mission.mission_id]  # type: ignore[attr-defined]
     assert len(items) == 2
     assert {int(i[EXPIRY_ATTRIBUTE]) for i in items} == {int((mission.expires_at + timedelta(days=30)).timestamp())}
-    assert {i["sk"] for i in items} == {mission.mission_id, mission.credential_hash}
+    keys = {(i["pk"], i["sk"]) for i in items}
+    assert keys == {
+        ("agent_mission", mission.mission_id),
+        (f"agent_credential#{mission.credential_hash}", "credential"),
+    }
 
 
 def test_the_credential_is_stored_only_as_its_hash(rt: Runtime) -> None:

@@ -65,6 +65,34 @@ def old_items(aws: Runtime) -> Runtime:
     return aws
 
 
+def test_a_mission_kept_under_the_one_old_credential_partition_authenticates_after_the_migration(aws: Runtime) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from knowledge_service.storage.agent_missions import MissionRecord
+
+    now = datetime.now(UTC)
+    hashed = "ab" * 32
+    mission = MissionRecord.model_validate(
+        {
+            "mission_id": "m-old",
+            "project": "falcon",
+            "role": "researcher",
+            "project_role": "viewer",
+            "autonomy": "L1",
+            "credential_hash": hashed,
+            "started_at": now.isoformat(),
+            "expires_at": (now + timedelta(hours=1)).isoformat(),
+        }
+    )
+    aws.config._table.put_item(
+        Item={"pk": "agent_credential", "sk": hashed, **mission.model_dump(mode="json", exclude_none=True)}
+    )
+    assert aws.agent_missions.by_credential_hash(hashed) is None  # not read under the old key
+    assert migrate(aws.config._resource, tables(aws))["agent_credentials"] == 1
+    assert aws.agent_missions.by_credential_hash(hashed) == mission
+    assert migrate(aws.config._resource, tables(aws))["agent_credentials"] == 0
+
+
 def test_bindings_under_the_one_old_partition_are_found_after_the_migration(old_items: Runtime) -> None:
     rt = old_items
     assert rt.config.bindings() == []  # the old keys are not read
@@ -80,9 +108,10 @@ def test_bindings_under_the_one_old_partition_are_found_after_the_migration(old_
         rt.config._table.query(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": "binding"})["Items"]
         == []
     )
-    assert moved == {"bindings": 3, "page_meta": 1, "events": 3, "verb_audit": 3}
+    assert moved == {"bindings": 3, "agent_credentials": 0, "page_meta": 1, "events": 3, "verb_audit": 3}
     assert migrate(rt.config._resource, tables(rt)) == {  # idempotent
         "bindings": 0,
+        "agent_credentials": 0,
         "page_meta": 0,
         "events": 0,
         "verb_audit": 0,

@@ -10,7 +10,9 @@ table, under its own partitions:
   ``knowledge-admin role``;
 - ``pk=agent_mission, sk=<mission id>``: the mission intake recorded (the event id is the
   mission id), with the SHA-256 of its credential (never the credential);
-- ``pk=agent_credential, sk=<sha256>``: the same mission, found by its credential's hash.
+- ``pk=agent_credential#<sha256>, sk=credential``: the same mission, found by its credential's
+  hash; each credential its own partition, so every agent's calls do not meet on one key (it
+  was ``pk=agent_credential, sk=<sha256>`` before issue 30: ``knowledge-admin migrate`` moves it).
 
 Both mission items are written in one transaction, conditional on the mission id being new:
 an event delivered twice records one mission. Both carry ``expire_at_epoch`` (the table's TTL
@@ -37,6 +39,14 @@ if TYPE_CHECKING:
 ROLE_PK = "agent_role"
 MISSION_PK = "agent_mission"
 CREDENTIAL_PK = "agent_credential"
+CREDENTIAL_SK = "credential"
+
+
+def credential_key(credential_hash: str) -> dict[str, str]:
+    """Where the mission found by ``credential_hash`` is kept: its own partition."""
+    return {"pk": f"{CREDENTIAL_PK}#{credential_hash}", "sk": CREDENTIAL_SK}
+
+
 EXPIRY_ATTRIBUTE = "expire_at_epoch"
 """The config table's TTL attribute (``template.yaml``): epoch seconds after which DynamoDB removes the item."""
 KEPT_AFTER_EXPIRY = timedelta(days=30)
@@ -113,7 +123,7 @@ class AgentMissionStore:
                     {
                         "Put": {
                             "TableName": self._table_name,
-                            "Item": _plain({"pk": CREDENTIAL_PK, "sk": mission.credential_hash, **item}),
+                            "Item": _plain({**credential_key(mission.credential_hash), **item}),
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
                     },
@@ -126,13 +136,13 @@ class AgentMissionStore:
         return MissionRecord.model_validate(item) if item else None
 
     def by_credential_hash(self, credential_hash: str) -> MissionRecord | None:
-        item = self._table.get_item(Key={"pk": CREDENTIAL_PK, "sk": credential_hash}, ConsistentRead=True).get("Item")
+        item = self._table.get_item(Key=credential_key(credential_hash), ConsistentRead=True).get("Item")
         return MissionRecord.model_validate(item) if item else None
 
     def end(self, mission: MissionRecord, at: datetime | None = None) -> None:
         """Stamp ``ended_at`` on both items (the credential's first: it is what a call reads)."""
         when = (at or datetime.now(UTC)).isoformat()
-        for key in ({"pk": CREDENTIAL_PK, "sk": mission.credential_hash}, {"pk": MISSION_PK, "sk": mission.mission_id}):
+        for key in (credential_key(mission.credential_hash), {"pk": MISSION_PK, "sk": mission.mission_id}):
             self._table.update_item(
                 Key=key,
                 UpdateExpression="SET ended_at = if_not_exists(ended_at, :at)",
@@ -144,7 +154,7 @@ class AgentMissionStore:
         if tool in mission.discovered:
             return
         self._table.update_item(
-            Key={"pk": CREDENTIAL_PK, "sk": mission.credential_hash},
+            Key=credential_key(mission.credential_hash),
             UpdateExpression="SET discovered = list_append(if_not_exists(discovered, :none), :tool)",
             ExpressionAttributeValues={":none": [], ":tool": [tool]},
         )

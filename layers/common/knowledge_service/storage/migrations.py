@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
+from knowledge_service.storage.agent_missions import CREDENTIAL_PK, credential_key
 from knowledge_service.storage.config_store import LEGACY_BINDING_PK, LISTED, binding_key, legacy_binding_project
 from knowledge_service.storage.event_log import LOG_PARTITION, shard_of
 from knowledge_service.storage.page_store import LEGACY_META_SK
@@ -52,6 +53,7 @@ def migrate(resource: DynamoDBServiceResource, tables: MigrationTables) -> dict[
     moved: dict[str, int] = {}
     if tables.config:
         moved["bindings"] = _bindings(resource, tables.config)
+        moved["agent_credentials"] = _agent_credentials(resource, tables.config)
     if tables.pages:
         moved["page_meta"] = _page_meta(resource, tables.pages)
     if tables.event_log:
@@ -97,6 +99,17 @@ def _bindings(resource: DynamoDBServiceResource, table_name: str) -> int:
         if project is None:
             continue
         fresh = {**item, **binding_key(project), **LISTED, "project": project}
+        moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
+    return moved
+
+
+def _agent_credentials(resource: DynamoDBServiceResource, table_name: str) -> int:
+    """``pk=agent_credential, sk=<sha256>`` → ``pk=agent_credential#<sha256>, sk=credential``."""
+    table = resource.Table(table_name)
+    items = query_all(table, KeyConditionExpression=Key("pk").eq(CREDENTIAL_PK), ConsistentRead=True)
+    moved = 0
+    for item in items:
+        fresh = {**item, **credential_key(str(item["sk"]))}
         moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
     return moved
 
