@@ -112,3 +112,13 @@ def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime)
         page_search.COMPACT_AFTER,
     )
     assert PageSearch(aws.search, "falcon").pending() == 0
+
+
+def test_the_archive_request_sample_event_reaches_the_archive_builder(aws: Runtime) -> None:
+    from knowledge_service.domain.pages.service import Pages
+
+    event = json.loads((EVENTS / "kbarchive_requested.json").read_text())
+    Pages(aws.pages, "falcon").put("/fs/ops/deploy.md", "# Deploy\n", None)
+    done = invoke("KbArchiveFunction", event)
+    assert (done["project"], done["built"], done["pages"]) == ("falcon", True, 1)
+    assert invoke("KbArchiveFunction", event)["reason"] == "already built"

@@ -145,6 +145,17 @@ class PageStore:
         """Every head of the project, tombstones included, in path order."""
         return [_head(item) for item in self._query(Key("pk").eq(f"PAGE#{project}"))]
 
+    def current(self, project: str) -> list[tuple[str, str, int]]:
+        """(path, version, size) of every page there now, in path order: the heads' keys and
+        versions only (no frontmatter), so 10,000 pages read as a few small pages of a query."""
+        items = query_all(
+            self.table,
+            KeyConditionExpression=Key("pk").eq(f"PAGE#{project}"),
+            ProjectionExpression="sk, version, size_bytes",
+            ConsistentRead=True,
+        )
+        return [(str(i["sk"]), str(i["version"]), int(i.get("size_bytes", 0))) for i in items if i.get("version")]
+
     def existing(self, project: str, paths: set[str]) -> set[str]:
         """Which of ``paths`` are pages there now (tombstones are not): one consistent batch
         read per hundred paths, whatever the size of the base."""

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain.pages import search as page_query
+from knowledge_service.domain.pages import archive as kb_archive, search as page_query
 from knowledge_service.domain.pages.page_search import PageSearch
 from knowledge_service.domain.pages.service import (
     MAX_BODY_BYTES,
@@ -84,6 +85,15 @@ class Promote(_Body):
     description: str | None = Field(default=None, max_length=4000)
     tags: list[Annotated[str, Field(max_length=200)]] | None = Field(default=None, max_length=100)
     if_version: str | None = Field(default=None, max_length=80)
+
+
+class ArchiveHandedOver(Model):
+    """The 303's body: where the base's archive is, for a client that does not follow."""
+
+    url: str
+    file_name: str
+    generation: int
+    size_bytes: int
 
 
 BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
@@ -352,3 +362,32 @@ def search(
 ) -> dict[str, Any]:
     query = page_query.parse_query(q, tag=tag, type=type, status=status, offset=offset, limit=limit)
     return PageSearch(runtime().search, id).search(query)
+
+
+@router.get(
+    f"{BASE}/archive",
+    summary="The whole base as one tar.gz (pages and a manifest): a 303 to a short-lived URL, "
+    "or 409 not_ready while it is built",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses={
+        303: {
+            "description": "The archive of the base as it is now: Location is a presigned URL valid for five "
+            "minutes",
+            "content": {"application/json": {"model": ArchiveHandedOver}},
+        },
+        **{k: v for k, v in problem_responses(400, 401, 404, 409, 413).items() if k != 200},
+    },
+)
+def archive(id: ProjectId) -> Response[str]:
+    rt = runtime()
+    handed = kb_archive.handover(rt.pages, rt.kb_archives, rt.archives, id)
+    body = ArchiveHandedOver(
+        url=handed.url, file_name=handed.file_name, generation=handed.generation, size_bytes=handed.size_bytes
+    )
+    return Response(
+        status_code=303,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump_json(),
+        headers={"Location": handed.url, "Cache-Control": "no-store"},
+    )
