@@ -171,7 +171,9 @@ def manifest(project: str, generation: int, entries: list[Entry]) -> dict[str, A
         "built_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "page_count": len(entries),
         "size_bytes": sum(e.size_bytes for e in entries),
-        "pages": [{"path": e.path, "version": e.version, "sha256": e.sha256, "size_bytes": e.size_bytes} for e in entries],
+        "pages": [
+            {"path": e.path, "version": e.version, "sha256": e.sha256, "size_bytes": e.size_bytes} for e in entries
+        ],
     }
 
 

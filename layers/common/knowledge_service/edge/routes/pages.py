@@ -372,8 +372,7 @@ def search(
     openapi_extensions=READ,
     responses={
         303: {
-            "description": "The archive of the base as it is now: Location is a presigned URL valid for five "
-            "minutes",
+            "description": "The archive of the base as it is now: Location is a presigned URL valid for five minutes",
             "content": {"application/json": {"model": ArchiveHandedOver}},
         },
         **{k: v for k, v in problem_responses(400, 401, 404, 409, 413).items() if k != 200},
