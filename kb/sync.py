@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
@@ -121,7 +121,7 @@ def export(hub: Hub, directory: Path, force: bool, per_page: bool = False) -> in
                     _write_one(directory, page, data)
                     written[page] = listed[page]["version"]
                     progress.step()
-                    tar.members = []  # the stream's members seen so far: kept by tarfile, not needed here
+                    cast(Any, tar).members = []  # tarfile keeps every member seen; an export needs none: memory stays flat
     except (tarfile.TarError, EOFError, zlib.error) as error:
         say(f"stopped after writing {len(written)} pages; no manifest was written, so run kb export again")
         raise Refused(f"the hub's archive is cut short or damaged: {error}") from error
