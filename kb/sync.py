@@ -121,7 +121,7 @@ def export(hub: Hub, directory: Path, force: bool, per_page: bool = False) -> in
                     _write_one(directory, page, data)
                     written[page] = listed[page]["version"]
                     progress.step()
-                    cast(Any, tar).members = []  # tarfile keeps every member seen; an export needs none: memory stays flat
+                    cast(Any, tar).members = []  # tarfile keeps each member seen: dropped, memory stays flat
     except (tarfile.TarError, EOFError, zlib.error) as error:
         say(f"stopped after writing {len(written)} pages; no manifest was written, so run kb export again")
         raise Refused(f"the hub's archive is cut short or damaged: {error}") from error
