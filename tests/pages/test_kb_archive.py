@@ -222,3 +222,29 @@ def test_the_builds_memory_is_flat_whatever_the_size_of_the_base() -> None:
     small, large = _peak_of_a_build(40), _peak_of_a_build(200)  # 10 MiB and 50 MiB of pages
     assert large < 24 * 1024 * 1024  # parts of 5 MiB (one filling, one sent) and eight pages read ahead
     assert large < small * 1.5
+
+
+def test_a_write_that_meets_a_transaction_conflict_is_503_with_retry_after_and_lands_nothing(
+    pages: Pages, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given DynamoDB cancelling the write's transaction for another request on one of its items
+    # (eight kb import writes at once all add to the base's generation)
+    from botocore.exceptions import ClientError
+
+    def conflict(**_: Any) -> None:
+        raise ClientError(
+            {
+                "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+                "CancellationReasons": [{"Code": "None"}, {"Code": "TransactionConflict"}],
+            },
+            "TransactWriteItems",
+        )
+
+    before = pages.runtime.pages.generation("falcon")[0]
+    monkeypatch.setattr(pages.runtime.pages._client, "transact_write_items", conflict)
+    # When a page is written, then it is told to ask again (kb retries a 503), and nothing landed
+    answer = pages.as_("admin").put("busy.md", "# Busy\n")
+    assert (answer.status, answer.body["code"], answer.headers["retry-after"]) == (503, "unavailable", "1")
+    monkeypatch.undo()
+    assert pages.runtime.pages.generation("falcon")[0] == before
+    assert pages.as_("admin").get(f"{KB}/pages/busy.md").status == 404

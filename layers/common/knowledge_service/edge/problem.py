@@ -54,6 +54,8 @@ PROBLEM_DESCRIPTIONS = {
     "or an archive over one export's 10,000 pages or 256 MiB",
     415: "invalid_argument: a page sent as anything but JSON, text/markdown or text/plain",
     500: "internal",
+    503: "unavailable: another write to the base was landing at that moment; nothing was written, ask again "
+    "after Retry-After",
 }
 
 

@@ -40,9 +40,16 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
 
-from knowledge_service.errors import InternalError, PayloadTooLarge
-from knowledge_service.storage.toolkit import conditionally, if_found, is_condition_refusal, query_all
+from knowledge_service.errors import Busy, InternalError, PayloadTooLarge
+from knowledge_service.storage.toolkit import (
+    conditionally,
+    if_found,
+    is_condition_refusal,
+    is_transaction_conflict,
+    query_all,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -238,9 +245,21 @@ class PageStore:
                 }
             },
         ]
-        return version, conditionally(
-            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
-        )
+        return version, self._transact(items)
+
+    def _transact(self, items: list[dict[str, Any]]) -> bool:
+        """One transaction: True when it landed, False when a condition refused it; a conflict with
+        another request on one of its items (each write adds to ``META#``) landed nothing: 503."""
+        try:
+            return conditionally(
+                lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
+            )
+        except ClientError as error:
+            if is_transaction_conflict(error):
+                raise Busy(
+                    "Another write to this base was landing; try again.", headers={"Retry-After": "1"}
+                ) from error
+            raise
 
     def read_bytes(self, project: str, version: str) -> bytes | None:
         got = if_found(lambda: self._s3.get_object(Bucket=self._bucket, Key=self._key(project, version)))
@@ -329,9 +348,17 @@ class PageStore:
             },
             *search_items(self._name, write.project, write.path, row.id, write.search),
         ]
-        if not conditionally(
-            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
-        ):
+        try:
+            landed = conditionally(
+                lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
+            )
+        except ClientError as error:  # another write held one of its items (META#): nothing landed
+            if is_transaction_conflict(error):
+                raise Busy(
+                    "Another write to this base was landing; try again.", headers={"Retry-After": "1"}
+                ) from error
+            raise
+        if not landed:
             return None
         self._signal(write.project, feed)
         return row

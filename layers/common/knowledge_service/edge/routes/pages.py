@@ -189,7 +189,7 @@ def get_page(id: ProjectId, path: PagePath, version: Version = None) -> dict[str
     summary="Write a page (JSON {content, if_version?}, or text/markdown / text/plain with ?if_version=)",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413, 415),
+    responses=problem_responses(400, 401, 404, 409, 413, 415, 503),
 )
 def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
     media = _media_type(request)
@@ -215,7 +215,7 @@ def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Versio
     summary="Delete a page (its bytes stay in its history)",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409),
+    responses=problem_responses(400, 401, 404, 409, 503),
 )
 def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
     return {"ok": True, "path": _pages(id).delete(_page(path), if_version)}
@@ -226,7 +226,7 @@ def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> di
     summary="Append {by: human, at} to the page's verified block",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, ReviewPage, empty_ok=True)
@@ -239,7 +239,7 @@ def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
     summary="Write a version from the page's history back as a new write",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, RevertPage)
@@ -252,7 +252,7 @@ def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
     summary="Copy a session brain entry into the knowledge base",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def promote(request: Request, id: ProjectId) -> dict[str, Any]:
     body = _json_body(request, Promote)
