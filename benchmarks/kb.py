@@ -95,13 +95,15 @@ def _timed(name: str, config: Config, run: Callable[[Hub], int], pages: int = PA
         tracemalloc.start()
         started = time.perf_counter()
         try:
-            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(io.StringIO()):
+            errors = io.StringIO()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(errors):
                 code = run(hub)
             seconds = time.perf_counter() - started
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        assert code == 0, sink.getvalue()[-2000:]
+        said = [line for line in errors.getvalue().splitlines() if line.startswith("kb: ") and "/" not in line[:12]]
+        assert code == 0, sink.getvalue()[-500:] + "\n".join(said[-5:])
         return {
             "step": name,
             "pages": pages,
