@@ -459,6 +459,8 @@ def _attempt(hub: Hub, bundle: Bundle, step: Step) -> tuple[Step, Stop | None]:
         else:
             hub.put(step.path, bundle.pages[step.path], step.guard)
     except HubError as error:
+        if error.status == 409 and step.kind is not Kind.DELETE and _holds(error, bundle.versions[step.path]):
+            return step, None  # the hub holds exactly these bytes (a retried write that had landed): in step
         if error.status == 409:
             return Step(Kind.CONFLICT, step.path, "changed on the hub while the import ran"), None
         if error.status == 404 and step.kind is Kind.DELETE:
@@ -467,6 +469,11 @@ def _attempt(hub: Hub, bundle: Bundle, step: Step) -> tuple[Step, Stop | None]:
     except Stop as error:
         return Step(Kind.NOT_ATTEMPTED, step.path), error
     return step, None
+
+
+def _holds(error: HubError, version: str) -> bool:
+    """Whether the hub's 409 names ``version`` as the page's current one (``current_version=...``)."""
+    return error.message.rstrip().endswith(f"current_version={version}")
 
 
 def _summary(directory: Path, project: str, sides: _Sides, outcome: _Outcome, dry_run: bool) -> int:

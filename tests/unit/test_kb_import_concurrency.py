@@ -102,3 +102,33 @@ def test_a_page_and_a_directory_of_the_same_name_are_never_written_at_once() -> 
     assert sync._collide("/fs/a", "/fs/a/b.md") and sync._collide("/fs/a/b.md", "/fs/a")
     assert sync._collide("/fs/a.md", "/fs/a.md")
     assert not sync._collide("/fs/a", "/fs/ab.md") and not sync._collide("/fs/a/b.md", "/fs/a/c.md")
+
+
+def test_a_409_naming_the_folders_own_bytes_as_current_is_the_write_done_not_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a write that landed on the hub but whose answer was lost and asked again: the hub
+    # answers the retry 409 with the folder's own version as the page's current one
+    hub_pages = SlowHub()
+    answer = hub_pages.answer
+
+    def landed_then_409(request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT" and request.url.path.endswith("/p01.md"):
+            content = json.loads(request.content)["content"]
+            hub_pages.pages["/fs/p01.md"] = content
+            detail = f"if_version does not match the page; current_version={hub_pages.version(content)}"
+            return httpx.Response(409, json={"code": "conflict", "detail": detail})
+        if request.method == "PUT" and request.url.path.endswith("/p02.md"):
+            detail = "if_version does not match the page; current_version=sha256:" + "0" * 64
+            return httpx.Response(409, json={"code": "conflict", "detail": detail})
+        return answer(request)
+
+    hub_pages.answer = landed_then_409  # type: ignore[method-assign]
+    with hub_pages.hub() as hub:
+        assert sync.import_(hub, _folder(tmp_path, 3), prune=False, dry_run=False) == 1
+    # Then it is said as written, and a 409 naming other bytes stays a conflict
+    assert capsys.readouterr().out.splitlines()[:-1] == [
+        "create /fs/p00.md",
+        "create /fs/p01.md",
+        "conflict /fs/p02.md: changed on the hub while the import ran",
+    ]
