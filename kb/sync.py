@@ -143,10 +143,12 @@ def _archive_manifest(tar: tarfile.TarFile, project: str) -> dict[str, dict[str,
     """The archive's first member, its manifest: each page's row by path, checked whole."""
     first = tar.next()
     handle = tar.extractfile(first) if first is not None and first.name == ARCHIVE_MANIFEST else None
-    if handle is None:
+    if first is None or handle is None:
         raise Refused(f"the hub's archive does not begin with its {ARCHIVE_MANIFEST}")
+    if first.size > MANIFEST_LIMIT:
+        raise Refused(f"the hub's archive manifest is over {MANIFEST_LIMIT // 2**20} MiB")
     try:
-        body = json.loads(handle.read(MANIFEST_LIMIT))
+        body = json.loads(handle.read(first.size))  # its own size: read(limit) would allocate the limit
     except ValueError as error:
         raise Refused(f"the hub's archive manifest cannot be read: {error}") from error
     if not isinstance(body, dict) or body.get("format") != 1 or not isinstance(body.get("pages"), list):
