@@ -156,10 +156,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
     search.report(results["search"])
-    print("\nThe kb command against the local stack (python -m devstack; a 2,000-page base)")
-    print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}")
+    print("\nThe kb command against the local stack (python -m devstack; a 200- and a 2,000-page base)")
+    print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}{'(409 waits)':>12}{'peak MiB':>10}{'load':>6}")
     for row in results["kb"]:
-        print(f"{row['step']:<28}{row['pages']:>7}{row['seconds']:>9}{row['http_requests']:>15}")
+        print(
+            f"{row['step']:<28}{row['pages']:>7}{row['seconds']:>9}{row['http_requests']:>15}"
+            f"{row['not_ready_polls']:>12}{row['peak_mib']:>10}{row['load_1m']:>6}"
+        )
     idle.report(results["idle"])
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])

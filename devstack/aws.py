@@ -66,8 +66,26 @@ class JournalingApp:
         self.journal: Journal | None = None
         self._key_schemas: dict[tuple[str, str], list[str]] = {}
         self._warned: set[str] = set()
+        self._dynamodb = threading.Lock()
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        """Every DynamoDB request one at a time: moto's tables are plain dicts, and a read that
+        iterates one while a write (a transaction deep-copies the table) changes it fails with
+        ``dictionary changed size during iteration`` — a 500 that DynamoDB never answers. Eight
+        ``kb import`` writes at once met it; DynamoDB's own answer to writes that meet on one
+        item is ``TransactionConflict``, which the pages surface answers 503. The work is
+        in-memory and holds the GIL, so serialising it costs nothing measurable."""
+        if not str(environ.get("HTTP_X_AMZ_TARGET", "")).startswith("DynamoDB_"):
+            return self._journaled(environ, start_response)
+        with self._dynamodb:
+            answer = self._journaled(environ, start_response)
+            try:
+                return [b"".join(answer)]
+            finally:
+                if hasattr(answer, "close"):
+                    answer.close()
+
+    def _journaled(self, environ: dict[str, Any], start_response: Any) -> Any:
         journal = self.journal
         touched = _touches(environ) if journal is not None else None
         if journal is None or touched is None:

@@ -49,6 +49,11 @@ def parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="every page to a folder, with the manifest")
     export.add_argument("--dir", required=True, type=Path)
     export.add_argument("--force", action="store_true", help="write into a folder that holds something")
+    export.add_argument(
+        "--per-page",
+        action="store_true",
+        help="read the listing and each page (one request a page) instead of the base's one archive",
+    )
     imp = commands.add_parser("import", help="write the pages the folder changed, with a three-way plan")
     imp.add_argument("--dir", required=True, type=Path)
     imp.add_argument("--prune", action="store_true", help="delete pages the manifest names that the folder does not")
@@ -88,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(hub: Hub, args: argparse.Namespace) -> int:
     command = args.command
     if command == "export":
-        return sync.export(hub, args.dir, args.force)
+        return sync.export(hub, args.dir, args.force, args.per_page)
     if command == "import":
         if not args.dir.is_dir() or args.dir.is_symlink():
             print(f"kb: {args.dir} is not a directory", file=sys.stderr)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import os
 import random
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -20,6 +23,8 @@ ATTEMPTS = 6  # one request and at most five more
 BACKOFF_SECONDS = 0.5  # doubled each retry, with full jitter, when the hub names no Retry-After
 BACKOFF_CAP_SECONDS = 8.0
 RETRY_AFTER_CAP_SECONDS = 30.0  # a Retry-After longer than this is waited this long
+ARCHIVE_WAIT_SECONDS = 900.0  # how long an export waits for the hub to build the base's archive
+NOT_READY_WAIT_SECONDS = 2.0  # a 409 not_ready that names no Retry-After is asked again after this
 
 EX_USAGE = 2
 EX_DATAERR = 65
@@ -122,6 +127,35 @@ def backoff(attempt: int, answer: httpx.Response, rng: random.Random) -> float:
     return rng.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_SECONDS * 2 ** (attempt - 1)))
 
 
+def _raise_for(answer: httpx.Response) -> None:
+    if answer.status_code in {401, 403}:
+        raise Stop(EX_NOPERM, f"the hub refused the token ({answer.status_code})")
+    if answer.status_code >= 400:
+        raise HubError(answer.status_code, *_refusal(answer))
+
+
+class _Chunks(io.RawIOBase):
+    """An iterator of byte chunks as a readable file (what ``tarfile``'s stream mode reads)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._left = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            try:
+                self._left = next(self._chunks)
+            except StopIteration:
+                return 0
+        n = min(len(buffer), len(self._left))
+        buffer[:n] = self._left[:n]
+        self._left = self._left[n:]
+        return n
+
+
 class Hub:
     """The hub's pages API. A 429 or 503 is asked again (``ATTEMPTS`` in all, honouring
     ``Retry-After``); any other answer, and the last of those, is final."""
@@ -134,8 +168,11 @@ class Hub:
         rng: random.Random | None = None,
     ) -> None:
         self.config = config
-        self.requests = 0
+        self.requests = 0  # to the hub (an archive's download from its presigned URL is not one)
         self.retries = 0
+        self.polls = 0  # 409 not_ready answers waited out
+        self._counting = threading.Lock()  # an import writes from several threads
+        self._transport = transport
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not a secret
         self._http = httpx.Client(
@@ -159,20 +196,61 @@ class Hub:
             answer = self._send(method, url, **kwargs)
             if answer.status_code not in RETRIED or attempt == ATTEMPTS:
                 break
-            self.retries += 1
+            with self._counting:
+                self.retries += 1
             self._sleep(backoff(attempt, answer, self._rng))
-        if answer.status_code in {401, 403}:
-            raise Stop(EX_NOPERM, f"the hub refused the token ({answer.status_code})")
-        if answer.status_code >= 400:
-            raise HubError(answer.status_code, *_refusal(answer))
+        _raise_for(answer)
         return answer.json()
 
     def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        self.requests += 1
+        with self._counting:
+            self.requests += 1
         try:
             return self._http.request(method, url, **kwargs)
         except httpx.TransportError as error:
             raise Stop(EX_UNAVAILABLE, f"the hub at {self.config.url} cannot be reached: {error}") from error
+
+    def archive_url(self) -> str:
+        """The short-lived URL of the base's archive (``GET /archive``'s 303): each ``409 not_ready``
+        is waited out for its Retry-After (the hub builds the archive meanwhile), for at most
+        ``ARCHIVE_WAIT_SECONDS`` in all; a 429 or 503 is asked again as every request is."""
+        waited, attempt = 0.0, 1
+        while True:
+            answer = self._send("GET", "/archive")
+            if answer.status_code == 303 and answer.headers.get("Location"):
+                return str(answer.headers["Location"])
+            if answer.status_code == 409 and _refusal(answer)[0] == "not_ready":
+                wait = min(retry_after(answer) or NOT_READY_WAIT_SECONDS, RETRY_AFTER_CAP_SECONDS)
+                if waited + wait > ARCHIVE_WAIT_SECONDS:
+                    raise Stop(
+                        EX_TEMPFAIL,
+                        f"the hub did not finish building the archive within {ARCHIVE_WAIT_SECONDS:.0f} s; "
+                        "nothing was written, run kb export again",
+                    )
+                self.polls += 1
+                self._sleep(wait)
+                waited += wait
+                continue
+            if answer.status_code in RETRIED and attempt < ATTEMPTS:
+                with self._counting:
+                    self.retries += 1
+                self._sleep(backoff(attempt, answer, self._rng))
+                attempt += 1
+                continue
+            _raise_for(answer)
+            raise HubError(answer.status_code, "error", "the hub answered the archive with neither 303 nor 409")
+
+    @contextmanager
+    def archive(self, url: str) -> Iterator[io.RawIOBase]:
+        """The archive at ``url`` as a stream read while it arrives (no token sent: the URL is signed)."""
+        with httpx.Client(timeout=60.0, transport=self._transport, headers={"User-Agent": "kb/1"}) as s3:
+            try:
+                with s3.stream("GET", url) as answer:
+                    if answer.status_code != 200:
+                        raise Stop(EX_UNAVAILABLE, f"the archive could not be downloaded ({answer.status_code})")
+                    yield _Chunks(answer.iter_bytes())
+            except httpx.TransportError as error:
+                raise Stop(EX_UNAVAILABLE, f"the archive's download failed: {error}") from error
 
     def pages(self) -> dict[str, dict[str, Any]]:
         """Every page's ``meta=1`` row by path: the listing paged through with ``after``."""

@@ -242,13 +242,15 @@ def test_a_refusal_from_the_hub_stops_the_import_with_its_code(hub: Hub, tmp_pat
     (d / "runbooks" / "deploy.md").write_text(DEPLOY + "edit\n")
     run = hub.kb("import", "--dir", str(d))
     assert run.code == 65, run.err
-    assert run.lines[:-1] == [
-        "not attempted /fs/a.md",
-        "not attempted /fs/b.md",
-        "not attempted /fs/runbooks/deploy.md",
-    ]
+    # the refused write is not attempted; the writes already in flight beside it (eight at once)
+    # end and each line says what happened, true of the hub; none is begun after the stop
+    assert run.lines[0] == "not attempted /fs/a.md"
+    assert run.lines[1] in ("create /fs/b.md", "not attempted /fs/b.md")
+    assert run.lines[2] in ("update /fs/runbooks/deploy.md", "not attempted /fs/runbooks/deploy.md")
+    assert (hub.content("b.md") is not None) == run.lines[1].startswith("create")
+    assert (hub.content("runbooks/deploy.md") == DEPLOY + "edit\n") == run.lines[2].startswith("update")
     assert "invalid_argument" in run.err
-    assert hub.content("b.md") is None
+    assert hub.content("a.md") == A
 
 
 def test_export_refusals_force_and_dot_named_pages(hub: Hub, tmp_path: Path) -> None:
@@ -303,9 +305,11 @@ def test_the_shorthands(hub: Hub, tmp_path: Path) -> None:
 
 
 def test_the_listing_is_paged_through_with_after_and_carries_each_version(hub: Hub, tmp_path: Path) -> None:
-    # Given a listing page far smaller than the base, the export still reads every page
+    # Given a listing page far smaller than the base, the export by one read a page still reads every page
     hub.monkeypatch.setattr("kb.hub.LISTING_PAGE", 2)
-    d = exported(hub, tmp_path)
+    d = tmp_path / "kb"
+    run = hub.kb("export", "--dir", str(d), "--per-page")
+    assert run.code == 0, run.err
     pages = json.loads((d / ".agent-hub-kb.json").read_text())["pages"]
     assert sorted(pages) == ["/fs/a.md", "/fs/index.md", "/fs/log.md", "/fs/runbooks/deploy.md"]
     rows = hub.http.get(f"{hub.base}/pages", params={"meta": "1", "after": "/fs/index.md"}).json()["entries"]
@@ -410,3 +414,55 @@ def test_a_refusal_prints_the_hubs_sentence_never_its_raw_body(hub: Hub) -> None
     assert missing.code == 66
     assert missing.err.startswith("kb: the hub refused (404 not_found): ")
     assert "{" not in missing.err
+
+
+class CountingHub(KbHub):
+    """The kb client's hub, each one made kept, so a test reads its request counts."""
+
+    made: list[KbHub] = []  # noqa: RUF012 - the test's record, reset by each test
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        CountingHub.made.append(self)
+
+
+def test_an_export_is_one_archive_whatever_the_size_of_the_base_and_round_trips_byte_identical(
+    hub: Hub, tmp_path: Path
+) -> None:
+    hub.monkeypatch.setattr("kb.__main__.Hub", CountingHub)
+    counts = {}
+    for size in (4, 120):
+        # Given a base of `size` pages (four to start with)
+        for n in range(4, size):
+            hub.put(f"bulk/p{n:03}.md", f"---\ntype: Concept\ntitle: P{n}\n---\n# Page {n}\n\n[home](../index.md)\n")
+        CountingHub.made = []
+        # When it is exported
+        d = exported_to(hub, tmp_path / f"kb-{size}")
+        client = CountingHub.made[-1]
+        # Then one request was answered with the archive; the others waited out its build
+        counts[size] = (client.requests - client.polls, client.retries)
+        assert client.polls <= 15, client.polls
+        pages = json.loads((d / ".agent-hub-kb.json").read_text())["pages"]
+        assert len(pages) == size
+        for page in pages:
+            assert (d / page.removeprefix("/fs/")).read_text() == hub.content(page), page
+    assert counts == {4: (1, 0), 120: (1, 0)}
+    # And an import of the untouched folder writes nothing: the archive's bytes are the hub's
+    before = hub.writes()
+    again = hub.kb("import", "--dir", str(tmp_path / "kb-120"))
+    assert again.code == 0 and again.lines == [again.lines[-1]] and again.lines[-1].startswith("0 create, 0 update")
+    assert hub.writes() == before
+
+
+def exported_to(hub: Hub, d: Path) -> Path:
+    run = hub.kb("export", "--dir", str(d))
+    assert run.code == 0, run.err
+    return d
+
+
+def test_a_base_changed_after_its_archive_was_built_is_exported_as_it_is_now(hub: Hub, tmp_path: Path) -> None:
+    first = exported_to(hub, tmp_path / "first")
+    hub.put("a.md", A + "changed after the archive\n")
+    second = exported_to(hub, tmp_path / "second")
+    assert (first / "a.md").read_text() == A
+    assert (second / "a.md").read_text() == A + "changed after the archive\n"

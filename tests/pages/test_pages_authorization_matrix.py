@@ -89,5 +89,5 @@ def test_every_caller_gets_what_the_pages_rule_says(gateway: tuple[Gateway, dict
 
 
 def test_the_pages_routes_are_all_covered() -> None:
-    assert len(ROUTES) == 14
+    assert len(ROUTES) == 15
     assert all(r.project_access == "admin" for r in ROUTES)

@@ -16,6 +16,7 @@ import pytest
 
 from kb import sync
 from kb.hub import ATTEMPTS, BACKOFF_CAP_SECONDS, EX_TEMPFAIL, RETRY_AFTER_CAP_SECONDS, Config, Hub, HubError
+from tests.kb_archive import S3_URL, archive_bytes
 
 
 def hub_of(answers: list[httpx.Response], slept: list[float]) -> Hub:
@@ -88,10 +89,14 @@ class StormyHub:
         return "sha256:" + hashlib.sha256(content.encode()).hexdigest()
 
     def answer(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host == "s3.test":  # the archive's presigned URL: S3, not the hub
+            return httpx.Response(200, content=archive_bytes("falcon", {p: c.encode() for p, c in self.pages.items()}))
         self.calls += 1
         if self.calls % 2:
             return throttled("0")
         path = request.url.path.split("/kb", 1)[1]
+        if path == "/archive":
+            return httpx.Response(303, headers={"Location": S3_URL})
         if path == "/pages" and request.method == "GET":
             rows = [
                 {"path": p, "type": "file", "size_bytes": len(c), "version": self.version(c)}

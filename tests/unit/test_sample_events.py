@@ -127,3 +127,13 @@ def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on:
     book.exports[export_id] = export
     export.export_id, export.ready_at = export_id, 0.0
     assert invoke("ExportVerifierFunction", event) == {"export_id": export_id, "outcome": "verified"}
+
+
+def test_the_archive_request_sample_event_reaches_the_archive_builder(aws: Runtime) -> None:
+    from knowledge_service.domain.pages.service import Pages
+
+    event = json.loads((EVENTS / "kbarchive_requested.json").read_text())
+    Pages(aws.pages, "falcon").put("/fs/ops/deploy.md", "# Deploy\n", None)
+    done = invoke("KbArchiveFunction", event)
+    assert (done["project"], done["built"], done["pages"]) == ("falcon", True, 1)
+    assert invoke("KbArchiveFunction", event)["reason"] == "already built"

@@ -70,7 +70,7 @@ RouteGroup = Literal[
     "console",
 ]
 # What EventBridge (a schedule, the bus) invokes: ``edge/bus/<name>.py``, each a ``handler``.
-BusHandler = Literal["six_hourly_pass", "mission_intake", "search_compaction", "export_verification"]
+BusHandler = Literal["six_hourly_pass", "mission_intake", "search_compaction", "export_verification", "kb_archive"]
 
 gc.disable()  # init makes only what lives as long as the container: nothing to collect until its end
 

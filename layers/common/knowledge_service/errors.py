@@ -120,6 +120,14 @@ class UpstreamMismatch(ServiceError):
     default_code = "upstream_mismatch"
 
 
+class Busy(ServiceError):
+    """503: the request did nothing because another touched the same items at that moment
+    (a DynamoDB transaction conflict); asked again after ``Retry-After`` it lands."""
+
+    status = 503
+    default_code = "unavailable"
+
+
 class KnowledgeDisabled(ServiceError):
     status = 503
     default_code = "knowledge_disabled"

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
     from knowledge_service.storage.findings_store import FindingsStore
     from knowledge_service.storage.idempotency import IdempotencyStore
+    from knowledge_service.storage.kb_archives import KbArchiveStore
     from knowledge_service.storage.missions import MissionBus
     from knowledge_service.storage.page_store import PageStore
     from knowledge_service.storage.principals import PrincipalStore
@@ -206,6 +207,12 @@ class Runtime:
             _client("events"),
             self.env.event_bus_name,
         )
+
+    @cached_property
+    def kb_archives(self) -> KbArchiveStore:
+        from knowledge_service.storage.kb_archives import KbArchiveStore
+
+        return KbArchiveStore(_client("s3"), self.env.archive_bucket, _client("events"), self.env.event_bus_name)
 
     @cached_property
     def subscriptions(self) -> CachedSubscription:

@@ -48,10 +48,14 @@ PROBLEM_DESCRIPTIONS = {
     400: "invalid_argument: a refused path, an unreadable body or query, a field the route does not know",
     401: "unauthenticated: no admin token (an agent token is not the admin token)",
     404: "not_found: the project, the page, the version, the session or its brain entry",
-    409: "conflict: if_version does not match; the detail ends current_version=...",
-    413: "payload_too_large: a page over 1 MiB, a body over 4 MiB, or the base at 1 GiB",
+    409: "conflict: if_version does not match; the detail ends current_version=... "
+    "(not_ready: the base's archive is being built; ask again after Retry-After)",
+    413: "payload_too_large: a page over 1 MiB, a body over 4 MiB, the base at 1 GiB, "
+    "or an archive over one export's 10,000 pages or 256 MiB",
     415: "invalid_argument: a page sent as anything but JSON, text/markdown or text/plain",
     500: "internal",
+    503: "unavailable: another write to the base was landing at that moment; nothing was written, ask again "
+    "after Retry-After",
 }
 
 

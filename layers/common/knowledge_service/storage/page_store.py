@@ -47,8 +47,14 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
-from knowledge_service.errors import InternalError, PayloadTooLarge
-from knowledge_service.storage.toolkit import conditionally, if_found, is_condition_refusal, query_all
+from knowledge_service.errors import Busy, InternalError, PayloadTooLarge
+from knowledge_service.storage.toolkit import (
+    conditionally,
+    if_found,
+    is_condition_refusal,
+    is_transaction_conflict,
+    query_all,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -169,6 +175,17 @@ class PageStore:
         """Every head of the project, tombstones included, in path order."""
         return [_head(item) for item in self._query(Key("pk").eq(f"PAGE#{project}"))]
 
+    def current(self, project: str) -> list[tuple[str, str, int]]:
+        """(path, version, size) of every page there now, in path order: the heads' keys and
+        versions only (no frontmatter), so 10,000 pages read as a few small pages of a query."""
+        items = query_all(
+            self.table,
+            KeyConditionExpression=Key("pk").eq(f"PAGE#{project}"),
+            ProjectionExpression="sk, version, size_bytes",
+            ConsistentRead=True,
+        )
+        return [(str(i["sk"]), str(i["version"]), int(i.get("size_bytes", 0))) for i in items if i.get("version")]
+
     def existing(self, project: str, paths: set[str]) -> set[str]:
         """Which of ``paths`` are pages there now (tombstones are not): one consistent batch
         read per hundred paths, whatever the size of the base."""
@@ -259,9 +276,21 @@ class PageStore:
                 }
             },
         ]
-        return version, conditionally(
-            lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
-        )
+        return version, self._transact(items)
+
+    def _transact(self, items: list[dict[str, Any]]) -> bool:
+        """One transaction: True when it landed, False when a condition refused it; a conflict with
+        another request on one of its items (each write adds to ``META#``) landed nothing: 503."""
+        try:
+            return conditionally(
+                lambda: self._client.transact_write_items(TransactItems=items), refused=is_condition_refusal
+            )
+        except ClientError as error:
+            if is_transaction_conflict(error):
+                raise Busy(
+                    "Another write to this base was landing; try again.", headers={"Retry-After": "1"}
+                ) from error
+            raise
 
     def put_bytes(self, project: str, content: bytes) -> str:
         """Store ``content``'s bytes in S3 under their digest (idempotent); its version."""
@@ -368,6 +397,10 @@ class PageStore:
         try:
             self._client.transact_write_items(TransactItems=items)
         except ClientError as error:
+            if is_transaction_conflict(error):  # another write held one of its items: nothing landed
+                raise Busy(
+                    "Another write to this base was landing; try again.", headers={"Retry-After": "1"}
+                ) from error
             if not is_condition_refusal(error):
                 raise
             reasons = error.response.get("CancellationReasons") or []  # type: ignore[typeddict-item]

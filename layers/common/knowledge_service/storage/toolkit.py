@@ -59,6 +59,12 @@ def is_condition_refusal(error: ClientError) -> bool:
     return not reasons or any(r.get("Code") == "ConditionalCheckFailed" for r in reasons)
 
 
+def is_transaction_conflict(error: ClientError) -> bool:
+    """A transaction DynamoDB cancelled because another request was writing one of its items."""
+    reasons = error.response.get("CancellationReasons") or []  # type: ignore[typeddict-item]
+    return is_condition_failure(error) and any(r.get("Code") == "TransactionConflict" for r in reasons)
+
+
 def conditionally(write: Callable[[], object], refused: Callable[[ClientError], bool] = is_condition_failure) -> bool:
     """Run a conditional write: True when it was made, False when its condition refused it.
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowledge_service.base_model import Model
-from knowledge_service.domain.pages import search as page_query
+from knowledge_service.domain.pages import archive as kb_archive, search as page_query
 from knowledge_service.domain.pages.page_search import PageSearch
 from knowledge_service.domain.pages.service import (
     MAX_BODY_BYTES,
@@ -84,6 +85,15 @@ class Promote(_Body):
     description: str | None = Field(default=None, max_length=4000)
     tags: list[Annotated[str, Field(max_length=200)]] | None = Field(default=None, max_length=100)
     if_version: str | None = Field(default=None, max_length=80)
+
+
+class ArchiveHandedOver(Model):
+    """The 303's body: where the base's archive is, for a client that does not follow."""
+
+    url: str
+    file_name: str
+    generation: int
+    size_bytes: int
 
 
 BODIES: tuple[type[BaseModel], ...] = (PutPage, ReviewPage, RevertPage, Promote)
@@ -182,7 +192,7 @@ def get_page(id: ProjectId, path: PagePath, version: Version = None) -> dict[str
     summary="Write a page (JSON {content, if_version?}, or text/markdown / text/plain with ?if_version=)",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413, 415),
+    responses=problem_responses(400, 401, 404, 409, 413, 415, 503),
 )
 def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
     media = _media_type(request)
@@ -208,7 +218,7 @@ def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Versio
     summary="Delete a page (its bytes stay in its history)",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409),
+    responses=problem_responses(400, 401, 404, 409, 503),
 )
 def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
     return {"ok": True, "path": _pages(id).delete(_page(path), if_version)}
@@ -219,7 +229,7 @@ def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> di
     summary="Append {by: human, at} to the page's verified block",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, ReviewPage, empty_ok=True)
@@ -232,7 +242,7 @@ def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
     summary="Write a version from the page's history back as a new write",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, RevertPage)
@@ -245,7 +255,7 @@ def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
     summary="Copy a session brain entry into the knowledge base",
     tags=TAGS,
     openapi_extensions=WRITE,
-    responses=problem_responses(400, 401, 404, 409, 413),
+    responses=problem_responses(400, 401, 404, 409, 413, 503),
 )
 def promote(request: Request, id: ProjectId) -> dict[str, Any]:
     body = _json_body(request, Promote)
@@ -355,3 +365,31 @@ def search(
 ) -> dict[str, Any]:
     query = page_query.parse_query(q, tag=tag, type=type, status=status, offset=offset, limit=limit)
     return PageSearch(runtime().search, id).search(query)
+
+
+@router.get(
+    f"{BASE}/archive",
+    summary="The whole base as one tar.gz (pages and a manifest): a 303 to a short-lived URL, "
+    "or 409 not_ready while it is built",
+    tags=TAGS,
+    openapi_extensions=READ,
+    responses={
+        303: {
+            "description": "The archive of the base as it is now: Location is a presigned URL valid for five minutes",
+            "content": {"application/json": {"model": ArchiveHandedOver}},
+        },
+        **{k: v for k, v in problem_responses(400, 401, 404, 409, 413).items() if k != 200},
+    },
+)
+def archive(id: ProjectId) -> Response[str]:
+    rt = runtime()
+    handed = kb_archive.handover(rt.pages, rt.kb_archives, rt.archives, id)
+    body = ArchiveHandedOver(
+        url=handed.url, file_name=handed.file_name, generation=handed.generation, size_bytes=handed.size_bytes
+    )
+    return Response(
+        status_code=303,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump_json(),
+        headers={"Location": handed.url, "Cache-Control": "no-store"},
+    )
