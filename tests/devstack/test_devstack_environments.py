@@ -344,4 +344,7 @@ def test_the_calls_an_invocation_makes_are_counted_inside_and_handed_back(
     host.invoke("SleepyFunction", {"n": 1, "upstream": "http://127.0.0.1:9/nothing"})
     host.invoke("SleepyFunction", {"n": 2})
 
-    assert told == [{"aws": {}, "forager": {"GET": 1}, "cloudwatch": {}}, {"aws": {}, "forager": {}, "cloudwatch": {}}]
+    assert told == [
+        {"aws": {}, "forager": {"GET": 1}, "footprint": {}, "cloudwatch": {}},
+        {"aws": {}, "forager": {}, "footprint": {}, "cloudwatch": {}},
+    ]

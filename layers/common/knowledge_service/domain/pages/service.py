@@ -222,33 +222,39 @@ class Pages:
         return self._write(path, content, if_version, op="kb.put", signal="kb_put", actor=actor)
 
     def delete(self, raw_path: str, if_version: str | None, actor: str = HUMAN) -> str:
+        """Delete the page. Guarded (``if_version``), a page changed since is 409; unguarded, the
+        delete lands on what it read, and reads again if a write landed in between (as a write
+        does): the last writer wins."""
         path = paths.canonical(raw_path)
-        head = self._head(path)
-        if head is None or not head.exists:
-            if path == paths.ROOT or any(
-                paths.is_under(p, path) for p in walk(self.store, self.project, fresh=True).heads
-            ):
-                raise invalid("path", f"{path} is a directory that still holds pages; delete them first.")
-            raise NotFound(f"There is no page {path}.")
-        _check_guard(head, if_version)
-        row = self.store.write(
-            Write(
-                self.project,
-                path,
-                "kb.delete",
-                actor,
-                "kb_deleted",
-                guard=head.version,
-                version=None,
-                size_bytes=0,
-                replaced=head.version,
-                keep_verified_version=head.verified_version,
+        for attempt in range(_UNGUARDED_ATTEMPTS):
+            head = self._head(path)
+            if head is None or not head.exists:
+                if path == paths.ROOT or any(
+                    paths.is_under(p, path) for p in walk(self.store, self.project, fresh=True).heads
+                ):
+                    raise invalid("path", f"{path} is a directory that still holds pages; delete them first.")
+                raise NotFound(f"There is no page {path}.")
+            _check_guard(head, if_version)
+            row = self.store.write(
+                Write(
+                    self.project,
+                    path,
+                    "kb.delete",
+                    actor,
+                    "kb_deleted",
+                    guard=head.version,
+                    version=None,
+                    size_bytes=0,
+                    replaced=head.version,
+                    keep_verified_version=head.verified_version,
+                )
             )
-        )
-        if row is None:
-            fresh = self.store.head(self.project, path)
-            raise _conflict(fresh.version if fresh else None)
-        return path
+            if row is not None:
+                return path
+            if if_version is not None or attempt == _UNGUARDED_ATTEMPTS - 1:
+                break
+        fresh = self.store.head(self.project, path)
+        raise _conflict(fresh.version if fresh else None)
 
     def review(self, raw_path: str, if_version: str | None, verified_by: str | None) -> Written:
         path = paths.page_path(raw_path)
