@@ -17,7 +17,7 @@ PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --duration
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test check deep lint format template build unit contract e2e fuzz openapi bench capacity clean vendor browser screenshots
+.PHONY: help install run invoke test tiers check deep lint format template build unit contract e2e fuzz openapi bench capacity clean vendor browser screenshots
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -35,8 +35,11 @@ invoke: ## one function on one event against the running stack: make invoke FN=R
 	@$(UV) run python -m devstack invoke "$(FN)" "$(EVENT)"
 
 test: install browser ## lint, template checks and every test tier (Hypothesis profile ci), the browser tier included
-	@# lint and the template checks are each mostly one process: side by side on the two cores
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint template
+	@# lint and the template checks are each mostly one process, and the tests leave a third of the
+	@# two cores idle waiting on their stacks: all three side by side (each one's output kept whole)
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint template tiers
+
+tiers: ## every test tier alone (what make test runs beside lint and the template checks)
 	$(PYTEST_ALL)
 
 check: install lint ## the inner loop (under 3 min): lint, and the test files of what changed since main (tests/changed.py)
