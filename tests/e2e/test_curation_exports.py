@@ -283,7 +283,10 @@ def test_a_two_gib_archives_first_download_answers_within_the_budget_having_read
     served = control(stack, "GET", f"/exports/{export_id}", None)["served_bytes"]
     assert (answer.status_code, answer.json()["code"]) == (409, "not_ready"), answer.text
     assert elapsed < REQUEST_BUDGET_SECONDS
-    assert served == 0  # the request read none of the archive
+    # the request streamed none of the 2 GiB: the verifier the bus started meanwhile may already
+    # have taken its first chunk before stopping at the wrong digest (that it reads exactly nothing in
+    # the request is held in process, tests/unit/test_exports_routes.py, with the bus not yet delivered)
+    assert served < 64 * 1024**2
     failed = until_verified(http, op, export_id)
     assert (failed.status_code, failed.json()["code"]) == (502, "upstream_mismatch")
     assert control(stack, "GET", f"/exports/{export_id}", None)["served_bytes"] < 64 * 1024**2
