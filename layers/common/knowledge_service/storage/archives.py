@@ -44,6 +44,12 @@ PRESIGNED_SECONDS = 300
 PREFIX = "exports/"
 
 
+def object_size(s3: Any, bucket: str, key: str) -> int | None:
+    """The size of the object at ``key``, or None when there is none."""
+    head = if_found(lambda: s3.head_object(Bucket=bucket, Key=key))
+    return None if head is None else int(head["ContentLength"])
+
+
 def archive_key(export_id: str, sha256: str) -> str:
     return f"{PREFIX}{export_id}/{sha256}"
 
@@ -139,8 +145,7 @@ class ArchiveStore:
     # ------------------------------------------------------------------ objects
     def size_of(self, key: str) -> int | None:
         """The verified archive's size, or None when there is none at ``key``."""
-        head = if_found(lambda: self._s3.head_object(Bucket=self.bucket, Key=key))
-        return None if head is None else int(head["ContentLength"])
+        return object_size(self._s3, self.bucket, key)
 
     def begin(self, key: str) -> ArchiveUpload:
         return ArchiveUpload(self._s3, self.bucket, key)

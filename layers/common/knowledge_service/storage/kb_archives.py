@@ -18,8 +18,7 @@ import json
 from typing import Any
 
 from knowledge_service.errors import InternalError
-from knowledge_service.storage.archives import ArchiveUpload
-from knowledge_service.storage.toolkit import if_found
+from knowledge_service.storage.archives import ArchiveUpload, object_size
 
 PREFIX = "kb-archives/"
 SOURCE = "knowledge-service.kb-archive"
@@ -69,8 +68,7 @@ class KbArchiveStore:
         self._bus = bus
 
     def size_of(self, key: str) -> int | None:
-        head = if_found(lambda: self._s3.head_object(Bucket=self.bucket, Key=key))
-        return None if head is None else int(head["ContentLength"])
+        return object_size(self._s3, self.bucket, key)
 
     def begin(self, key: str) -> ArchiveUpload:
         return ArchiveUpload(self._s3, self.bucket, key)

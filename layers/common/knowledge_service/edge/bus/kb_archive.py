@@ -10,21 +10,17 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from knowledge_service.domain import identifiers
 from knowledge_service.domain.pages import archive
-from knowledge_service.errors import PayloadTooLarge, ServiceError
+from knowledge_service.edge.bus import project_named
+from knowledge_service.errors import PayloadTooLarge
 from knowledge_service.runtime import runtime
 
 logger = Logger()
 
 
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    detail = event.get("detail")
-    detail = detail if isinstance(detail, dict) else {}
-    try:
-        project = identifiers.project_id(str(detail.get("project", "")), "project")
-    except ServiceError:
-        logger.warning("no project", extra={"detail_type": event.get("detail-type"), "event_id": event.get("id")})
+    project = project_named(event, logger)
+    if project is None:
         return {"project": None, "built": False}
     rt = runtime()
     try:
