@@ -344,6 +344,7 @@ def _hash(schema: list[dict[str, str]]) -> str:
 
 _HEX = re.compile(r"[0-9a-f]{16,}")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_SHARD = re.compile(r"#\d$")
 _PAGE = re.compile(r"/(?:fs/)?capacity/page-\d+\.md")
 _UNIQUE = re.compile(r"(?:ws|cap|kn|job|row|evt)[-_][0-9A-Za-z]{6,}")
 
@@ -356,6 +357,7 @@ def normalized(value: str, setup: Replay) -> str:
     value = _PAGE.sub("<page>", value)
     for project in sorted(setup.projects, key=len, reverse=True):
         value = value.replace(project, "<project>")
+    value = _SHARD.sub("#<shard>", value)  # a key spread over shards: all of them as one (conservative)
     value = _UUID.sub("<id>", value)
     value = _HEX.sub("<id>", value)
     return _UNIQUE.sub("<id>", value)
