@@ -39,6 +39,7 @@ from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
 from tests import secrets
 from tests.export_verifier import ExportVerifier
+from tests.localstack import LocalStack, launch_stack
 
 # Hypothesis profiles (docs/testing.md, "Profiles"). No property test has a per-example deadline
 # in either: a loaded machine (CI beside other work) slows an example past Hypothesis' default
@@ -229,6 +230,16 @@ def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
     with mock_aws():
         template_resources()
         yield runtime()
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """One local stack a worker, shared by every end-to-end and browser file it runs (each file
+    its own project and principals; one test at a time). Declared here, at the root, so both tiers
+    see the same fixture: a copy imported into a tier's conftest would be a second fixture, and a
+    second stack."""
+    with launch_stack(tmp_path_factory.mktemp("devstack")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """The browser tier: the console driven in Debian's headless Chromium by Playwright, against the
-same local stack the end-to-end tier starts (``tests/e2e/conftest.py``'s ``stack``).
+same local stack the end-to-end files on the worker use (the root conftest's ``stack``).
 
 One browser a worker process, a fresh context (cookies, storage, cache) a test. No browser is a
 failure, never a skip: ``make browser`` installs one. axe-core runs on every screen a test
@@ -26,7 +26,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expec
 
 from tests import secrets
 from tests.browser import vendoring
-from tests.e2e.conftest import LocalStack, move_clock, stack  # noqa: F401 (the e2e tier's fixtures: its stack, its clock)
+from tests.e2e.conftest import move_clock  # noqa: F401 (the e2e tier's clock; its stack is the root conftest's)
+from tests.localstack import TLS, LocalStack
 
 CHROMIUM = Path(os.environ.get("CONSOLE_CHROMIUM", "/usr/bin/chromium"))
 AXE = vendoring.ROOT / "tests/browser/vendor/axe.min.js"
@@ -73,7 +74,7 @@ def axe_source() -> str:
 
 
 @pytest.fixture
-def context(browser: Browser, stack: LocalStack) -> Iterator[BrowserContext]:  # noqa: F811 (the fixture)
+def context(browser: Browser, stack: LocalStack) -> Iterator[BrowserContext]:
     fresh = browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 800})
     fresh.set_default_timeout(15_000)
     yield fresh
@@ -118,7 +119,7 @@ class Console:
         return cookies[SESSION_COOKIE]
 
     def call_with_cookie(self, cookie: str, path: str = "/knowledge/me") -> httpx.Response:
-        return httpx.get(self.stack.url + path, cookies={SESSION_COOKIE: cookie}, timeout=30.0)
+        return httpx.get(self.stack.url + path, cookies={SESSION_COOKIE: cookie}, timeout=30.0, verify=TLS)
 
     def assert_accessible(self, screen: str) -> None:
         """axe-core on the page as it stands: no serious or critical violation; saved as a screenshot
@@ -159,7 +160,7 @@ def small_png(shot: bytes, path: Path) -> None:
 
 
 @pytest.fixture
-def console(context: BrowserContext, stack: LocalStack, axe_source: str) -> Iterator[Console]:  # noqa: F811 (the fixture)
+def console(context: BrowserContext, stack: LocalStack, axe_source: str) -> Iterator[Console]:
     """The console's page; a script error on it (an uncaught exception, a CSP refusal) fails the test."""
     page = context.new_page()
     person = Console(page=page, stack=stack, axe=axe_source, errors=[])
@@ -173,7 +174,7 @@ def console(context: BrowserContext, stack: LocalStack, axe_source: str) -> Iter
 
 
 @pytest.fixture
-def operator(stack: LocalStack) -> tuple[str, str, str]:  # noqa: F811 (the fixture)
+def operator(stack: LocalStack) -> tuple[str, str, str]:
     """A project of its own (unbound) and a person who administers it with every permission:
     (project, principal name, token)."""
     project = unique("cons")
