@@ -9,6 +9,7 @@ import functools
 import gc
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -158,6 +159,53 @@ def _one_botocore_loader() -> Iterator[None]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(botocore.session, "create_loader", shared)
+        yield
+
+
+_CLIENT_ENVIRONMENT = (
+    "AWS_ENDPOINT_URL",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_CONFIG_FILE",
+)
+
+
+class _KeptClients:
+    """``knowledge_service.storage.aws``'s client factory, its clients kept for the process.
+
+    The product keeps a container's boto3 clients for its life; a test forgets them with the rest
+    of the runtime (``reset_runtime``) so the next one starts as a new container would, and each
+    made its clients again: ~30 ms of CPU each, a few a test, over two thousand tests. A client is
+    a function of the factory's arguments and of the environment it reads (endpoint, region,
+    credentials, profile), so that is what a kept one is found by: a test that changes any of them
+    gets a client made for it, as the product would. moto answers a client whichever ``mock_aws``
+    is active (``_builder`` below relies on the same)."""
+
+    def __init__(self, make: Callable[..., Any]) -> None:
+        self._make = make
+        self._made: dict[tuple[Any, ...], Any] = {}
+
+    def __call__(self, *args: Any) -> Any:
+        key = (args, tuple(os.environ.get(name) for name in _CLIENT_ENVIRONMENT))
+        if key not in self._made:
+            self._made[key] = self._make(*args)
+        return self._made[key]
+
+    def cache_clear(self) -> None:
+        """What ``reset_clients`` calls: nothing to forget, the environment is the key."""
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _clients_kept_across_tests() -> Iterator[None]:
+    from knowledge_service.storage import aws as clients
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(clients, "dynamodb", _KeptClients(clients.dynamodb.__wrapped__))
+        patch.setattr(clients, "client", _KeptClients(clients.client.__wrapped__))
         yield
 
 
