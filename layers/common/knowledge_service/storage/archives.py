@@ -44,12 +44,6 @@ PRESIGNED_SECONDS = 300
 PREFIX = "exports/"
 
 
-def object_size(s3: Any, bucket: str, key: str) -> int | None:
-    """The size of the object at ``key``, or None when there is none."""
-    head = if_found(lambda: s3.head_object(Bucket=bucket, Key=key))
-    return None if head is None else int(head["ContentLength"])
-
-
 def archive_key(export_id: str, sha256: str) -> str:
     return f"{PREFIX}{export_id}/{sha256}"
 
@@ -126,7 +120,29 @@ class ArchiveUpload:
         self._s3.abort_multipart_upload(Bucket=self._bucket, Key=self.key, UploadId=self.upload_id)
 
 
-class ArchiveStore:
+class ArchiveObjects:
+    """Archives kept in one bucket, each written whole by a multipart upload, and the bus that
+    asks for their builds (the exports' and the knowledge bases' stores are both this)."""
+
+    def __init__(self, s3: Any, bucket: str, events: Any = None, bus: str = "") -> None:
+        self._s3 = s3
+        self.bucket = bucket
+        self._events = events
+        self._bus = bus
+
+    def size_of(self, key: str) -> int | None:
+        """The size of the archive at ``key``, or None when there is none (it exists only whole)."""
+        head = if_found(lambda: self._s3.head_object(Bucket=self.bucket, Key=key))
+        return None if head is None else int(head["ContentLength"])
+
+    def begin(self, key: str) -> ArchiveUpload:
+        return ArchiveUpload(self._s3, self.bucket, key)
+
+
+class ArchiveStore(ArchiveObjects):
+    """The exports' verified archives, their presigned downloads, and the lease that lets one
+    verification receive an archive at a time."""
+
     def __init__(
         self,
         s3: Any,
@@ -136,20 +152,10 @@ class ArchiveStore:
         events: Any = None,
         bus: str = "",
     ) -> None:
-        self._s3 = s3
-        self.bucket = bucket
+        super().__init__(s3, bucket, events, bus)
         self._leases = resource.Table(config_table)
-        self._events = events
-        self._bus = bus
 
     # ------------------------------------------------------------------ objects
-    def size_of(self, key: str) -> int | None:
-        """The verified archive's size, or None when there is none at ``key``."""
-        return object_size(self._s3, self.bucket, key)
-
-    def begin(self, key: str) -> ArchiveUpload:
-        return ArchiveUpload(self._s3, self.bucket, key)
-
     def remove(self, key: str) -> None:
         self._s3.delete_object(Bucket=self.bucket, Key=key)
 

@@ -15,10 +15,9 @@ Asking for a build is one ``kb.archive.requested`` event on the knowledge bus (s
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from knowledge_service.errors import InternalError
-from knowledge_service.storage.archives import ArchiveUpload, object_size
+from knowledge_service.storage.archives import ArchiveObjects, ArchiveUpload
 
 PREFIX = "kb-archives/"
 SOURCE = "knowledge-service.kb-archive"
@@ -58,20 +57,8 @@ class PartSink:
         self._upload.complete()
 
 
-class KbArchiveStore:
+class KbArchiveStore(ArchiveObjects):
     """The archive objects of every project's base, and the bus that asks for their builds."""
-
-    def __init__(self, s3: Any, bucket: str, events: Any, bus: str) -> None:
-        self._s3 = s3
-        self.bucket = bucket
-        self._events = events
-        self._bus = bus
-
-    def size_of(self, key: str) -> int | None:
-        return object_size(self._s3, self.bucket, key)
-
-    def begin(self, key: str) -> ArchiveUpload:
-        return ArchiveUpload(self._s3, self.bucket, key)
 
     def read(self, key: str) -> bytes:
         """An archive's bytes whole (tests and the local stack's checks only: archives are handed over by URL)."""
