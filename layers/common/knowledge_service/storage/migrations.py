@@ -91,26 +91,34 @@ def _verb_audit(resource: DynamoDBServiceResource, table_name: str) -> int:
 
 def _bindings(resource: DynamoDBServiceResource, table_name: str) -> int:
     """``pk=binding, sk=project#<id>|default`` → ``pk=binding#<id>, sk=binding`` (listed)."""
-    table = resource.Table(table_name)
-    items = query_all(table, KeyConditionExpression=Key("pk").eq(LEGACY_BINDING_PK), ConsistentRead=True)
-    moved = 0
-    for item in items:
+
+    def fresh(item: dict[str, Any]) -> dict[str, Any] | None:
         project = legacy_binding_project(item)
-        if project is None:
-            continue
-        fresh = {**item, **binding_key(project), **LISTED, "project": project}
-        moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
-    return moved
+        return None if project is None else {**item, **binding_key(project), **LISTED, "project": project}
+
+    return _move_partition(resource, table_name, LEGACY_BINDING_PK, fresh)
 
 
 def _agent_credentials(resource: DynamoDBServiceResource, table_name: str) -> int:
     """``pk=agent_credential, sk=<sha256>`` → ``pk=agent_credential#<sha256>, sk=credential``."""
-    table = resource.Table(table_name)
-    items = query_all(table, KeyConditionExpression=Key("pk").eq(CREDENTIAL_PK), ConsistentRead=True)
+    return _move_partition(
+        resource, table_name, CREDENTIAL_PK, lambda item: {**item, **credential_key(str(item["sk"]))}
+    )
+
+
+def _move_partition(
+    resource: DynamoDBServiceResource,
+    table_name: str,
+    pk: str,
+    fresh_of: Callable[[dict[str, Any]], dict[str, Any] | None],
+) -> int:
+    """Each item of the old partition ``pk`` moved to the item ``fresh_of`` makes of it (None: left)."""
+    items = query_all(resource.Table(table_name), KeyConditionExpression=Key("pk").eq(pk), ConsistentRead=True)
     moved = 0
     for item in items:
-        fresh = {**item, **credential_key(str(item["sk"]))}
-        moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
+        fresh = fresh_of(item)
+        if fresh is not None:
+            moved += _move(resource, table_name, {"pk": item["pk"], "sk": item["sk"]}, fresh)
     return moved
 
 
