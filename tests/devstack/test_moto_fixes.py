@@ -25,6 +25,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models.dynamo_type import Item
 
+from devstack import moto_fixes
 from devstack.moto_fixes import install_cheap_transaction_rollback
 
 install_cheap_transaction_rollback()
@@ -297,3 +298,18 @@ def test_installing_again_changes_nothing() -> None:
     install_cheap_transaction_rollback()
     assert DynamoDBBackend.transact_write_items is fixed
     assert not hasattr(fixed.__wrapped__, "__wrapped__")  # type: ignore[attr-defined]
+
+
+def test_the_server_finds_each_service_as_before_with_moto_listed_once() -> None:
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    listed = sorted(backends.list_of_moto_modules())
+    moto_fixes.install_listed_modules_once()
+    moto_fixes.install_listed_modules_once()  # a second install changes nothing
+    assert sorted(backends.list_of_moto_modules()) == listed
+    assert backends.list_of_moto_modules() is backends.list_of_moto_modules()  # listed once
+    dispatcher = DomainDispatcherApplication(create_backend_app)
+    assert dispatcher.get_backend_for_host("dynamodb") == "dynamodb"
+    assert dispatcher.get_backend_for_host("s3.amazonaws.com") == "s3"
+    assert dispatcher.get_backend_for_host("127.0.0.1") is None  # found from the signed request instead
