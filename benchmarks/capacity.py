@@ -574,7 +574,7 @@ def section(document: Path = DOCUMENT) -> str:
 
 @contextmanager
 def local_stack() -> Iterator[Any]:
-    from tests.e2e.conftest import launch_stack
+    from tests.localstack import launch_stack
 
     with tempfile.TemporaryDirectory(prefix="capacity-") as state, launch_stack(Path(state)) as stack:
         yield stack

@@ -33,7 +33,7 @@ from kb import sync
 from kb.hub import Config, Hub
 from knowledge_service.domain.pages.describe import describe
 from knowledge_service.storage.page_store import version_of
-from tests.e2e.conftest import LocalStack, launch_stack
+from tests.localstack import LocalStack, launch_stack
 
 PAGES = 2000
 SMALL = 200

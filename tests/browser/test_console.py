@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from benchmarks.console import BUDGET_BYTES, sign_in, watch
 from tests.browser.conftest import ALL_PERMISSIONS, SESSION_COOKIE, Console, unique
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import Console
-from tests.e2e.conftest import LocalStack, bearer
 from tests.e2e.test_feed import REF, put_source, settle
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,10 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.browser.conftest import Console, unique
-from tests.e2e.conftest import LocalStack, bearer, http  # noqa: F401 (http: the hub fixture's client)
+from tests.e2e.conftest import http  # noqa: F401 (http: the hub fixture's client)
 from tests.e2e.test_kb_command import Hub, exported, hub  # noqa: F401 (hub: the fixture)
 from tests.e2e.test_mcp import mission, payload, role, run, session
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

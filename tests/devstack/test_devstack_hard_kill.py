@@ -24,7 +24,7 @@ import httpx
 from botocore.config import Config
 
 from forager_simulator import start_simulator
-from tests.e2e.conftest import LocalStack, launch_stack
+from tests.localstack import LocalStack, launch_stack
 
 ROUNDS = int(os.environ.get("DEVSTACK_KILL_ROUNDS", "3"))
 """Over 30 s (45 s at load 4-7), by reason: each round is a real stack started on the killed one's

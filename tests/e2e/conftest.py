@@ -11,15 +11,7 @@ import httpx
 import pytest
 
 from tests import secrets
-from tests.localstack import (  # noqa: F401 (re-exported: the tier's files import them from here)
-    ADMIN_CLI,
-    ROOT,
-    TLS,
-    LocalStack,
-    bearer,
-    free_port,
-    launch_stack,
-)
+from tests.localstack import TLS, LocalStack
 
 
 def _record(response: httpx.Response) -> None:

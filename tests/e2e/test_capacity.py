@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks import capacity
 from devstack.template import Template
-from tests.e2e.conftest import launch_stack
+from tests.localstack import launch_stack
 
 pytestmark = pytest.mark.e2e
 

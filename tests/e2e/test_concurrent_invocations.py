@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack, bearer, launch_stack
+from tests.localstack import LocalStack, bearer, launch_stack
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import httpx
 
 from knowledge_service.identity.session import COOKIE_NAME, CSRF_HEADER
 from tests import secrets
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 PERMISSIONS = ("read_status", "read_knowledge", "manage_knowledge", "manage_settings")
 SET_COOKIE = re.compile(rf"^{re.escape(COOKIE_NAME)}=([A-Za-z0-9_-]{{43}}); Path=/; HttpOnly; Secure; SameSite=Strict$")

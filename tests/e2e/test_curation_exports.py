@@ -15,7 +15,7 @@ import pytest
 from forager_simulator.corpus import record_id
 from knowledge_service.domain.commerce import SUBSCRIPTION_CACHE_SECONDS
 from knowledge_service.domain.exports import FAILURE_HOLD_SECONDS
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

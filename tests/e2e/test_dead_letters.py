@@ -11,8 +11,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack
 from tests.e2e.test_feed import REF, admin, put_source, settle, sync  # noqa: F401 - admin is a fixture
+from tests.localstack import LocalStack
 
 pytestmark = pytest.mark.e2e
 

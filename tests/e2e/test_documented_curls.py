@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import ROOT, LocalStack, launch_stack
+from tests.localstack import ROOT, LocalStack, launch_stack
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ import pytest
 
 from devstack.template import Template, create_resources
 from knowledge_service.edge.catalog import knowledge_routes
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

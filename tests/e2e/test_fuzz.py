@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import ROOT, LocalStack, bearer, launch_stack
 from tests.e2e.fuzz_hooks import restore_bindings
+from tests.localstack import ROOT, LocalStack, bearer, launch_stack
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

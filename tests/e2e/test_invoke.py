@@ -17,7 +17,7 @@ import pytest
 
 from devstack.invoke import InvokeError, invoke
 from devstack.template import ROOT, Template
-from tests.e2e.conftest import LocalStack, launch_stack
+from tests.localstack import LocalStack, launch_stack
 
 EVENTS = sorted((ROOT / "events").glob("*.json"))
 FUNCTION_OF_PREFIX = Template().function_of_folder()  # a sample event's prefix is its function's folder

@@ -18,7 +18,7 @@ import pytest
 
 from kb.__main__ import main
 from kb.hub import Hub as KbHub
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

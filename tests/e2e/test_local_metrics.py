@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamablehttp_client
 from pydantic import AnyUrl
 
 from tests import secrets
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = [
     pytest.mark.e2e,

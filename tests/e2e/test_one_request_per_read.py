@@ -16,7 +16,7 @@ import pytest
 from devstack.metering import difference
 from devstack.samples import request_for
 from knowledge_service.edge.catalog import knowledge_routes
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

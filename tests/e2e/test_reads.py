@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from forager_simulator.corpus import record_id, source_id_for
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

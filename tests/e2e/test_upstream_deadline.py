@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from knowledge_service.storage.verbs import AUDIT_SHARDS
-from tests.e2e.conftest import LocalStack, bearer
+from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 
