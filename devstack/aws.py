@@ -5,7 +5,7 @@ it binds in the caller's thread and a port in use raises ``OSError`` (moto's
 ``start()`` waits forever on a thread that died, and werkzeug's server calls
 ``sys.exit`` on a taken port), and ``stop()`` closes the listening socket (moto's only
 shuts the serve loop down); the fixes to moto itself, which change its cost and never its
-answers (a transaction's rollback copy, a folder listed on each request), are
+answers (a transaction's rollback copy, what each request looked up again), are
 ``devstack.moto_fixes``, installed when a ``MotoEmulator`` is made. Moto keeps its state in this process's
 memory, shared by every server: ``reset()`` empties it. Once ``journal_to`` names a
 ``devstack.persistence.Journal``, every write to an item, object or parameter is journaled
@@ -33,7 +33,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-from devstack.moto_fixes import install_cheap_transaction_rollback, install_listed_modules_once
+from devstack import moto_fixes
 from devstack.persistence import Change, Journal
 from devstack.template import TEMPLATE, Template
 
@@ -347,8 +347,7 @@ def _local_request(
 
 class MotoEmulator(ThreadedMotoServer):
     def __init__(self, host: str = "127.0.0.1", port: int = 4566):
-        install_cheap_transaction_rollback()  # a transaction no longer copies its tables whole
-        install_listed_modules_once()  # nor does each request list moto's package folder
+        moto_fixes.install()  # a transaction copies what it names, a request lists no folder
         super().__init__(ip_address=host, port=port, verbose=False)
         self._app = JournalingApp(DomainDispatcherApplication(create_backend_app))
 

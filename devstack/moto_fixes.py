@@ -1,5 +1,6 @@
-"""Fixes to moto that change its cost, never its answers: ``install_cheap_transaction_rollback``
-and ``install_listed_modules_once``.
+"""Fixes to moto that change its cost, never its answers (``install`` makes them all, once a
+process): ``install_cheap_transaction_rollback``, ``install_listed_modules_once`` and
+``install_method_names_once``.
 
 Moto's ``DynamoDBBackend.transact_write_items`` first copies, for its rollback, every table the
 transaction names: ``copy.deepcopy(self.tables[name])``, every item of the table, on every
@@ -30,7 +31,9 @@ Moto's server finds the service of each request by its host first: ``host in
 backends.list_of_moto_modules()``, a generator that lists moto's package folder and asks
 whether each of its ~150 entries is a folder, on every request (0.34 ms of CPU each, to learn
 that ``127.0.0.1`` is no service). The folder does not change while a process runs:
-``install_listed_modules_once`` lists it once (0.02 ms a request after).
+``install_listed_modules_once`` lists it once (0.02 ms a request after). And each request's
+response class is asked for its method names (``inspect.getmembers``, 0.2 ms for DynamoDB's) to
+learn whether the action is one of them: ``install_method_names_once`` asks each class once.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import types
 from typing import Any
 
 from moto import backends
+from moto.core import responses
 from moto.dynamodb import models
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
@@ -63,6 +67,13 @@ class _Transaction:
 
 _current = threading.local()
 """``.transaction``: the call under way in this thread (the unit tier may run moto from several)."""
+
+
+def install() -> None:
+    """Every fix of this module (each once a process)."""
+    install_cheap_transaction_rollback()
+    install_listed_modules_once()
+    install_method_names_once()
 
 
 def install_cheap_transaction_rollback() -> None:
@@ -87,6 +98,25 @@ def install_listed_modules_once() -> None:
 
         setattr(list_of_moto_modules, _MARK, True)
         backends.list_of_moto_modules = list_of_moto_modules  # type: ignore[assignment]
+
+
+def install_method_names_once() -> None:
+    """``moto.core.responses``' ``method_names_from_class`` asked once a class (module docstring):
+    a class's functions do not change while moto serves."""
+    with _installing:
+        original = responses.method_names_from_class  # type: ignore[attr-defined]
+        if getattr(original, _MARK, False):
+            return
+        named: dict[object, list[str]] = {}
+
+        def method_names_from_class(clazz: object) -> list[str]:
+            names = named.get(clazz)
+            if names is None:
+                names = named[clazz] = original(clazz)
+            return names
+
+        setattr(method_names_from_class, _MARK, True)
+        responses.method_names_from_class = method_names_from_class  # type: ignore[attr-defined]
 
 
 def _install() -> None:

@@ -23,9 +23,9 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.dynamodb.models import dynamodb_backends
 
+from devstack import moto_fixes
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
-from devstack.moto_fixes import install_cheap_transaction_rollback
 from devstack.template import Template, create_resources
 from forager_simulator import Simulator, start_simulator
 from knowledge_service.identity.principal import (
@@ -56,8 +56,9 @@ settings.register_profile("deep", deadline=None, max_examples=1_000)
 settings.load_profile("ci")
 
 # Every ``mock_aws`` test's transactions copy what they touch for their rollback, not their tables
-# whole (moto's own copy was a fifth of the local stack's CPU over a run): devstack/moto_fixes.py.
-install_cheap_transaction_rollback()
+# whole (moto's own copy was a fifth of the local stack's CPU over a run), and moto looks up what
+# does not change once a process: devstack/moto_fixes.py.
+moto_fixes.install()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -313,3 +313,14 @@ def test_the_server_finds_each_service_as_before_with_moto_listed_once() -> None
     assert dispatcher.get_backend_for_host("dynamodb") == "dynamodb"
     assert dispatcher.get_backend_for_host("s3.amazonaws.com") == "s3"
     assert dispatcher.get_backend_for_host("127.0.0.1") is None  # found from the signed request instead
+
+
+def test_each_response_class_is_asked_its_method_names_once_and_answers_as_before() -> None:
+    from moto.core import responses, utils
+    from moto.dynamodb.responses import DynamoHandler
+
+    moto_fixes.install_method_names_once()
+    moto_fixes.install_method_names_once()  # a second install changes nothing
+    assert responses.method_names_from_class(DynamoHandler) == utils.method_names_from_class(DynamoHandler)
+    assert responses.method_names_from_class(DynamoHandler) is responses.method_names_from_class(DynamoHandler)
+    assert "transact_write_items" in responses.method_names_from_class(DynamoHandler)
