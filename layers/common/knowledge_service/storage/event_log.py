@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 
 from knowledge_service.base_model import Model
-from knowledge_service.storage.toolkit import query_pages
+from knowledge_service.storage.toolkit import expressions, query_pages
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -56,7 +56,7 @@ class EventLog:
 
         def shard(n: int) -> list[dict[str, Any]]:
             return self._table.query(
-                KeyConditionExpression=Key("event_type").eq(f"{event_type}#{n}"),
+                **expressions(Key("event_type").eq(f"{event_type}#{n}")),
                 ScanIndexForward=False,
                 Limit=limit,
                 ConsistentRead=True,
@@ -88,12 +88,10 @@ class EventLog:
             key = Key("log").eq(f"{LOG_PARTITION}#{n}")
             kwargs: dict[str, Any] = {
                 "IndexName": BY_TIME_INDEX,
-                "KeyConditionExpression": key if before is None else key & Key("recorded").lt(before),
+                **expressions(key if before is None else key & Key("recorded").lt(before), combined),
                 "ScanIndexForward": False,
                 "Limit": max(limit, 25),
             }
-            if combined is not None:
-                kwargs["FilterExpression"] = combined
             found: list[dict[str, Any]] = []
             for items in query_pages(self._table, **kwargs):  # the next page is asked only while short
                 found.extend(items)
@@ -120,7 +118,8 @@ T = TypeVar("T")
 
 
 def _each_shard(read: Callable[[int], T]) -> list[T]:
-    """``read`` of every shard, run at once (each its own request), in shard order."""
+    """``read`` of every shard, run at once (each its own request), in shard order. The threads
+    share one resource: a read passes its conditions as strings (``toolkit.expressions``)."""
     with ThreadPoolExecutor(max_workers=SHARDS) as pool:
         return list(pool.map(read, range(SHARDS)))
 

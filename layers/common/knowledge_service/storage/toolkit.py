@@ -11,6 +11,8 @@ Every store under ``storage/`` reads and writes through these instead of its own
 - :func:`conditionally` — a conditional write (or transaction) that answers False when its
   condition refused it, and lets every other failure through.
 - :func:`if_found` — an S3 GET or HEAD that answers None when the object is not there.
+- :func:`expressions` — a Query's conditions as expression strings, for a query made from
+  several threads at once through one resource.
 
 Each helper makes exactly the requests the hand-written loop it replaced made: one request a
 page, one BatchGetItem per 100 keys (plus one per round of unprocessed keys).
@@ -22,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
+from boto3.dynamodb.conditions import ConditionBase, ConditionExpressionBuilder
 from botocore.exceptions import ClientError
 
 T = TypeVar("T")
@@ -115,6 +118,30 @@ def scan_pages(table: Any, **kwargs: Any) -> Iterator[list[dict[str, Any]]]:
     """The items of a Scan, one page at a time (the next page is asked only when wanted)."""
     for page in _pages(table.scan, kwargs):
         yield list(page.get("Items", []))
+
+
+def expressions(key: ConditionBase, filter_by: ConditionBase | None = None) -> dict[str, Any]:
+    """A Query's ``KeyConditionExpression`` (and ``FilterExpression``) as strings with their
+    placeholders, built by a builder of this call's own.
+
+    boto3's resource builds condition objects with one builder a client, reset at the start of
+    each call: two threads querying through one resource at once (the event log's and the verb
+    audit's shards, read together) could take each other's placeholders, and a shard's query
+    silently read another shard (boto3: a resource is not thread-safe). Strings pass through
+    that builder untouched; the values are still serialized by the resource."""
+    builder = ConditionExpressionBuilder()
+    built = builder.build_expression(key, is_key_condition=True)
+    params: dict[str, Any] = {"KeyConditionExpression": built.condition_expression}
+    names, values = dict(built.attribute_name_placeholders), dict(built.attribute_value_placeholders)
+    if filter_by is not None:
+        built = builder.build_expression(filter_by)  # the builder's counters go on: no clash
+        params["FilterExpression"] = built.condition_expression
+        names.update(built.attribute_name_placeholders)
+        values.update(built.attribute_value_placeholders)
+    params["ExpressionAttributeNames"] = names
+    if values:
+        params["ExpressionAttributeValues"] = values
+    return params
 
 
 def query_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from pydantic import ConfigDict
 
 from knowledge_service.base_model import Model
 from knowledge_service.errors import InternalError
-from knowledge_service.storage.toolkit import conditionally, query_all
+from knowledge_service.storage.toolkit import conditionally, expressions, query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -305,9 +305,8 @@ class VerbAudit:
         """The workspace's rows, oldest first (its shards read at once, merged)."""
 
         def shard(n: int) -> list[dict[str, Any]]:
-            return query_all(
-                self._table, KeyConditionExpression=Key("workspace").eq(f"{workspace}#{n}"), ConsistentRead=True
-            )
+            # conditions as strings: the shards' threads share one resource (toolkit.expressions)
+            return query_all(self._table, **expressions(Key("workspace").eq(f"{workspace}#{n}")), ConsistentRead=True)
 
         with ThreadPoolExecutor(max_workers=AUDIT_SHARDS) as pool:
             shards = list(pool.map(shard, range(AUDIT_SHARDS)))
