@@ -51,7 +51,8 @@ from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 
-_MARK = "_devstack_cheap_rollback"
+_MARK = "_devstack_moto_fix"
+"""Set on each function this module puts in moto's place: what a second install finds."""
 
 _Keys = dict[Any, set[Any] | None]
 """The keys a transaction names in one table: hash key -> its range keys (None: no range key)."""

@@ -125,10 +125,10 @@ def expressions(key: ConditionBase, filter_by: ConditionBase | None = None) -> d
     placeholders, built by a builder of this call's own.
 
     boto3's resource builds condition objects with one builder a client, reset at the start of
-    each call: two threads querying through one resource at once (the event log's and the verb
-    audit's shards, read together) could take each other's placeholders, and a shard's query
-    silently read another shard (boto3: a resource is not thread-safe). Strings pass through
-    that builder untouched; the values are still serialized by the resource."""
+    each call: two threads querying through one resource at once (the event log's shards, read
+    together) could rename each other's placeholders where a query has several, and a shard's
+    query silently read another shard (boto3: a resource is not thread-safe). Strings pass
+    through that builder untouched; the values are still serialized by the resource."""
     builder = ConditionExpressionBuilder()
     built = builder.build_expression(key, is_key_condition=True)
     params: dict[str, Any] = {"KeyConditionExpression": built.condition_expression}
