@@ -121,6 +121,32 @@ class FeedLedger:
             feed.revisions.append(revision)
             return self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
 
+    def publish_revision(self, ref: str, status: str, failed_sources: int) -> dict[str, Any]:
+        """A job's last stage: the knowledge base as it now stands, on the feed. Its
+        ``logical_content_hash`` is over what the sources say (whitespace folded), so it moves
+        only when the knowledge does; ``record_count`` is the statements it serves."""
+        with self.state.lock:
+            feed = self._feed(ref)
+            held = [s.logical_content_hash for s in self.state.sources.get(ref, {}).values()]
+            held += [
+                str(r[0])
+                for r in self.state.store.rows(
+                    "SELECT logical_content_hash FROM sources WHERE ref = ? AND status = 'completed'", ref
+                )
+            ]
+            hashes = sorted(held)
+            records = self.state.store.value("SELECT COUNT(*) FROM statements WHERE ref = ? AND indexed = 1", ref)
+            revision = {
+                "revision_id": "krev_" + secrets.token_hex(6),
+                "publication_sequence": len(feed.revisions) + 1,
+                "logical_content_hash": "sha256:" + hashlib.sha256("\n".join(hashes).encode()).hexdigest(),
+                "publication_status": status,
+                "record_count": int(records or 0),
+                "failed_source_count": failed_sources,
+            }
+            feed.revisions.append(revision)
+            return self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
+
     def publish_export(self, ref: str) -> dict[str, Any]:
         """An export of the head revision completed."""
         with self.state.lock:

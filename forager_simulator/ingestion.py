@@ -15,6 +15,8 @@ the preflight measures against.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from . import feed, pipeline
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import IdempotencyConflict, SimulatorState
 
@@ -78,24 +81,28 @@ class SimJob:
     fail_at: str | None = None
     error: dict[str, Any] | None = None
     admission_job_id: str | None = None
+    counts: list[dict[str, int] | None] = field(default_factory=lambda: [None] * len(STAGES))
+
+    def kept(self) -> dict[str, Any]:
+        """What the store keeps of the job (its checkpoint)."""
+        return dataclasses.asdict(self)
 
     def to_json(self) -> dict[str, Any]:
         completed = sum(1 for s in self.stage_status if s == "completed")
         current = None if self.status in ("queued", "completed") else STAGES[self.stage_index]
         stages = []
-        for name, status in zip(STAGES, self.stage_status, strict=True):
-            done = status in ("completed", "failed")
-            failed = self.entries if status == "failed" else 0
-            stages.append(
-                {
-                    "name": name,
-                    "status": status,
+        for name, status, ran in zip(STAGES, self.stage_status, self.counts, strict=True):
+            counts = ran
+            if counts is None:  # a stage not run (or the demo's own record): what it was given
+                done = status in ("completed", "failed")
+                failed = self.entries if status == "failed" else 0
+                counts = {
                     "processed": self.entries - failed if done else 0,
                     "skipped": 0,
                     "failed": failed,
                     "warnings": 0,
                 }
-            )
+            stages.append({"name": name, "status": status, **counts})
         return {
             "job_id": self.job_id,
             "status": self.status,
@@ -128,7 +135,7 @@ class IngestionBook:
         with self.state.lock:
             self.jobs: dict[str, SimJob] = {}
             self.mode = "clock"
-            self.stage_seconds = 0.2
+            self.stage_seconds = self.state.stage_seconds
             self.next_failure: dict[str, str] = {}
             self.admission = Admission()
             self.admissions: dict[str, tuple[str, int, int]] = {}  # id -> (ref, bytes, entries)
@@ -138,6 +145,10 @@ class IngestionBook:
                 job.stage_index = len(STAGES) - 1
                 job.stage_status = ["completed"] * len(STAGES)
                 self.jobs[job_id] = job
+            store = self.state.store
+            if store is not None:
+                for kept in store.jobs():
+                    self.jobs[kept["job_id"]] = SimJob(**kept)
 
     # -- the clock -----------------------------------------------------------------
 
@@ -158,6 +169,14 @@ class IngestionBook:
             job.status = "failed"
             job.error = {"stage": name, "code": "stage_failed", "message": f"The {name} stage failed."}
             return
+        try:
+            job.counts[index] = pipeline.STAGE_WORK[name](self.state.store, self._work(job)).to_json()
+        except pipeline.StageFailure as failure:
+            job.stage_status[index] = "failed"
+            job.status = "failed"
+            job.counts[index] = {"processed": 0, "skipped": 0, "failed": 1, "warnings": 0}
+            job.error = {"stage": name, "code": failure.code, "message": failure.message}
+            return
         job.stage_status[index] = "completed"
         if index == len(STAGES) - 1:
             job.status = "completed"
@@ -169,18 +188,49 @@ class IngestionBook:
         job.stage_status[index + 1] = "running"
         job.stage_started_at = now
 
+    def _work(self, job: SimJob) -> pipeline.Work:
+        def publish(status: str, failed: int) -> dict[str, Any]:
+            return feed.ledger(self.state).publish_revision(job.project_ref, status, failed)
+
+        return pipeline.Work(
+            job.job_id,
+            job.project_ref,
+            job.kind,
+            list(job.inputs),
+            job.force,
+            upload_dir=self.state.upload_root / job.job_id,
+            allowed_roots=list(self.state.allowed_roots),
+            publish=publish,
+        )
+
+    def _checkpointed_step(self, job: SimJob, now: float) -> None:
+        """One step and the job's stage rows, in one transaction: a crash resumes at a boundary."""
+        store = self.state.store
+        with store.transaction():
+            self._step(job, now)
+            store.save_job(job.job_id, job.project_ref, job.created_at, job.kept())
+
     def _advance(self, job: SimJob, *, read: bool) -> None:
-        now = time.time()
-        if self.mode == "poll":
-            if read:
-                self._step(job, now)
-            return
-        while job.status in ("queued", "running"):
-            since = job.created_at if job.status == "queued" else job.stage_started_at
-            due = since + self.stage_seconds
-            if now < due:
-                return
-            self._step(job, due)
+        """``poll`` pace: a read moves the job one step. ``clock``: :meth:`tick` moves it."""
+        if self.mode == "poll" and read:
+            self._checkpointed_step(job, time.time())
+
+    def tick(self) -> bool:
+        """The engine's own clock (a thread of the server): every job due moves one stage.
+        True when a job is still on its way."""
+        busy = False
+        with self.state.lock:
+            if self.mode != "clock":
+                return False
+            now = time.time()
+            for job in list(self.jobs.values()):
+                if job.status not in ("queued", "running"):
+                    continue
+                busy = True
+                since = job.created_at if job.status == "queued" else job.stage_started_at
+                if now >= since + self.stage_seconds:
+                    self._checkpointed_step(job, now)
+        return busy
 
     # -- the contract ----------------------------------------------------------------
 
@@ -195,13 +245,35 @@ class IngestionBook:
             raise ApiError(404, "not_found", f"There is no job '{job_id}'.")
         return job
 
-    def queue(self, ref: str, kind: str, inputs: list[str], force: bool, entries: int) -> dict[str, Any]:
+    def _save(self, job: SimJob) -> None:
+        self.state.store.save_job(job.job_id, job.project_ref, job.created_at, job.kept())
+
+    def queue(
+        self,
+        ref: str,
+        kind: str,
+        inputs: list[str],
+        force: bool,
+        entries: int,
+        payloads: list[bytes] | None = None,
+        admission_job_id: str | None = None,
+    ) -> dict[str, Any]:
         with self.state.lock:
             self._project(ref)
             job_id = "job_" + secrets.token_hex(8)
+            if payloads is not None:  # the files land before the job is acknowledged
+                folder = self.state.upload_root / job_id
+                folder.mkdir(parents=True, exist_ok=True)
+                for number, data in enumerate(payloads):
+                    with (folder / str(number)).open("wb") as handle:
+                        handle.write(data)
+                        handle.flush()
+                        os.fsync(handle.fileno())
             job = SimJob(job_id, ref, kind, list(inputs), force, time.time(), entries)
             job.fail_at = self.next_failure.pop(ref, None)
+            job.admission_job_id = admission_job_id
             self.jobs[job_id] = job
+            self._save(job)
             return job.to_json()
 
     def listing(self, ref: str, limit: int) -> list[dict[str, Any]]:
@@ -227,6 +299,7 @@ class IngestionBook:
             job.cancel_requested = True
             if job.status == "queued":
                 job.status = "cancelled"
+            self._save(job)
             return job.to_json()
 
     def retry(self, ref: str, job_id: str) -> dict[str, Any]:
@@ -247,6 +320,7 @@ class IngestionBook:
             job.stage_index = resume
             job.stage_status[resume] = "running"
             job.stage_started_at = time.time()
+            self._save(job)
             return job.to_json()
 
     def fail_at(self, ref: str, stage: str, job_id: str | None = None) -> dict[str, Any]:
@@ -350,7 +424,12 @@ class IngestionBook:
         }
 
     def upload(
-        self, ref: str, files: list[tuple[str, int]], force: bool, admission_job_id: str | None
+        self,
+        ref: str,
+        files: list[tuple[str, int]],
+        force: bool,
+        admission_job_id: str | None,
+        payloads: list[bytes] | None = None,
     ) -> dict[str, Any]:
         total = sum(size for _, size in files)
         if len(files) > UPLOAD_MAX_FILES or total > UPLOAD_MAX_BYTES:
@@ -366,13 +445,11 @@ class IngestionBook:
                     )
                 if admitted[1:] != (total, len(files)):
                     raise ApiError(409, "admission_mismatch", "This batch is not the one the admission measured.")
-            job = self.queue(ref, "upload", [n for n, _ in files], force, len(files))
-            self.jobs[job["job_id"]].admission_job_id = admission_job_id
-            return job
+            return self.queue(ref, "upload", [n for n, _ in files], force, len(files), payloads, admission_job_id)
 
 
-def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]]]:
-    """A multipart/form-data body: its text fields, and each file part's name and length."""
+def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]], list[bytes]]:
+    """A multipart/form-data body: its text fields, each file part's name and length, and its bytes."""
     content_type = request.header("Content-Type") or ""
     if not content_type.lower().startswith("multipart/form-data"):
         raise ApiError(400, "bad_request", "The body must be multipart/form-data.")
@@ -387,13 +464,14 @@ def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]]]
     delimiter = b"--" + boundary.encode()
     fields: dict[str, str] = {}
     files: list[tuple[str, int]] = []
+    payloads: list[bytes] = []
     position = body.find(delimiter)
     if position < 0:
         raise ApiError(400, "bad_request", "The multipart body has no part.")
     while True:
         position += len(delimiter)
         if body[position : position + 2] == b"--":
-            return fields, files
+            return fields, files, payloads
         head_end = body.find(b"\r\n\r\n", position)
         end = body.find(b"\r\n" + delimiter, head_end)
         if head_end < 0 or end < 0:
@@ -403,6 +481,7 @@ def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]]]
         params = dict(_disposition(disposition))
         if "filename" in params:
             files.append((params["filename"], end - head_end - 4))
+            payloads.append(bytes(body[head_end + 4 : end]))
         elif "name" in params:
             fields[params["name"]] = body[head_end + 4 : end].decode("utf-8", "replace")
         position = end + 2
@@ -473,15 +552,15 @@ def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
         return idempotent(request, None, lambda: (200, jobs.retry(ref, job_id)))
 
     def post_upload(request: Request) -> Response:
-        fields, files = parse_form(request)
+        fields, files, payloads = parse_form(request)
         ref = request.params["ref"]
         admission = fields.get("admission_job_id") or None
         force = _flag(fields.get("force"))
         fingerprint = {"files": files, "force": force, "admission_job_id": admission}
-        return idempotent(request, fingerprint, lambda: (202, jobs.upload(ref, files, force, admission)))
+        return idempotent(request, fingerprint, lambda: (202, jobs.upload(ref, files, force, admission, payloads)))
 
     def post_preflight(request: Request) -> Response:
-        _, files = parse_form(request)
+        _, files, _ = parse_form(request)
         return json_response(200, jobs.measure(request.params["ref"], files))
 
     return [

@@ -12,6 +12,7 @@ Everything here is deterministic: the same corpus answers the same bytes.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ from .corpus import (
     record_id,
     wire_word,
 )
+from .knowledge import Knowledge
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import SEARCH_BACKEND, SimulatorState
 
@@ -98,6 +100,7 @@ class ReadsApi:
 
     def __init__(self, state: SimulatorState) -> None:
         self.state = state
+        self.index = Knowledge(state.store)
 
     @property
     def records(self) -> dict[str, Records]:
@@ -309,6 +312,7 @@ class ReadsApi:
     # -- handlers --------------------------------------------------------------------
 
     def search(self, request: Request) -> Response:
+        started = time.perf_counter()
         records = self._project(request)
         query = _query(request)
         q = (query.get("q") or "").strip()
@@ -316,31 +320,36 @@ class ReadsApi:
             raise ApiError(400, "bad_request", "q is required.")
         limit = _int(query, "limit", 20, 1, 50)
         historical = query.get("include_historical") == "true"
-        hits = []
+        ranked: list[tuple[float, dict[str, Any], str]] = []
         entity_keys: list[str] = []
         for score, item in self._ranked(records, q, historical)[:limit]:
             row = self._item_row(records, item)
-            hits.append(
-                {
-                    "knowledge_id": row["knowledge_id"],
-                    "statement": item.statement,
-                    "type": item.type,
-                    "support": item.support,
-                    "status": item.status,
-                    "confidence": item.confidence,
-                    "score": score,
-                    "why": f"Full-text match in title and statement of this {item.type}",
-                    "evidence_count": row["evidence_count"],
-                    "contested": row["contested"],
-                }
-            )
+            ranked.append((score, row, f"Full-text match in title and statement of this {item.type}"))
             entity_keys.extend(k for k in item.entities if k not in entity_keys)
+        for score, found in self.index.search(records.ref, q, limit, historical):
+            ranked.append((score, self.index.item_row(found["row"]), found["why"]))
+        ranked.sort(key=lambda hit: (-hit[0], hit[1]["knowledge_id"]))
+        hits = [
+            {
+                "knowledge_id": row["knowledge_id"],
+                "statement": row["statement"],
+                "type": row["type"],
+                "support": row["support"],
+                "status": row["status"],
+                "confidence": row["confidence"],
+                "score": score,
+                "why": why,
+                "evidence_count": row["evidence_count"],
+                "contested": row["contested"],
+            }
+            for score, row, why in ranked[:limit]
+        ]
         return json_response(
             200,
             {
                 "query": q,
                 "backend": SEARCH_BACKEND,
-                "took_ms": 3,
+                "took_ms": round((time.perf_counter() - started) * 1000),
                 "hits": hits,
                 "entities": [self._entity_ref(records, k) for k in entity_keys],
             },
@@ -358,8 +367,19 @@ class ReadsApi:
         top_k = body.get("top_k", 8)
         if not isinstance(top_k, int) or not 1 <= top_k <= 50:
             raise ApiError(400, "bad_request", "top_k must be 1 to 50.")
-        chosen = [item for _, item in self._ranked(records, query, bool(body.get("include_historical")))][:top_k]
-        items = [{**self._item_row(records, i), "evidence": self._evidence(records, i)} for i in chosen]
+        historical = bool(body.get("include_historical"))
+        scored: list[tuple[float, dict[str, Any]]] = []
+        chosen = []
+        for score, item in self._ranked(records, query, historical)[:top_k]:
+            chosen.append(item)
+            scored.append((score, {**self._item_row(records, item), "evidence": self._evidence(records, item)}))
+        for score, found in self.index.search(records.ref, query, top_k, historical):
+            row = found["row"]
+            scored.append((score, {**self.index.item_row(row), "evidence": self.index.evidence(row["knowledge_id"])}))
+        scored.sort(key=lambda pair: (-pair[0], pair[1]["knowledge_id"]))
+        items = [item for _, item in scored[:top_k]]
+        kept = {item["knowledge_id"] for item in items}
+        chosen = [item for item in chosen if records.item_id(item.key) in kept]
         entity_keys: list[str] = []
         for item in chosen:
             entity_keys.extend(k for k in item.entities if k not in entity_keys)
@@ -376,10 +396,17 @@ class ReadsApi:
         return json_response(200, payload)
 
     def knowledge_item(self, request: Request) -> Response:
+        stored = self.index.item(request.params["id"])
+        if stored is not None:
+            return json_response(200, self.index.item_detail(stored))
         records, key = self._find("ki", request.params["id"])
         return json_response(200, self._item_detail(records, records.item(key)))
 
     def evidence(self, request: Request) -> Response:
+        stored = self.index.item(request.params["id"])
+        if stored is not None:
+            payload = {"knowledge_id": stored["knowledge_id"], "project_ref": stored["ref"]}
+            return json_response(200, {**payload, "evidence": self.index.evidence(stored["knowledge_id"])})
         records, key = self._find("ki", request.params["id"])
         return json_response(
             200,
@@ -515,6 +542,21 @@ class ReadsApi:
                 if source_id not in {e["source_id"] for e in evidence}:
                     continue
             rows.append((row, words))
+        for stored in self.index.statements(records.ref):
+            row = self.index.item_row(stored)
+            words = {
+                "type": row["type"],
+                "status": wire_word(row["status"]),
+                "support": wire_word(row["support"]),
+                "review_status": row["review_status"],
+            }
+            if any(wanted and words[name] not in wanted for name, wanted in filters.items()):
+                continue
+            if q and q not in f"{row['title']} {row['statement']}".lower():
+                continue
+            if entity_id or (source_id and source_id not in self.index.statement_sources(row["knowledge_id"])):
+                continue
+            rows.append((row, words))
         facets: dict[str, dict[str, int]] = {name: {} for name in filters}
         for _, words in rows:
             for name in filters:
@@ -544,8 +586,8 @@ class ReadsApi:
 
     def sources(self, request: Request) -> Response:
         records = self._project(request)
-        rows = sorted(self._sources(records.ref).values(), key=lambda s: s.name)
-        return json_response(200, {"sources": [s.to_json() for s in rows]})
+        rows = [s.to_json() for s in self._sources(records.ref).values()] + self.index.sources(records.ref)
+        return json_response(200, {"sources": sorted(rows, key=lambda s: (s["name"], s["source_id"]))})
 
     def source(self, request: Request) -> Response:
         wanted = request.params["id"]
@@ -554,7 +596,10 @@ class ReadsApi:
                 (s for per in self.state.sources.values() for s in per.values() if s.source_id == wanted), None
             )
         if source is None:
-            raise ApiError(404, "not_found", f"No source {wanted}.")
+            page = self.index.source_page(wanted)
+            if page is None:
+                raise ApiError(404, "not_found", f"No source {wanted}.")
+            return json_response(200, page)
         records = self.records.get(source.project_ref) or Records(source.project_ref, CorpusSpec())
         chunks = chunks_of(source)
         copies = [s for s in self._sources(source.project_ref).values() if s.duplicate_of == source.source_id]

@@ -11,12 +11,16 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import os
 import secrets
 import select
+import shutil
 import socket
 import struct
+import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from socketserver import BaseServer, TCPServer
@@ -30,6 +34,7 @@ from .control import ControlApi
 from .faults import Fault, make_fault
 from .routing import ApiError, Request, Response
 from .state import ENGINE_VERSION, SimulatorState, read_state_file, write_state_file
+from .store import Store
 
 logger = logging.getLogger("forager_simulator")
 
@@ -309,6 +314,8 @@ class Simulator:
         *,
         allow_remote: bool = False,
         state_file: Path | None = None,
+        data_dir: Path | None = None,
+        input_roots: Sequence[Path] = (),
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(
@@ -319,7 +326,19 @@ class Simulator:
             raise ValueError("token must be non-empty with no surrounding whitespace")
         self.host = host
         self.token: str = token if token is not None else secrets.token_urlsafe(24)
-        self._state = SimulatorState()
+        self.data_dir = data_dir
+        self._scratch: Path | None = None
+        if data_dir is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="engine-"))
+        folder = data_dir if data_dir is not None else self._scratch
+        assert folder is not None
+        folder.mkdir(parents=True, exist_ok=True)
+        store = Store(folder / "engine.sqlite3" if data_dir is not None else None, threading.RLock())
+        self._state = SimulatorState(
+            store=store,
+            upload_root=folder / "uploads",
+            allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
+        )
         self.state_file = state_file
         self._persist_lock = threading.Lock()
         if state_file is not None:
@@ -362,7 +381,18 @@ class Simulator:
             self._control_port = server.server_port
             self._control_server = server
             self._control_thread = self._serve(server, "control")
+            self._clock = threading.Thread(target=self._run_clock, name="engine-clock", daemon=True)
+            self._clock.start()
         return self
+
+    def _run_clock(self) -> None:
+        """The engine's worker: jobs move through their stages here, not in the requests."""
+        from .ingestion import book
+
+        jobs = book(self._state)
+        while not self._stopping.is_set():
+            busy = jobs.tick()
+            self._stopping.wait(0.01 if busy else 0.05)
 
     def stop(self) -> None:
         """Shut both servers down and join their threads. Safe to call twice."""
@@ -377,6 +407,13 @@ class Simulator:
                 _close(self._control_server, self._control_thread)
             self._control_server = None
             self._control_thread = None
+            clock = getattr(self, "_clock", None)
+            if clock is not None:
+                clock.join(timeout=5)
+            with self._state.lock:
+                self._state.store.close()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
 
     def __enter__(self) -> Self:
         if not self._started:
@@ -573,6 +610,8 @@ def start_simulator(
     *,
     allow_remote: bool = False,
     state_file: Path | None = None,
+    data_dir: Path | None = None,
+    input_roots: Sequence[Path] = (),
 ) -> Simulator:
     """Start a simulator in daemon threads; returns once both ports are listening.
 
@@ -580,4 +619,13 @@ def start_simulator(
     made (``sim.token``). ``state_file`` keeps the knowledge bases, their sources and the
     idempotency keys across restarts (read at start, written on every change).
     """
-    return Simulator(host, port, control_port, token, allow_remote=allow_remote, state_file=state_file).start()
+    return Simulator(
+        host,
+        port,
+        control_port,
+        token,
+        allow_remote=allow_remote,
+        state_file=state_file,
+        data_dir=data_dir,
+        input_roots=input_roots,
+    ).start()

@@ -24,6 +24,8 @@ from typing import Any
 
 from .corpus import Source, demo_sources
 from .faults import Fault
+from .knowledge import Knowledge
+from .store import Store
 
 ENGINE_VERSION = "0.8.0"
 SCHEMA_VERSION = 1
@@ -151,9 +153,14 @@ class SimulatorState:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     on_change: Callable[[], None] | None = field(default=None, repr=False, compare=False)
     request_count: int = 0  # every request recorded since the start or the last reset (requests keeps the newest)
+    store: Store = field(default_factory=lambda: Store(None, threading.RLock()), repr=False, compare=False)
+    upload_root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="engine-uploads-")), repr=False)
+    allowed_roots: tuple[Path, ...] = ()  # FORAGER_ALLOWED_INPUT_ROOTS: none, every path
+    stage_seconds: float = 0.0  # the pace's clock (a test's control): 0, as fast as the work goes
 
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)
+        self.lock = self.store.lock  # one lock: the state and the database it writes
 
     # -- whole state -------------------------------------------------------------
 
@@ -168,6 +175,7 @@ class SimulatorState:
             self.requests = deque(maxlen=REQUESTS_KEPT)
             self.request_count = 0
             self.fault = None
+            self.store.clear()
             self.changed()
 
     def snapshot(self) -> dict[str, Any]:
@@ -248,12 +256,24 @@ class SimulatorState:
 
     def list_projects(self) -> list[dict[str, Any]]:
         with self.lock:
-            return [p.to_json() for p in self.projects.values()]
+            return [self._counted(p).to_json() for p in self.projects.values()]
 
     def get_project(self, project_ref: str) -> Project | None:
         with self.lock:
             project = self.projects.get(project_ref)
-            return None if project is None else copy.copy(project)
+            return None if project is None else self._counted(project)
+
+    def _counted(self, project: Project) -> Project:
+        """The project with what the pipeline stored added to its counts and state."""
+        sources, statements, busy = Knowledge(self.store).counts(project.project_ref)
+        counted = copy.copy(project)
+        counted.source_count += sources
+        counted.knowledge_count += statements
+        if busy:
+            counted.state = "processing"
+        elif counted.source_count and counted.state == "empty":
+            counted.state = "ready"
+        return counted
 
     def create_project(self, name: str, description: str = "") -> Project:
         with self.lock:

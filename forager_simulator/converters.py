@@ -1,0 +1,262 @@
+"""One converter per format, found in a registry (the ``parsing_extraction`` stage).
+
+A converter takes a file's bytes and answers :class:`Extracted`: the text every later stage
+reads (chunks, statements and evidence are offsets into it), which parser made it, the MIME
+type, and what the document says about itself (its date). Each format is read by a library
+made for it — markdown-it-py finds a markdown file's structure, BeautifulSoup reads HTML,
+pypdf reads PDF, python-docx reads DOCX — and structure is kept as markdown headings (``#``),
+so chunking is heading-aware whatever the format was.
+
+A file no converter accepts, or one its converter cannot read, raises :class:`Unreadable`
+with FORAGER's ``code`` and a sentence; the pipeline records it on the source (``failed``)
+and the job goes on. Adding a format is one class appended to :data:`CONVERTERS`.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import ClassVar, Protocol
+
+import yaml
+
+MAX_EXTRACTED_CHARS = 5_000_000
+"""A source's extracted text is cut here (a warning on the source): 5 M characters."""
+
+
+class Unreadable(Exception):
+    """The file cannot be read as its format: FORAGER's ``{code, message}``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Extracted:
+    text: str
+    parser: str
+    mime_type: str
+    type: str
+    document_date: str | None = None
+    page_starts: list[int] = field(default_factory=list)  # PDF: the offset each page starts at
+    warnings: list[str] = field(default_factory=list)
+
+
+class Converter(Protocol):
+    def accepts(self, name: str, head: bytes) -> bool: ...
+
+    def convert(self, name: str, data: bytes) -> Extracted: ...
+
+
+def _suffix(name: str) -> str:
+    return PurePosixPath(name.lower()).suffix
+
+
+def _utf8(name: str, data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise Unreadable("binary_content", f"{name} holds binary data, not text.")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Unreadable("not_utf8", f"{name} is not UTF-8 text (byte {exc.start} cannot be read).") from None
+
+
+FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
+DATE_KEYS = ("document_date", "date", "updated", "created")
+
+
+def _frontmatter_date(text: str) -> str | None:
+    match = FRONTMATTER.match(text)
+    if not match:
+        return None
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    for key in DATE_KEYS:
+        value = data.get(key)
+        if value is not None and re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(value)[:10]):
+            return str(value)[:10]
+    return None
+
+
+class MarkdownConverter:
+    """Markdown is its own text: offsets point into the file as written (its lines are the
+    file's lines). Its date comes from frontmatter (``document_date``, ``date``, …)."""
+
+    suffixes = (".md", ".markdown", ".mdown", ".mkd")
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        return _suffix(name) in self.suffixes
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        text = _utf8(name, data)
+        return Extracted(text, "markdown", "text/markdown", "markdown", _frontmatter_date(text.replace("\r\n", "\n")))
+
+
+class TextConverter:
+    """Plain text: ``.txt`` and friends, and a file with no suffix that is UTF-8 text
+    (``LICENSE``, ``METADATA``, ``README``)."""
+
+    suffixes = (".txt", ".text", ".rst", ".csv", ".log", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json")
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        suffix = _suffix(name)
+        if suffix in self.suffixes:
+            return True
+        return suffix == "" and b"\x00" not in head
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        return Extracted(_utf8(name, data), "text", "text/plain", "text")
+
+
+class HtmlConverter:
+    """HTML read by BeautifulSoup (Python's own HTML parser under it): headings become
+    ``#`` lines, paragraphs, list items, table rows and preformatted blocks become
+    paragraphs; scripts, styles and templates are dropped."""
+
+    suffixes = (".html", ".htm", ".xhtml")
+    BLOCKS: ClassVar[tuple[str, ...]] = (
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "p",
+        "li",
+        "tr",
+        "pre",
+        "blockquote",
+        "dt",
+        "dd",
+    )
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        return _suffix(name) in self.suffixes
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup(data, "html.parser")
+        for dropped in soup(["script", "style", "template", "noscript", "head"]):
+            dropped.decompose()
+        blocks: list[str] = []
+        for element in soup.find_all(self.BLOCKS):
+            if element.find_parent(self.BLOCKS) is not None and element.name not in ("li", "tr"):
+                continue  # its text is its parent block's
+            if element.name == "tr":
+                cells = [" ".join(c.get_text(" ").split()) for c in element.find_all(["td", "th"])]
+                words = " | ".join(c for c in cells if c)
+            else:
+                nested = element.find_all(["li", "tr"]) if element.name == "li" else []
+                for inner in nested:
+                    inner.extract()
+                words = " ".join(element.get_text(" ").split())
+            if not words:
+                continue
+            if element.name.startswith("h") and element.name[1:].isdigit():
+                words = "#" * int(element.name[1]) + " " + words
+            blocks.append(words)
+        if not blocks:
+            body = " ".join(soup.get_text(" ").split())
+            if body:
+                blocks.append(body)
+        return Extracted("\n\n".join(blocks) + "\n" if blocks else "", "html", "text/html", "html")
+
+
+class PdfConverter:
+    """PDF read by pypdf, page by page: a page's text is a paragraph run, pages apart by a
+    blank line (the location of an excerpt names its page)."""
+
+    suffixes = (".pdf",)
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        return _suffix(name) in self.suffixes or head.startswith(b"%PDF-")
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            encrypted = reader.is_encrypted
+            pages = [] if encrypted else [page.extract_text() or "" for page in reader.pages]
+        except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+            raise Unreadable("unreadable_pdf", f"{name} is not a PDF pypdf can read ({exc}).") from None
+        if encrypted:
+            raise Unreadable("encrypted", f"{name} is an encrypted PDF: its text cannot be read.")
+        text = ""
+        starts: list[int] = []
+        for page in pages:
+            starts.append(len(text))
+            text += "\n".join(line.rstrip() for line in page.replace("\r\n", "\n").split("\n")).strip("\n") + "\n\n"
+        return Extracted(text, "pdf", "application/pdf", "pdf", page_starts=starts)
+
+
+class DocxConverter:
+    """DOCX read by python-docx: ``Heading N`` paragraphs become ``#`` lines (``Title``
+    one ``#``), other paragraphs and table rows paragraphs."""
+
+    suffixes = (".docx",)
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        return _suffix(name) in self.suffixes
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        import zipfile
+
+        import docx
+
+        try:
+            document = docx.Document(io.BytesIO(data))
+        except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+            raise Unreadable("unreadable_docx", f"{name} is not a DOCX python-docx can read ({exc}).") from None
+        blocks: list[str] = []
+        for paragraph in document.paragraphs:
+            words = " ".join(paragraph.text.split())
+            if not words:
+                continue
+            style = (paragraph.style.name if paragraph.style is not None else "") or ""
+            level = 1 if style == "Title" else int(style[8:]) if re.fullmatch(r"Heading [1-6]", style) else 0
+            blocks.append(("#" * level + " " + words) if level else words)
+        for table in document.tables:
+            for row in table.rows:
+                cells = [" ".join(cell.text.split()) for cell in row.cells]
+                if any(cells):
+                    blocks.append(" | ".join(cells))
+        date = None
+        created = document.core_properties.created
+        if created is not None:
+            date = created.date().isoformat()
+        text = "\n\n".join(blocks) + "\n" if blocks else ""
+        mime = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        return Extracted(text, "docx", mime, "docx", document_date=date)
+
+
+CONVERTERS: tuple[Converter, ...] = (
+    MarkdownConverter(),
+    HtmlConverter(),
+    PdfConverter(),
+    DocxConverter(),
+    TextConverter(),
+)
+
+
+def extract(name: str, data: bytes) -> Extracted:
+    """The first converter that accepts the file reads it; none: ``unsupported_format``."""
+    head = data[:1024]
+    for converter in CONVERTERS:
+        if converter.accepts(name, head):
+            extracted = converter.convert(name, data)
+            if len(extracted.text) > MAX_EXTRACTED_CHARS:
+                extracted.text = extracted.text[:MAX_EXTRACTED_CHARS]
+                extracted.warnings.append(f"the text was cut at {MAX_EXTRACTED_CHARS:,} characters")
+            return extracted
+    raise Unreadable("unsupported_format", f"{name}: no converter reads this kind of file.")

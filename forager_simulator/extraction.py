@@ -1,0 +1,295 @@
+"""What the middle stages do to a source's text: normalization, chunking, statements.
+
+Everything here is a pure function of the text, so the same document always gives the same
+chunks, statements and offsets. The rules (docs: ``forager_simulator/README.md``, "How the
+engine reads a document"):
+
+- **Normalization.** Line ends become ``\\n``, the text is NFC, control characters other than
+  tab and newline are dropped. The normalized text is what the source stores and what every
+  offset points into.
+- **Blocks.** markdown-it-py parses the text (every converter writes headings as ``#`` lines,
+  so one parser finds every format's structure): headings, paragraphs, lists, quotes, tables,
+  code. A leading YAML frontmatter block is metadata, never a chunk or a statement.
+- **Chunks.** A chunk starts at each heading and holds the blocks under it, closed early once it
+  passes :data:`CHUNK_TARGET` characters; its ``char_start``/``char_end`` are offsets into the
+  text, ``heading`` the path of headings above it, ``location`` its first line.
+- **Statements.** A statement is one sentence of a paragraph, list item or quote (never a
+  heading, table or code): at least :data:`MIN_WORDS` words, at most :data:`MAX_CHARS`
+  characters, not a question, not a label ending in ``:``. Its text is the sentence with inline
+  markdown removed and white space folded; its evidence is the sentence's exact span.
+  ``type``: ``decision`` (decided, agreed, approved, signed, owns, will, shall), ``requirement``
+  (must, required, should, needs to), ``definition`` (``X is a/an/the …``), else ``fact``.
+  ``support`` is ``DirectFact`` (the text says it in these words). ``confidence`` starts at 0.9,
+  less 0.2 for a hedge (may, might, could, probably, …) and 0.1 for a sentence over 300
+  characters. ``effective_date`` is the first date the sentence names; ``subject`` its first
+  run of capitalised words (a lone first word does not count), else its heading.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date
+
+from markdown_it import MarkdownIt
+
+CHUNK_TARGET = 1_200
+MIN_WORDS = 4
+MAX_CHARS = 600
+FRONTMATTER = re.compile(r"\A---\n.*?\n(?:---|\.\.\.)\n", re.DOTALL)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+PROSE_BLOCKS = {"paragraph_open", "bullet_list_open", "ordered_list_open", "blockquote_open"}
+ABBREVIATIONS = {
+    "e.g", "i.e", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "inc", "ltd", "no", "fig", "cf", "jr", "sr", "prof",
+    "approx", "dept", "est", "vol", "al",
+}  # fmt: skip
+SENTENCE_END = re.compile(r"[.!?](?:[\"'”’)\]]*)(?=\s+|$)")
+BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
+QUOTE = re.compile(r"^\s*(?:>\s?)+")
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+TYPES = (
+    ("decision", re.compile(r"\b(decided|decision|agreed|approved|signed|owns|own|will|shall)\b", re.I)),
+    ("requirement", re.compile(r"\b(must|required|requires|should|needs? to)\b", re.I)),
+    ("definition", re.compile(r"^[\w\s\-'’]{1,60}?\b(is|are) (a|an|the)\b", re.I)),
+)
+HEDGES = re.compile(r"\b(may|might|could|possibly|probably|perhaps|likely|unclear|roughly|approximately)\b", re.I)
+MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+         "november", "december")
+    )
+}  # fmt: skip
+MONTH = r"(January|February|March|April|May|June|July|August|September|October|November|December)"
+ORDINAL = r"(?:st|nd|rd|th)?"
+DATES = (
+    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), lambda m: (int(m[1]), int(m[2]), int(m[3]))),
+    (re.compile(MONTH + r"\s+(\d{1,2})" + ORDINAL + r",?\s+(\d{4})"), lambda m: (int(m[3]), MONTHS[m[1].lower()], int(m[2]))),  # noqa: E501
+    (re.compile(r"\b(\d{1,2})" + ORDINAL + r"\s+" + MONTH + r",?\s+(\d{4})"), lambda m: (int(m[3]), MONTHS[m[2].lower()], int(m[1]))),  # noqa: E501
+)  # fmt: skip
+CAPITALISED = re.compile(
+    r"(?<![\w.])(?:[A-Z][\w&'’.-]*|[A-Z]\.)(?:\s+(?:of\s+|the\s+|and\s+)?(?:[A-Z][\w&'’.-]*|[A-Z]\.))*"
+)
+INLINE = (
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]"), lambda m: m[2] or m[1]),
+    (re.compile(r"`([^`]*)`"), r"\1"),
+    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])([*_])(?!\s)(.+?)(?<!\s)\1(?![\w*])"), r"\2"),
+    (re.compile(r"<[^>]{1,200}>"), ""),
+)
+
+
+def normalize(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return CONTROL.sub("", unicodedata.normalize("NFC", text))
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # heading | prose | table | code | other
+    start: int
+    end: int
+    level: int = 0
+    heading: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    index: int
+    start: int
+    end: int
+    heading: str
+    line: int
+
+
+@dataclass(frozen=True)
+class SentenceSpan:
+    start: int
+    end: int
+    statement: str
+    chunk_index: int
+    heading: str
+
+
+class Lines:
+    """Offsets to 1-based line numbers and back."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.length = len(text)
+
+    def offset(self, line: int) -> int:  # line is 0-based here (markdown-it's maps)
+        return self.starts[line] if line < len(self.starts) else self.length
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+
+_PARSER = MarkdownIt("commonmark").enable("table")
+
+
+def blocks(text: str) -> list[Block]:
+    """The text's top-level blocks, in order, as character spans (frontmatter skipped)."""
+    lines = Lines(text)
+    skip = 0
+    front = FRONTMATTER.match(text)
+    if front:
+        skip = lines.line_of(front.end()) - 1
+    found: list[Block] = []
+    tokens = _PARSER.parse(text)
+    for number, token in enumerate(tokens):
+        if token.level != 0 or token.map is None or token.nesting == -1:
+            continue
+        first, last = token.map
+        if first < skip:
+            continue
+        start, end = lines.offset(first), lines.offset(last)
+        while end > start and text[end - 1] == "\n":
+            end -= 1
+        if token.type == "heading_open":
+            inline = tokens[number + 1].content if number + 1 < len(tokens) else ""
+            found.append(Block("heading", start, end, int(token.tag[1]), clean(inline)))
+        elif token.type in PROSE_BLOCKS:
+            found.append(Block("prose", start, end))
+        elif token.type == "table_open":
+            found.append(Block("table", start, end))
+        elif token.type in ("fence", "code_block"):
+            found.append(Block("code", start, end))
+        else:
+            found.append(Block("other", start, end))
+    return found
+
+
+def chunk(text: str, structure: list[Block]) -> list[ChunkSpan]:
+    """Heading-aware chunks: each heading opens one; a long section is closed past CHUNK_TARGET."""
+    lines = Lines(text)
+    spans: list[ChunkSpan] = []
+    path: list[tuple[int, str]] = []
+    current: list[Block] = []
+
+    def close() -> None:
+        if current:
+            start, end = current[0].start, current[-1].end
+            heading = " › ".join(h for _, h in path)
+            spans.append(ChunkSpan(len(spans), start, end, heading, lines.line_of(start)))
+            current.clear()
+
+    for block in structure:
+        if block.kind == "heading":
+            close()
+            path[:] = [(lv, h) for lv, h in path if lv < block.level] + [(block.level, block.heading)]
+        elif current and block.end - current[0].start > CHUNK_TARGET:
+            close()
+        current.append(block)
+    close()
+    return spans
+
+
+def clean(text: str) -> str:
+    """Inline markdown removed, white space folded: what a person reads."""
+    for pattern, replacement in INLINE:
+        text = pattern.sub(replacement, text)  # type: ignore[arg-type]
+    return " ".join(text.split())
+
+
+def _units(text: str, block: Block) -> list[tuple[int, int]]:
+    """A prose block's units: each list item or quote line run, or the paragraph, without markers."""
+    body = text[block.start : block.end]
+    if not (BULLET.match(body) or QUOTE.match(body)):
+        return [(block.start, block.end)]
+    units: list[tuple[int, int]] = []
+    offset = block.start
+    for line in body.split("\n"):
+        marker = BULLET.match(line) or QUOTE.match(line)
+        lead = marker.end() if marker else len(line) - len(line.lstrip())
+        start, end = offset + lead, offset + len(line.rstrip())
+        if marker or not units:
+            if end > start:
+                units.append((start, end))
+        elif end > start:
+            units[-1] = (units[-1][0], end)  # a continuation line of the item
+        offset += len(line) + 1
+    return units
+
+
+def _sentence_ends(text: str, start: int, end: int) -> list[int]:
+    ends = []
+    for match in SENTENCE_END.finditer(text, start, end):
+        before = text[start : match.start()]
+        word = re.search(r"([\w.]+)$", before)
+        last = (word.group(1) if word else "").lower()
+        if (len(last) == 1 and last.isalpha()) or last.rstrip(".") in ABBREVIATIONS:
+            continue  # "R. Smith", "e.g."
+        if re.search(r"\d$", before) and match.end() < end and text[match.end() : match.end() + 1].isdigit():
+            continue
+        ends.append(match.end())
+    if not ends or ends[-1] < end:
+        ends.append(end)
+    return ends
+
+
+def sentences(text: str, structure: list[Block], spans: list[ChunkSpan]) -> list[SentenceSpan]:
+    """Every statement-worthy sentence of the prose blocks, with its exact span."""
+    starts = [c.start for c in spans]
+    found: list[SentenceSpan] = []
+    for block in structure:
+        if block.kind != "prose":
+            continue
+        index = max(0, bisect.bisect_right(starts, block.start) - 1)
+        heading = spans[index].heading if spans else ""
+        for unit_start, unit_end in _units(text, block):
+            cursor = unit_start
+            for stop in _sentence_ends(text, unit_start, unit_end):
+                raw = text[cursor:stop]
+                lead = len(raw) - len(raw.lstrip())
+                s, e = cursor + lead, cursor + len(raw.rstrip())
+                cursor = stop
+                if e <= s:
+                    continue
+                statement = clean(text[s:e])
+                words = WORD.findall(statement)
+                if len(words) < MIN_WORDS or len(statement) > MAX_CHARS or statement.endswith((":", "?")):
+                    continue
+                found.append(SentenceSpan(s, e, statement, index, heading))
+    return found
+
+
+def statement_type(statement: str) -> str:
+    return next((name for name, pattern in TYPES if pattern.search(statement)), "fact")
+
+
+def confidence(statement: str) -> float:
+    value = 0.9 - (0.2 if HEDGES.search(statement) else 0.0) - (0.1 if len(statement) > 300 else 0.0)
+    return round(value, 2)
+
+
+def first_date(statement: str) -> str | None:
+    found: list[tuple[int, str]] = []
+    for pattern, parts in DATES:
+        for match in pattern.finditer(statement):
+            try:
+                found.append((match.start(), date(*parts(match)).isoformat()))
+            except ValueError:
+                continue
+    return min(found)[1] if found else None
+
+
+def subject(statement: str, heading: str) -> str | None:
+    for match in CAPITALISED.finditer(statement):
+        phrase = match.group(0).rstrip(".")
+        if match.start() == 0 and " " not in phrase:
+            continue  # one word capitalised because it starts the sentence
+        if phrase and phrase.split()[0].lower() not in MONTHS:
+            return phrase
+    return heading.rsplit(" › ", maxsplit=1)[-1] if heading else None
+
+
+def title(statement: str, limit: int = 80) -> str:
+    if len(statement) <= limit:
+        return statement.rstrip(".")
+    cut = statement[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"

@@ -1,0 +1,463 @@
+"""The eleven ingestion stages, each doing its named work on a job's sources.
+
+A stage is a function ``(Store, Work) -> Counts`` over the sources the job registered, run in
+one transaction with the job's checkpoint (the caller saves the job's stage row in the same
+lock), so a cancel, a retry or a crash resumes at a stage boundary and a stage run twice does
+the same work once (each stage takes only the sources in the state the stage before left).
+
+Source states: ``registered`` → ``extracted`` → ``normalized`` → ``chunked`` → ``stated``
+→ ``evidenced`` → ``completed``; ``failed`` (with FORAGER's ``{code, message, stage}``) and
+``duplicate`` (a byte-for-byte copy of a source already held, ``duplicate_of`` naming it)
+leave the line. A source that failed does not fail the job: the job publishes a ``partial``
+revision naming how many failed. A path that does not exist, or cannot be read, fails the job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from . import converters, extraction
+from .store import Store
+
+EXTRACTOR = "sentence-rules/1"
+MAX_FILE_BYTES = 100 * 1024 * 1024
+MAX_FILES = 10_000
+"""A job registers at most this many files (the rest are a warning)."""
+SKIPPED_DIRECTORIES = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"}
+
+
+class StageFailure(Exception):
+    """The job cannot go on: FORAGER's ``{code, message}`` for the stage it failed in."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Counts:
+    processed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    warnings: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"processed": self.processed, "skipped": self.skipped, "failed": self.failed, "warnings": self.warnings}
+
+
+@dataclass
+class Work:
+    """What a stage needs of its job."""
+
+    job_id: str
+    ref: str
+    kind: str  # paths | upload
+    inputs: list[str]
+    force: bool
+    upload_dir: Path | None = None
+    allowed_roots: list[Path] = field(default_factory=list)
+    publish: Callable[[str, int], dict[str, Any]] | None = None  # (status, failed sources) -> revision
+
+
+def now_text() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def short_id(prefix: str, *parts: object) -> str:
+    return f"{prefix}_" + hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()[:16]
+
+
+def _error(code: str, message: str, stage: str) -> str:
+    return json.dumps({"code": code, "message": message, "stage": stage})
+
+
+def _mine(db: sqlite3.Connection, work: Work, status: str) -> list[sqlite3.Row]:
+    return list(
+        db.execute("SELECT * FROM sources WHERE job_id = ? AND status = ? ORDER BY name", (work.job_id, status))
+    )
+
+
+def _advance(db: sqlite3.Connection, source_id: str, status: str, **columns: Any) -> None:
+    sets = ", ".join(f"{name} = ?" for name in ("status", *columns))
+    db.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", (status, *columns.values(), source_id))  # noqa: S608 - names are ours
+
+
+def forget_derived(db: sqlite3.Connection, store: Store, ref: str, source_id: str) -> None:
+    """A source read again: its chunks, statements, evidence and index rows go first."""
+    if store.has_index(ref):
+        for rowid in db.execute("SELECT rowid FROM statements WHERE source_id = ? AND indexed = 1", (source_id,)):
+            db.execute(f"DELETE FROM {store.fts(ref, 's')} WHERE rowid = ?", (rowid[0],))  # noqa: S608
+        for rowid in db.execute("SELECT rowid FROM chunks WHERE source_id = ? AND indexed = 1", (source_id,)):
+            db.execute(f"DELETE FROM {store.fts(ref, 'c')} WHERE rowid = ?", (rowid[0],))  # noqa: S608
+    db.execute("DELETE FROM evidence WHERE source_id = ?", (source_id,))
+    db.execute("DELETE FROM statements WHERE source_id = ?", (source_id,))
+    db.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+
+
+# -- 1. source_registration --------------------------------------------------------------
+
+
+def _allowed(path: Path, roots: list[Path]) -> bool:
+    return not roots or any(path == root or root in path.parents for root in roots)
+
+
+def _walk(work: Work) -> Iterator[tuple[str, Path]]:
+    """(relative name, file) for every file the job names: a folder's files, walked in order."""
+    if work.kind == "upload":
+        assert work.upload_dir is not None
+        for number, name in enumerate(work.inputs):
+            yield name, work.upload_dir / str(number)
+        return
+    for given in work.inputs:
+        path = Path(os.path.abspath(given))
+        if not _allowed(path, work.allowed_roots):
+            raise StageFailure("path_not_allowed", f"The path {given} is under no allowed input root.")
+        if not path.exists():
+            raise StageFailure("path_not_found", f"The path {given} does not exist.")
+        if not os.access(path, os.R_OK):
+            raise StageFailure("path_not_readable", f"The path {given} cannot be read.")
+        if path.is_file():
+            yield path.name, path
+            continue
+        if not path.is_dir():
+            raise StageFailure("path_not_readable", f"The path {given} is neither a file nor a folder.")
+        for folder, directories, files in os.walk(path):
+            directories[:] = sorted(d for d in directories if d not in SKIPPED_DIRECTORIES and not d.startswith("."))
+            for name in sorted(files):
+                if name.startswith("."):
+                    continue
+                file = Path(folder) / name
+                yield f"{path.name}/{file.relative_to(path).as_posix()}", file
+
+
+def _hash_file(file: Path) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    with file.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return "sha256:" + digest.hexdigest(), size
+
+
+def source_registration(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        for number, (name, file) in enumerate(_walk(work)):
+            if number >= MAX_FILES:
+                counts.warnings += 1
+                break
+            try:
+                info = file.stat()
+            except OSError:
+                counts.failed += 1
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                counts.skipped += 1
+                continue
+            content_hash, size = _hash_file(file)
+            source_id = short_id("src", work.ref, name)
+            held = db.execute("SELECT * FROM sources WHERE source_id = ?", (source_id,)).fetchone()
+            if (
+                held is not None
+                and held["content_hash"] == content_hash
+                and not work.force
+                and held["status"] != "failed"
+            ):
+                counts.skipped += 1
+                continue
+            if held is not None:
+                forget_derived(db, store, work.ref, source_id)
+                db.execute("DELETE FROM sources WHERE source_id = ?", (source_id,))
+            original = db.execute(
+                "SELECT source_id FROM sources WHERE ref = ? AND content_hash = ? AND duplicate_of IS NULL"
+                " AND status != 'failed' ORDER BY created_at, source_id LIMIT 1",
+                (work.ref, content_hash),
+            ).fetchone()
+            duplicate_of = original["source_id"] if original is not None else None
+            db.execute(
+                "INSERT INTO sources (source_id, ref, job_id, name, relative_path, origin, blob, size_bytes,"
+                " content_hash, status, duplicate_of, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    source_id,
+                    work.ref,
+                    work.job_id,
+                    name,
+                    name,
+                    "upload" if work.kind == "upload" else "path",
+                    str(file),
+                    size,
+                    content_hash,
+                    "duplicate" if duplicate_of else "registered",
+                    duplicate_of,
+                    now_text(),
+                ),
+            )
+            counts.processed += 1
+    return counts
+
+
+# -- 2. parsing_extraction ------------------------------------------------------------------
+
+
+def _read(source: sqlite3.Row) -> bytes:
+    if source["size_bytes"] > MAX_FILE_BYTES:
+        raise converters.Unreadable("too_large", f"{source['name']} is over 100 MB.")
+    try:
+        return Path(source["blob"]).read_bytes()
+    except OSError as exc:
+        raise converters.Unreadable("source_missing", f"{source['name']} cannot be read: {exc.strerror}.") from None
+
+
+def parsing_extraction(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        for source in _mine(db, work, "registered"):
+            try:
+                extracted = converters.extract(source["name"], _read(source))
+            except converters.Unreadable as exc:
+                _advance(db, source["source_id"], "failed", error=_error(exc.code, exc.message, "parsing_extraction"))
+                counts.failed += 1
+                continue
+            counts.warnings += len(extracted.warnings)
+            _advance(
+                db,
+                source["source_id"],
+                "extracted",
+                raw_text=extracted.text,
+                parser=extracted.parser,
+                mime_type=extracted.mime_type,
+                type=extracted.type,
+                document_date=extracted.document_date,
+                page_starts=json.dumps(extracted.page_starts),
+                warnings=json.dumps(extracted.warnings),
+            )
+            counts.processed += 1
+    return counts
+
+
+# -- 3. normalization -------------------------------------------------------------------------
+
+
+def normalization(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        for source in _mine(db, work, "extracted"):
+            text = extraction.normalize(source["raw_text"] or "")
+            logical = sha256(" ".join(text.split()).encode("utf-8"))
+            if not text.strip():
+                counts.warnings += 1
+            _advance(db, source["source_id"], "normalized", text=text, raw_text=None, logical_content_hash=logical)
+            counts.processed += 1
+    return counts
+
+
+# -- 4. chunking ----------------------------------------------------------------------------------
+
+
+def chunking(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        for source in _mine(db, work, "normalized"):
+            text = source["text"]
+            structure = extraction.blocks(text)
+            for span in extraction.chunk(text, structure):
+                db.execute(
+                    "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        short_id("ch", source["source_id"], span.index),
+                        source["source_id"],
+                        work.ref,
+                        span.index,
+                        span.heading,
+                        span.line,
+                        span.start,
+                        span.end,
+                        text[span.start : span.end],
+                    ),
+                )
+            _advance(db, source["source_id"], "chunked")
+            counts.processed += 1
+    return counts
+
+
+# -- 5. semantic_extraction -------------------------------------------------------------------------
+
+
+def semantic_extraction(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    created = now_text()
+    with store.transaction() as db:
+        for source in _mine(db, work, "chunked"):
+            text = source["text"]
+            structure = extraction.blocks(text)
+            spans = extraction.chunk(text, structure)
+            found = extraction.sentences(text, structure, spans)
+            if not found:
+                counts.skipped += 1
+            for sentence in found:
+                statement = sentence.statement
+                db.execute(
+                    "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
+                    " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'DirectFact', 'Active', ?, ?, ?, ?, ?)",
+                    (
+                        short_id("ki", source["source_id"], sentence.start, statement),
+                        work.ref,
+                        source["source_id"],
+                        short_id("ch", source["source_id"], sentence.chunk_index),
+                        extraction.title(statement),
+                        statement,
+                        extraction.statement_type(statement),
+                        extraction.subject(statement, sentence.heading),
+                        extraction.confidence(statement),
+                        extraction.first_date(statement),
+                        sentence.start,
+                        sentence.end,
+                        created,
+                    ),
+                )
+            _advance(db, source["source_id"], "stated")
+            counts.processed += 1
+    return counts
+
+
+def entity_resolution(store: Store, work: Work) -> Counts:
+    """People and organizations are not resolved by this engine yet: every source is skipped."""
+    count = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'stated'", work.job_id)
+    return Counts(skipped=int(count or 0))
+
+
+def dedup_conflict(store: Store, work: Work) -> Counts:
+    """Byte-for-byte copies were found at registration; statements are not compared yet."""
+    count = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'stated'", work.job_id)
+    duplicates = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'duplicate'", work.job_id)
+    return Counts(processed=int(duplicates or 0), skipped=int(count or 0))
+
+
+# -- 8. provenance ------------------------------------------------------------------------------------
+
+
+def location(text: str, page_starts: list[int], start: int) -> tuple[int, str]:
+    lines = extraction.Lines(text)
+    line = lines.line_of(start)
+    if not page_starts:
+        return line, f"line {line}"
+    import bisect
+
+    page = bisect.bisect_right(page_starts, start)
+    page_line = line - lines.line_of(page_starts[page - 1]) + 1
+    return line, f"page {page}, line {page_line}"
+
+
+def provenance(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        for source in _mine(db, work, "stated"):
+            text = source["text"]
+            pages = json.loads(source["page_starts"] or "[]")
+            for item in db.execute(
+                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?",
+                (source["source_id"],),
+            ):
+                excerpt = text[item["char_start"] : item["char_end"]]
+                line, where = location(text, pages, item["char_start"])
+                db.execute(
+                    "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
+                    " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        short_id("ev", item["knowledge_id"], source["source_id"], item["char_start"]),
+                        item["knowledge_id"],
+                        source["source_id"],
+                        item["chunk_id"],
+                        item["char_start"],
+                        item["char_end"],
+                        line,
+                        where,
+                        sha256(excerpt.encode("utf-8")),
+                        EXTRACTOR,
+                    ),
+                )
+                counts.processed += 1
+            _advance(db, source["source_id"], "evidenced")
+    return counts
+
+
+def validation(store: Store, work: Work) -> Counts:
+    """Every excerpt must still be the text at its offsets, with the hash it was stored with."""
+    counts = Counts()
+    for row in store.rows(
+        "SELECT e.char_start, e.char_end, e.excerpt_hash, s.text FROM evidence e JOIN sources s USING (source_id)"
+        " WHERE s.job_id = ? AND s.status = 'evidenced'",
+        work.job_id,
+    ):
+        excerpt = row["text"][row["char_start"] : row["char_end"]]
+        if excerpt and sha256(excerpt.encode("utf-8")) == row["excerpt_hash"]:
+            counts.processed += 1
+        else:
+            counts.warnings += 1
+    return counts
+
+
+# -- 10. indexing ---------------------------------------------------------------------------------------
+
+
+def indexing(store: Store, work: Work) -> Counts:
+    counts = Counts()
+    with store.transaction() as db:
+        store.ensure_index(db, work.ref)
+        statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
+        for source in _mine(db, work, "evidenced"):
+            db.execute(
+                f"INSERT INTO {statements_fts} (rowid, title, statement) SELECT rowid, title, statement"  # noqa: S608
+                " FROM statements WHERE source_id = ? AND indexed = 0",
+                (source["source_id"],),
+            )
+            db.execute(
+                f"INSERT INTO {chunks_fts} (rowid, text) SELECT rowid, text FROM chunks"  # noqa: S608
+                " WHERE source_id = ? AND indexed = 0",
+                (source["source_id"],),
+            )
+            db.execute("UPDATE statements SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
+            db.execute("UPDATE chunks SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
+            _advance(db, source["source_id"], "completed")
+            counts.processed += 1
+    return counts
+
+
+def export_availability(store: Store, work: Work) -> Counts:
+    """A revision of the knowledge base on the change feed: ``partial`` when a source failed."""
+    failed = int(store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'failed'", work.job_id) or 0)
+    if work.publish is not None:
+        work.publish("partial" if failed else "complete", failed)
+    return Counts(processed=1, warnings=failed)
+
+
+STAGE_WORK: dict[str, Callable[[Store, Work], Counts]] = {
+    "source_registration": source_registration,
+    "parsing_extraction": parsing_extraction,
+    "normalization": normalization,
+    "chunking": chunking,
+    "semantic_extraction": semantic_extraction,
+    "entity_resolution": entity_resolution,
+    "dedup_conflict": dedup_conflict,
+    "provenance": provenance,
+    "validation": validation,
+    "indexing": indexing,
+    "export_availability": export_availability,
+}

@@ -1,0 +1,237 @@
+"""The engine's store: one SQLite database (WAL, FTS5) under its data folder.
+
+Every record the pipeline makes lives here — sources with their extracted text, chunks,
+statements, evidence, the jobs and their stage rows — written in transactions as work
+happens, so a restart (or a ``kill -9``) finds what was acknowledged and a job resumes at
+its last completed stage. Nothing is rewritten whole.
+
+Full text is indexed per knowledge base: two FTS5 tables each (``fts_<ref>_s`` over
+statements, ``fts_<ref>_c`` over chunks), whose rowids are the records' rowids, so a base's
+words never rank another's and BM25's statistics are the base's own. The ``indexing`` stage
+fills them (they are not triggers: indexing is a stage a job reports). Ordering is ``bm25()``
+(title weighted 2, statement 1); ``snippet()`` cuts what a person reads.
+
+One connection behind the engine's lock: the engine serves one request at a time against it
+(a local engine; readers beside a writer would want a connection each).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+REF = re.compile(r"[a-z0-9_]{1,64}")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (
+    source_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    job_id TEXT,
+    name TEXT NOT NULL,
+    relative_path TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    blob TEXT,
+    type TEXT,
+    mime_type TEXT,
+    parser TEXT,
+    size_bytes INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    logical_content_hash TEXT,
+    status TEXT NOT NULL,
+    error TEXT,
+    warnings TEXT,
+    document_date TEXT,
+    duplicate_of TEXT,
+    superseded_by TEXT,
+    raw_text TEXT,
+    page_starts TEXT,
+    text TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (ref, relative_path)
+);
+CREATE INDEX IF NOT EXISTS sources_by_job ON sources (job_id);
+CREATE INDEX IF NOT EXISTS sources_by_hash ON sources (ref, content_hash);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    source_id TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (source_id, idx);
+CREATE TABLE IF NOT EXISTS statements (
+    knowledge_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    chunk_id TEXT,
+    title TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    type TEXT NOT NULL,
+    subject TEXT,
+    support TEXT NOT NULL,
+    status TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    effective_date TEXT,
+    review_status TEXT NOT NULL DEFAULT 'unreviewed',
+    review_notes TEXT,
+    reviewed_by TEXT,
+    reviewed_at TEXT,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS statements_by_ref ON statements (ref, status);
+CREATE INDEX IF NOT EXISTS statements_by_source ON statements (source_id);
+CREATE TABLE IF NOT EXISTS evidence (
+    evidence_id TEXT PRIMARY KEY,
+    knowledge_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    chunk_id TEXT,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    location TEXT NOT NULL,
+    excerpt_hash TEXT NOT NULL,
+    extractor TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evidence_by_item ON evidence (knowledge_id);
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    body TEXT NOT NULL
+);
+"""
+
+
+class Store:
+    """The engine's database. ``path`` None: an in-memory database (a test's engine)."""
+
+    def __init__(self, path: Path | None, lock: threading.RLock) -> None:
+        self.path = path
+        self.lock = lock
+        self._depth = 0  # transactions open on this connection (under the lock: one thread)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(
+            str(path) if path is not None else ":memory:", check_same_thread=False, isolation_level=None
+        )
+        self.db.row_factory = sqlite3.Row
+        with self.lock:
+            if path is not None:
+                self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=OFF")
+            self.db.executescript(SCHEMA)
+            self.db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One transaction under the engine's lock: all of it lands, or none. Nested, it joins
+        the one open (a stage's output and its job's checkpoint commit together)."""
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.db
+                finally:
+                    self._depth -= 1
+                return
+            self.db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            else:
+                self.db.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
+        with self.lock:
+            return list(self.db.execute(sql, args))
+
+    def row(self, sql: str, *args: Any) -> sqlite3.Row | None:
+        with self.lock:
+            result: sqlite3.Row | None = self.db.execute(sql, args).fetchone()
+            return result
+
+    def value(self, sql: str, *args: Any) -> Any:
+        found = self.row(sql, *args)
+        return None if found is None else found[0]
+
+    def clear(self) -> None:
+        """Every knowledge base's records and jobs gone (the control port's reset)."""
+        with self.transaction() as db:
+            for (name,) in list(
+                db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'fts\\_%' ESCAPE '\\'")
+            ):
+                if name.endswith(("_s", "_c")):
+                    db.execute(f"DROP TABLE IF EXISTS {name}")
+            for table in ("sources", "chunks", "statements", "evidence", "jobs"):
+                db.execute(f"DELETE FROM {table}")  # noqa: S608 - our own names
+
+    # -- meta ---------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        value = self.value("SELECT value FROM meta WHERE key = ?", key)
+        return None if value is None else str(value)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- full text, per knowledge base ----------------------------------------------------
+
+    @staticmethod
+    def fts(ref: str, kind: str) -> str:
+        if not REF.fullmatch(ref) or kind not in ("s", "c"):
+            raise ValueError(f"not a knowledge base: {ref!r}")
+        return f"fts_{ref}_{kind}"
+
+    def ensure_index(self, db: sqlite3.Connection, ref: str) -> None:
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.fts(ref, 's')} USING fts5"
+            "(title, statement, tokenize='porter unicode61')"
+        )
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.fts(ref, 'c')} USING fts5(text, tokenize='porter unicode61')"
+        )
+
+    def has_index(self, ref: str) -> bool:
+        name = self.fts(ref, "s")
+        return self.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name) is not None
+
+    # -- jobs -----------------------------------------------------------------------------
+
+    def save_job(self, job_id: str, ref: str, created_at: float, body: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO jobs (job_id, ref, created_at, body) VALUES (?, ?, ?, ?)",
+                (job_id, ref, created_at, json.dumps(body, sort_keys=True)),
+            )
+
+    def jobs(self) -> list[dict[str, Any]]:
+        return [json.loads(r["body"]) for r in self.rows("SELECT body FROM jobs ORDER BY created_at")]
