@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from forager_simulator import Simulator
@@ -33,10 +35,11 @@ def test_a_queued_job_is_the_payload_with_eleven_stages_and_one_key_makes_one_jo
     assert [r["idempotency_key"] for r in posts] == ["k-1", "k-1"]
 
 
-def test_polling_pace_moves_a_job_one_step_a_read(simulator: Simulator) -> None:
+def test_polling_pace_moves_a_job_one_step_a_read(simulator: Simulator, tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\nThe polling pace moves one stage each read.\n")
     simulator.set_job_pace("poll")
     client = client_for(simulator)
-    job = client.queue_job("falcon", ["/w/a"], force=False, idempotency_key="k-2")
+    job = client.queue_job("falcon", [str(tmp_path)], force=False, idempotency_key="k-2")
     seen = [client.job("falcon", job.job_id) for _ in range(13)]
     assert [j.current_stage for j in seen[:3]] == ["source_registration", "parsing_extraction", "normalization"]
     assert seen[-1].status == "completed" and seen[-1].progress == 1.0 and seen[-1].terminal
