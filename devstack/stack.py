@@ -58,6 +58,8 @@ CLOCK_FILE = "clock"  # the functions' clock offset in seconds (DEVSTACK_CLOCK_F
 SIMULATOR_TOKEN_FILE = "simulator.token"  # noqa: S105 - a file name
 UPSTREAM_FILE = "upstream.json"
 SIMULATOR_STATE_FILE = "forager-simulator.json"
+ENGINE_DATA_DIR = "engine"  # the local engine's database and uploaded files
+ENGINE_STATE_FILE = "engine.json"  # what the supervisor says the engine does (DEVSTACK_ENGINE_FILE)
 
 AwsMode = Literal["local", "real"]
 
@@ -127,8 +129,11 @@ class Stack:
         aws: AwsMode,
         concurrency: int = DEFAULT_CONCURRENCY,
         journal_records: int = persistence.JOURNAL_RECORDS,
+        workspace: Path | None = None,
     ):
         self.state_dir = state_dir
+        self.workspace = (workspace or Path.cwd()).resolve()
+        self.supervisor: Any | None = None
         self.journal_records = journal_records
         self.concurrency = concurrency
         self.host = host
@@ -258,6 +263,7 @@ class Stack:
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         endpoint, credential = self._start_upstream(forager_endpoint, forager_token, forager_port, forager_control_port)
         wired = {"ForagerEndpoint": endpoint, **_remote_parameters(endpoint)} if forager_endpoint else {}
+        parameters = {"WorkspaceRoot": str(self.workspace), **parameters}
         if self.aws == "local":
             template = self._start_moto(moto_port, {"ForagerEndpoint": endpoint, **wired, **parameters}, template_path)
         else:
@@ -286,9 +292,11 @@ class Stack:
             return self.forager_url, forager_token or ""
         from forager_simulator import start_simulator
 
+        from .supervisor import EngineSupervisor
+
         token = _kept_secret(self.state_dir / SIMULATOR_TOKEN_FILE)
         self.simulator = _listening(
-            "the FORAGER simulator",
+            "the local engine",
             [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
             self.host,
             lambda: start_simulator(
@@ -297,9 +305,12 @@ class Stack:
                 control_port=control_port,
                 token=token,
                 state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
+                data_dir=self.state_dir / ENGINE_DATA_DIR if self.persist else None,
+                input_roots=[self.workspace],
             ),
         )
         self.forager_url = str(self.simulator.url)
+        self.supervisor = EngineSupervisor(self.simulator, self.state_dir / ENGINE_STATE_FILE).start()
         return self.forager_url, str(self.simulator.token)
 
     def _start_moto(self, port: int, parameters: Mapping[str, str], template_path: Path) -> Template:
@@ -342,6 +353,10 @@ class Stack:
         # The one switch only the local stack sets: the functions read their clock through it, so
         # a test moves time (PUT /_local/clock) instead of waiting. template.yaml never declares it.
         self.env = {**aws_env, **shared, "DEVSTACK_CLOCK_FILE": str(self.state_dir / CLOCK_FILE)}
+        if self.simulator is not None:  # the engine this host manages: what its supervisor says, its roots
+            self.env["DEVSTACK_ENGINE_FILE"] = str(self.state_dir / ENGINE_STATE_FILE)
+            self.env["KNOWLEDGE_FORAGER_MANAGED"] = "true"
+            self.env["FORAGER_ALLOWED_INPUT_ROOTS"] = str(self.workspace)
         # Deployed, a container keeps the settings up to 5 s (environment.SETTINGS_CACHE_SECONDS);
         # the local stack reads them on every request unless told otherwise, so a change made
         # through one function is seen at once by the others (each its own process here).
@@ -506,8 +521,10 @@ class Stack:
             steps.append(("final snapshot", self._final_snapshot))
         if self._moto is not None:
             steps.append(("AWS emulator", self._stop_moto))
+        if self.supervisor is not None:
+            steps.append(("engine supervisor", self.supervisor.stop))
         if self.simulator is not None:
-            steps.append(("FORAGER simulator", self.simulator.stop))
+            steps.append(("local engine", self.simulator.stop))
         steps.append(("environment", self._environment.restore))
         steps.append(("runtime", _reset_runtime))
         for name, step in steps:
@@ -537,6 +554,7 @@ def start_stack(
     template_path: Path = TEMPLATE,
     concurrency: int = DEFAULT_CONCURRENCY,
     journal_records: int = persistence.JOURNAL_RECORDS,
+    workspace: Path | None = None,
 ) -> Stack:
     """Start the stack; returns once everything listens and is seeded. Port 0 picks a free port.
 
@@ -567,6 +585,7 @@ def start_stack(
             aws=aws,
             concurrency=concurrency,
             journal_records=journal_records,
+            workspace=workspace,
         )
         _running.stack = stack
     try:
@@ -632,7 +651,16 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
         "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
         "journal_records": int(raw_journal) if raw_journal else persistence.JOURNAL_RECORDS,
+        "workspace": _workspace(env.get("DEVSTACK_WORKSPACE", "")),
     }
+
+
+def _workspace(raw: str) -> Path:
+    """DEVSTACK_WORKSPACE, or the folder the stack is started from: an existing folder."""
+    folder = Path(raw.strip() or os.getcwd()).expanduser().resolve()
+    if not folder.is_dir():
+        raise StackStartError(f"DEVSTACK_WORKSPACE={raw!r} is not a folder.")
+    return folder
 
 
 # ---------------------------------------------------------------------- helpers
@@ -719,7 +747,10 @@ def _banner(stack: Stack) -> str:
     lines.append(f"  console        {stack.url}/console/   (sign in with the admin token)")
     lines.append(f"  admin token    {stack.admin_token}   (principal {stack.admin_name})")
     if stack.simulator is not None:
-        lines.append(f"  FORAGER        {stack.simulator.url}   (simulator; control {stack.simulator.control_url})")
+        lines.append(
+            f"  FORAGER        {stack.simulator.url}   (local engine, managed; control {stack.simulator.control_url})"
+        )
+        lines.append(f"  workspace      {stack.workspace}   (DEVSTACK_WORKSPACE: import a folder inside it by path)")
     else:
         lines.append(f"  FORAGER        {stack.forager_url}   (FORAGER_ENDPOINT)")
     if stack.moto_url:

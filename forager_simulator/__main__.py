@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
 
 from .server import start_simulator
@@ -37,8 +38,26 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="allow a non-loopback --host (the control port has no authentication)",
     )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="the engine's data folder: its SQLite database and uploaded files (default: a temporary folder)",
+    )
+    parser.add_argument(
+        "--input-root",
+        action="append",
+        type=Path,
+        default=[],
+        help="a folder jobs may import from by path (repeat it; FORAGER_ALLOWED_INPUT_ROOTS); none: any path",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not log requests")
     return parser
+
+
+def _roots_from_env() -> list[Path]:
+    raw = os.environ.get("FORAGER_ALLOWED_INPUT_ROOTS", "")
+    return [Path(root.strip()) for root in raw.split(",") if root.strip()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.control_port,
             args.token,
             allow_remote=args.allow_remote,
+            data_dir=args.data,
+            state_file=args.data / "state.json" if args.data else None,
+            input_roots=args.input_root or _roots_from_env(),
         )
     except (OSError, ValueError) as exc:
         log.error("forager simulator: cannot start: %s", exc)  # noqa: TRY400 - one line, no traceback

@@ -15,7 +15,7 @@ engine reads a document"):
   text, ``heading`` the path of headings above it, ``location`` its first line.
 - **Statements.** A statement is one sentence of a paragraph, list item or quote (never a
   heading, table or code): at least :data:`MIN_WORDS` words, at most :data:`MAX_CHARS`
-  characters, not a question, not a label ending in ``:``. Its text is the sentence with inline
+  characters, not a question. Its text is the sentence with inline
   markdown removed and white space folded; its evidence is the sentence's exact span.
   ``type``: ``decision`` (decided, agreed, approved, signed, owns, will, shall), ``requirement``
   (must, required, should, needs to), ``definition`` (``X is a/an/the …``), else ``fact``.
@@ -252,7 +252,7 @@ def sentences(text: str, structure: list[Block], spans: list[ChunkSpan]) -> list
                     continue
                 statement = clean(text[s:e])
                 words = WORD.findall(statement)
-                if len(words) < MIN_WORDS or len(statement) > MAX_CHARS or statement.endswith((":", "?")):
+                if len(words) < MIN_WORDS or len(statement) > MAX_CHARS or statement.endswith("?"):
                     continue
                 found.append(SentenceSpan(s, e, statement, index, heading))
     return found

@@ -8,6 +8,7 @@ the end-to-end and browser files on a worker use the same one (docs/testing.md, 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -102,9 +103,22 @@ def _wait_until_ready(url: str, process: subprocess.Popen[str], log: Path, timeo
     raise RuntimeError(f"the local stack did not answer within {timeout} s:\n{log.read_text()[-4000:]}")
 
 
+REAL_DOCS = ROOT / "tests" / "e2e" / "realworld_docs"
+WORKSPACE_FOLDERS = ("docs/procedures", "handbook")
+"""The folders the end-to-end tests import by path: each a copy of a real documentation set."""
+
+
+def make_workspace(folder: Path) -> Path:
+    """A workspace holding real documents (``DEVSTACK_WORKSPACE``), as a person's would."""
+    for name in WORKSPACE_FOLDERS:
+        shutil.copytree(REAL_DOCS, folder / name, dirs_exist_ok=True)
+    return folder
+
+
 @contextmanager
 def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
-    """``python -m devstack`` in its own process on free ports, until the block ends."""
+    """``python -m devstack`` in its own process on free ports, until the block ends, its
+    workspace a folder of real documents beside its state."""
     ports = {
         name: free_port()
         for name in ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
@@ -113,6 +127,7 @@ def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
         **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_"))},
         **{k: str(v) for k, v in ports.items()},
         "DEVSTACK_STATE_DIR": str(state_dir),
+        "DEVSTACK_WORKSPACE": str(make_workspace(state_dir.with_name(state_dir.name + "-workspace"))),
     }
     log = state_dir / "stack.log"
     with log.open("w") as out:

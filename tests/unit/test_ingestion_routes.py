@@ -4,6 +4,7 @@ preflight, the path fence, the transport caps and Idempotency-Key."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from forager_simulator import Simulator
-from knowledge_service.runtime import Runtime
+from knowledge_service.runtime import Runtime, reset_runtime
 from tests.conftest import Api, principal
 
 BOUNDARY = "test-boundary-1"
@@ -94,7 +95,13 @@ def test_two_callers_keys_never_collide_upstream(api: Api, knowledge_on: Runtime
     assert len(set(keys)) == 2 and "same-words" not in keys
 
 
-def test_cancel_and_retry_relay_foragers_state(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+def test_cancel_and_retry_relay_foragers_state(
+    api: Api, knowledge_on: Runtime, forager: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "handbook").mkdir()
+    (tmp_path / "handbook" / "a.md").write_text("# A\n\nThe engine reads this file stage by stage.\n")
+    monkeypatch.setenv("KNOWLEDGE_WORKSPACE_ROOT", str(tmp_path))  # a workspace the engine can read
+    reset_runtime()
     forager.set_job_pace("poll")
     forager.fail_job_at("falcon", "chunking")
     job = api.call("POST", "/knowledge/jobs", body={"project": "falcon", "paths": ["handbook"]}).body["data"]

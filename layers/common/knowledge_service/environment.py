@@ -58,6 +58,9 @@ class Environment(Model):
     forager_timeout_seconds: float = Field(default=8.0, gt=0, le=25)
     settings_cache_seconds: float = Field(default=SETTINGS_CACHE_SECONDS, ge=0, le=60)
     gate_pin: str | None = Field(default=None, alias=GATE_ENV_VAR.lower())
+    devstack_engine_file: str = ""
+    """DEVSTACK_ENGINE_FILE: set only by the local stack, whose supervisor writes there what the
+    engine it manages is doing (``GET /knowledge/engine``); never by template.yaml."""
     devstack_clock_file: str = ""
     """DEVSTACK_CLOCK_FILE: set only by the local stack (``devstack``), never by template.yaml — the
     file whose whole number of seconds moves the functions' clock (``knowledge_service/clock.py``)."""

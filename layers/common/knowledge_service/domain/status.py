@@ -6,7 +6,9 @@ configured*, *unreachable* and *working* apart, and never shows the credential.
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import Field, ValidationError
 
 from knowledge_service.base_model import Model
 from knowledge_service.budget import finished, started
@@ -18,6 +20,7 @@ from knowledge_service.domain.settings import input_root_refusal
 from knowledge_service.environment import GATE_ENV_VAR, Environment
 from knowledge_service.errors import KnowledgeUnreachable, ServiceError, UpstreamTimeout
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
+from knowledge_service.storage.engine_supervisor import read_supervisor_state
 
 MIN_ENGINE_VERSION = (0, 7, 0)
 """forager.engine's floor: FORAGER authenticates every /api route from 0.7.0 on."""
@@ -97,9 +100,31 @@ class KnowledgeStatus(Model):
     input_roots: InputRoots
 
 
-class EngineAnswer(Model):
-    managed: bool
+class AttachedEngine(Model):
+    """A colony attached to a FORAGER its operator runs: ``managed: false`` and a note, nothing else."""
+
+    managed: Literal[False] = False
     note: str
+
+
+EngineState = Literal["disabled", "starting", "running", "backoff", "failed", "stopping"]
+
+
+class ManagedEngine(Model):
+    """What the engine this host supervises is doing (the local stack's)."""
+
+    managed: Literal[True] = True
+    state: EngineState
+    endpoint: str
+    instance_id: str | None
+    generation: str | None
+    version: str | None
+    reason: str | None
+    ready_since: str | None
+    restarts_in_window: int
+
+
+EngineAnswer = AttachedEngine | ManagedEngine
 
 
 def knowledge_status(
@@ -144,9 +169,24 @@ def knowledge_status(
 
 
 def engine(env: Environment) -> EngineAnswer:
-    """An attached colony: a serverless host supervises no engine process."""
-    return EngineAnswer(
-        managed=False,
+    """The supervisor's word where this host manages its engine (the local stack); otherwise an
+    attached colony's answer: a serverless host supervises no engine process."""
+    if env.devstack_engine_file:
+        said = read_supervisor_state(env.devstack_engine_file) or {}
+        try:
+            return ManagedEngine.model_validate({**said, "managed": True})
+        except ValidationError:
+            return ManagedEngine(
+                state="failed",
+                endpoint=str(said.get("endpoint") or ""),
+                instance_id=None,
+                generation=None,
+                version=None,
+                reason="The supervisor's state cannot be read.",
+                ready_since=None,
+                restarts_in_window=0,
+            )
+    return AttachedEngine(
         note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
         "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
         "whether the engine answers.",
