@@ -38,6 +38,7 @@ def test_the_defaults_without_any_switch() -> None:
         "stack_name": None,
         "concurrency": 8,
         "journal_records": 5000,
+        "workspace": Path.cwd().resolve(),  # the folder make run is started from
     }
 
 
@@ -56,6 +57,7 @@ def test_every_switch_is_read() -> None:
             "DEVSTACK_STACK_NAME": "knowledge-prod",
             "DEVSTACK_CONCURRENCY": "1",
             "DEVSTACK_JOURNAL_RECORDS": "40",
+            "DEVSTACK_WORKSPACE": str(Path(__file__).parent),
         }
     )
     assert options == {
@@ -71,7 +73,13 @@ def test_every_switch_is_read() -> None:
         "stack_name": "knowledge-prod",
         "concurrency": 1,
         "journal_records": 40,
+        "workspace": Path(__file__).parent.resolve(),
     }
+
+
+def test_a_workspace_that_is_not_a_folder_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(StackStartError, match="DEVSTACK_WORKSPACE"):
+        options_from_env({"DEVSTACK_WORKSPACE": str(tmp_path / "missing")})
 
 
 @pytest.mark.parametrize(

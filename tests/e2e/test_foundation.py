@@ -54,8 +54,10 @@ def test_status_says_unreachable_when_forager_is_down(http: httpx.Client, stack:
 
 
 def test_engine_and_modules(http: httpx.Client, stack: LocalStack) -> None:
-    engine = call(http, "GET", "/knowledge/engine", stack.admin_token).json()
-    assert engine["data"]["managed"] is False
+    engine = call(http, "GET", "/knowledge/engine", stack.admin_token).json()["data"]
+    assert (engine["managed"], engine["state"], engine["reason"]) == (True, "running", None)  # the stack supervises it
+    assert engine["endpoint"].startswith("http://127.0.0.1:") and engine["instance_id"].startswith("fgi_")
+    assert engine["ready_since"] and engine["restarts_in_window"] == 0
     modules = call(http, "GET", "/modules", stack.admin_token).json()["data"]
     assert modules["modules"][0]["summary"] == "ok"
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from forager_simulator import Simulator
@@ -142,6 +145,42 @@ def test_engine_is_unmanaged_on_a_serverless_host(api: Api, knowledge_on: Runtim
     assert answer.status == 200
     assert set(answer.body["data"]) == {"managed", "note"}
     assert answer.body["data"]["managed"] is False
+
+
+MANAGED_KEYS = {
+    "managed", "state", "endpoint", "instance_id", "generation", "version", "reason", "ready_since",
+    "restarts_in_window",
+}  # fmt: skip
+
+
+def _managed(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    monkeypatch.setenv("DEVSTACK_ENGINE_FILE", str(path))
+    reset_runtime()
+
+
+def test_a_managed_engine_answers_what_its_supervisor_says(
+    api: Api, knowledge_on: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    said = {
+        "state": "backoff", "endpoint": "http://127.0.0.1:8790", "instance_id": "fgi_1", "generation": "gen_01",
+        "version": "0.8.0", "reason": "The engine did not answer its health check.", "ready_since": None,
+        "restarts_in_window": 2,
+    }  # fmt: skip
+    (tmp_path / "engine.json").write_text(json.dumps(said))
+    _managed(monkeypatch, tmp_path / "engine.json")
+    data = api.call("GET", "/knowledge/engine").body["data"]
+    assert data == {"managed": True, **said} and set(data) == MANAGED_KEYS
+
+
+@pytest.mark.parametrize("written", ["{not json", '{"state": "dancing"}', "x" * 20_000, None])
+def test_a_supervisor_word_that_cannot_be_read_is_a_failed_engine(
+    api: Api, knowledge_on: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, written: str | None
+) -> None:
+    if written is not None:
+        (tmp_path / "engine.json").write_text(written)
+    _managed(monkeypatch, tmp_path / "engine.json")
+    data = api.call("GET", "/knowledge/engine").body["data"]
+    assert (data["managed"], data["state"]) == (True, "failed") and data["reason"]
 
 
 def test_engine_answers_503_while_knowledge_is_off(api: Api, aws: Runtime) -> None:
