@@ -102,6 +102,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 browser: install ## what the browser tier needs: Debian's chromium (apt-get when missing) and axe-core (docs/console.md)
 	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver; }
+	@# the README's walks pipe curl into jq, and the tests run them as pasted
+	@command -v jq >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq jq; }
 	@$(UV) run python -m tests.browser.vendoring --check >/dev/null 2>&1 || $(UV) run python -m tests.browser.vendoring --only axe-core
 
 screenshots: install browser ## docs/console/*.png from the browser tier (light and dark, every screen)

@@ -60,6 +60,11 @@ class LocalStack:
         assert result.returncode == 0, result.stderr
         return result.stdout
 
+    @property
+    def workspace(self) -> Path:
+        """The stack's workspace (``DEVSTACK_WORKSPACE``): folders there import by path."""
+        return workspace_for(self.state_dir)
+
     def principal(self, name: str, *args: str) -> str:
         return self.admin("principal", "create", name, *args).strip()
 
@@ -108,6 +113,10 @@ WORKSPACE_FOLDERS = ("docs/procedures", "handbook")
 """The folders the end-to-end tests import by path: each a copy of a real documentation set."""
 
 
+def workspace_for(state_dir: Path) -> Path:
+    return state_dir.with_name(state_dir.name + "-workspace")
+
+
 def make_workspace(folder: Path) -> Path:
     """A workspace holding real documents (``DEVSTACK_WORKSPACE``), as a person's would."""
     for name in WORKSPACE_FOLDERS:
@@ -127,7 +136,7 @@ def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
         **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_"))},
         **{k: str(v) for k, v in ports.items()},
         "DEVSTACK_STATE_DIR": str(state_dir),
-        "DEVSTACK_WORKSPACE": str(make_workspace(state_dir.with_name(state_dir.name + "-workspace"))),
+        "DEVSTACK_WORKSPACE": str(make_workspace(workspace_for(state_dir))),
     }
     log = state_dir / "stack.log"
     with log.open("w") as out:

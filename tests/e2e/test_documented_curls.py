@@ -244,6 +244,19 @@ def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_pat
     assert page.json()["content"].endswith("Then sam deploy.\n")
 
 
+def test_the_readmes_own_documents_walk_answers_with_evidence_as_pasted(own_stack: LocalStack) -> None:
+    # Given the README's walk (a folder in the workspace, imported by path, searched, retrieved)
+    (block,) = readme_blocks("my-notes")
+    # When bash runs it as pasted in the workspace
+    done = run_as_pasted(block, own_stack, own_stack.workspace)
+    # Then the search answers the file's statement and the retrieval quotes it with its place
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    sentence = "The harbour ferry leaves pier four at nine every morning."
+    assert done.stdout.splitlines()[0] == sentence
+    assert f'evidence: my-notes/ferry.md line 3: "{sentence}"' in done.stdout
+    assert f'`evidence: my-notes/ferry.md line 3: "{sentence}"`' in (ROOT / "README.md").read_text()
+
+
 def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
     # Given each README block that runs knowledge-admin against the local stack (principals,
     # an agent's mission); the deployment's --stack block needs an AWS account and is left out
