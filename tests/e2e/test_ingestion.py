@@ -170,6 +170,45 @@ def test_an_inline_upload_answers_the_job(http: httpx.Client, stack: LocalStack)
     assert mine["kind"] == "upload" and mine["inputs"] == ["notes/harbour.md", "raw.bin"] and mine["force"] is True
 
 
+def test_uploaded_files_become_knowledge_search_and_sources_answer_from(http: httpx.Client, stack: LocalStack) -> None:
+    # Given a person's files, uploaded as a person's browser sends them (one is not readable)
+    files = [
+        ("files", ("lighthouse/keeper.md", b"# Keeper\n\nThe lighthouse keeper logs every passing tanker by hand.\n")),
+        ("files", ("lighthouse/fog.html", b"<h1>Fog</h1><p>The foghorn sounds twice a minute in thick weather.</p>")),
+        ("files", ("lighthouse/blob.bin", bytes(range(256)))),
+    ]
+    answer = post(http, stack, "/knowledge/upload", files=files)
+    assert answer.status_code == 200, answer.text
+    # When the engine has done its stages
+    done = watch(http, stack, answer.json()["data"]["job_id"], lambda j: j["terminal"])[-1]
+    assert done["status"] == "completed"
+    assert done["stages"][1]["failed"] == 1  # the binary file, a source's failure: the job goes on
+    # Then search finds each readable file's words, with evidence that quotes it
+    headers = bearer(stack.admin_token)
+    for words, sentence in (
+        ("tanker keeper", "The lighthouse keeper logs every passing tanker by hand."),
+        ("foghorn weather", "The foghorn sounds twice a minute in thick weather."),
+    ):
+        hits = http.get("/knowledge/search", params={"project": "falcon", "q": words}, headers=headers).json()
+        top = hits["data"]["hits"][0]
+        assert top["statement"] == sentence
+        evidence = http.get(
+            f"/knowledge/items/{top['knowledge_id']}/evidence", params={"project": "falcon"}, headers=headers
+        )
+        assert evidence.json()["data"]["evidence"][0]["excerpt"] == sentence
+    # and the sources list them with their state, the failed one with its sentence
+    sources = http.get("/knowledge/sources", params={"project": "falcon"}, headers=headers).json()["data"]["sources"]
+    states = {s["name"]: s["processing_status"] for s in sources if s["name"].startswith("lighthouse/")}
+    assert states == {
+        "lighthouse/keeper.md": "completed",
+        "lighthouse/fog.html": "completed",
+        "lighthouse/blob.bin": "failed",
+    }
+    failed = next(s for s in sources if s["name"] == "lighthouse/blob.bin")
+    page = http.get(f"/knowledge/sources/{failed['source_id']}", params={"project": "falcon"}, headers=headers).json()
+    assert page["data"]["error"]["code"] == "unsupported_format" and page["data"]["error"]["stage"] == "parsing_extraction"
+
+
 def test_an_upload_through_an_s3_session_is_staged_committed_and_cleared(http: httpx.Client, stack: LocalStack) -> None:
     files = {"big/a.bin": b"a" * (3 * 1024 * 1024), "big/b.md": b"# b\n" * 1000}
     opened = post(
