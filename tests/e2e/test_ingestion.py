@@ -175,7 +175,7 @@ def test_uploaded_files_become_knowledge_search_and_sources_answer_from(http: ht
     files = [
         ("files", ("lighthouse/keeper.md", b"# Keeper\n\nThe lighthouse keeper logs every passing tanker by hand.\n")),
         ("files", ("lighthouse/fog.html", b"<h1>Fog</h1><p>The foghorn sounds twice a minute in thick weather.</p>")),
-        ("files", ("lighthouse/blob.bin", bytes(range(256)))),
+        ("files", ("lighthouse/blob.bin", b"\x00lighthouse" + bytes(range(255, -1, -1)))),
     ]
     answer = post(http, stack, "/knowledge/upload", files=files)
     assert answer.status_code == 200, answer.text
