@@ -51,6 +51,7 @@ def source_json(row: sqlite3.Row) -> dict[str, Any]:
         "duplicate_of": row["duplicate_of"],
         "superseded_by": row["superseded_by"],
         "created_at": row["created_at"],
+        "error": json.loads(row["error"]) if row["error"] else None,
     }
 
 

@@ -176,6 +176,39 @@ def test_import_by_path_and_watch_the_job_finish(console: Console) -> None:
     console.assert_accessible("sources")
 
 
+def test_a_source_opens_to_its_text_and_chunks_and_evidence_stands_in_its_context(
+    console: Console, stack: LocalStack
+) -> None:
+    # Given a folder of real documentation the engine has read (imported by path over the API)
+    with httpx.Client(base_url=stack.url, headers=bearer(stack.admin_token), timeout=30) as http:
+        job = http.post("/knowledge/jobs", params={"project": REF}, json={"paths": ["handbook"]}).json()["data"]
+        deadline = time.monotonic() + 60
+        while not http.get(f"/knowledge/jobs/{job['job_id']}", params={"project": REF}).json()["data"]["terminal"]:
+            assert time.monotonic() < deadline, "the import did not finish"
+            time.sleep(0.2)
+    page = console.page
+    signed_in_on_falcon(console, "Sources")
+    # When a person opens one of its sources
+    page.get_by_role("button", name="Open handbook/getting-started.md").click()
+    source = page.get_by_role("region", name="handbook/getting-started.md")
+    # Then they read what the engine extracted and the chunks it cut, by their headings
+    expect(source.get_by_text("Getting started", exact=True).first).to_be_visible()
+    source.get_by_text("Extracted text").click()
+    expect(source.get_by_label("Extracted text")).to_contain_text("pip install harbor-docs")
+    console.assert_accessible("sources-source")
+    # and an item's evidence opens where it stands in that text, the excerpt marked
+    console.section("Search")
+    page.get_by_label("Words").fill("the setup guide")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.get_by_role("button", name=re.compile("^Open ki_")).first.click()
+    item = page.get_by_role("region", name=re.compile("^Item ki_"))
+    item.get_by_text("In context").first.click()
+    excerpt = "Then read [the setup guide](setup/index.md) and [changing the colors](setup/changing-the-colors.md)."
+    expect(item.locator("mark").first).to_have_text(excerpt)  # the file's own words, white space folded
+    expect(item.locator(".in-context").first).to_contain_text("pip install harbor-docs")  # the words before it
+    console.assert_accessible("search-evidence-in-context")
+
+
 def test_upload_after_preflights_count(console: Console, tmp_path: Path) -> None:
     page = console.page
     signed_in_on_falcon(console, "Sources")

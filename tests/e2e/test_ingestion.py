@@ -206,7 +206,9 @@ def test_uploaded_files_become_knowledge_search_and_sources_answer_from(http: ht
     }
     failed = next(s for s in sources if s["name"] == "lighthouse/blob.bin")
     page = http.get(f"/knowledge/sources/{failed['source_id']}", params={"project": "falcon"}, headers=headers).json()
-    assert page["data"]["error"]["code"] == "unsupported_format" and page["data"]["error"]["stage"] == "parsing_extraction"
+    assert (
+        page["data"]["error"]["code"] == "unsupported_format" and page["data"]["error"]["stage"] == "parsing_extraction"
+    )
 
 
 def test_an_upload_through_an_s3_session_is_staged_committed_and_cleared(http: httpx.Client, stack: LocalStack) -> None:

@@ -35,11 +35,37 @@ function Item({ id, close }) {
           ? html`<p>No evidence links.</p>`
           : html`<ul>${answer.evidence.map(
               (link) => html`<li key=${link.evidence_id}><strong>${link.source_name}</strong>${link.location ? ` (${link.location})` : ""}:
-                ${link.missing_excerpt ? html`<em>the excerpt is missing</em>` : html`<q>${link.excerpt}</q>`}</li>`,
+                ${link.missing_excerpt ? html`<em>the excerpt is missing</em>` : html`<q>${link.excerpt}</q>`}
+                ${!link.missing_excerpt && link.source_id && link.char_start != null ? html`<${InContext} link=${link} />` : null}</li>`,
             )}</ul>`}
     <//>
     <button type="button" onClick=${close}>Close the item</button>
   </section>`;
+}
+
+const CONTEXT_CHARS = 240;
+
+// The excerpt where it stands in its source's text: the words before and after, the excerpt marked.
+function InContext({ link }) {
+  const { project } = useConsole();
+  const [shown, setShown] = useState(false);
+  const page = useLoad(
+    () => (shown ? api.get(`/knowledge/sources/${encodeURIComponent(link.source_id)}`, scoped(project)) : Promise.resolve(null)),
+    [project, link.source_id, shown],
+  );
+  return html`<details onToggle=${(event) => setShown(event.currentTarget.open)}>
+    <summary>In context</summary>
+    ${shown
+      ? html`<${Loaded} load=${page} what="the source's text">
+          ${(found) => {
+            const text = found?.text ?? "";
+            const before = text.slice(Math.max(0, link.char_start - CONTEXT_CHARS), link.char_start);
+            const after = text.slice(link.char_end, link.char_end + CONTEXT_CHARS);
+            return html`<p class="in-context">…${before}<mark>${text.slice(link.char_start, link.char_end)}</mark>${after}…</p>`;
+          }}
+        <//>`
+      : null}
+  </details>`;
 }
 
 function Statements({ open }) {

@@ -172,9 +172,37 @@ function Upload({ started }) {
   </section>`;
 }
 
+// One source as FORAGER read it: why it failed, the text it extracted, and the chunks it cut.
+function Source({ id, close }) {
+  const { project } = useConsole();
+  const page = useLoad(() => api.get(`/knowledge/sources/${encodeURIComponent(id)}`, scoped(project)), [project, id]);
+  return html`<section class="card" aria-labelledby="source-title">
+    <${Loaded} load=${page} what="the source">
+      ${(found) => html`<h3 id="source-title">${found.source.name}</h3>
+        <dl class="facts">
+          <dt>Status</dt><dd>${found.ingestion_status ?? found.source.processing_status}</dd>
+          <dt>Read as</dt><dd>${found.parser ?? "—"}${found.mime_type ? ` (${found.mime_type})` : ""}</dd>
+          <dt>Text</dt><dd>${found.char_count} characters · ${found.chunk_total ?? found.chunks.length} chunks · ${found.knowledge_count} statements</dd>
+        </dl>
+        ${found.error ? html`<p class="error">Could not be read (${found.error.stage ?? "ingestion"}): ${found.error.message}</p>` : null}
+        ${found.source.duplicate_of ? html`<p>A byte-for-byte copy of another source: it adds nothing of its own.</p>` : null}
+        <details><summary>Extracted text</summary><pre class="extracted" tabindex="0" aria-label="Extracted text">${found.text ?? ""}</pre></details>
+        <h4>Chunks</h4>
+        ${found.chunks.length === 0
+          ? html`<p>No chunks.</p>`
+          : html`<ol class="chunks">${found.chunks.map(
+              (chunk) => html`<li key=${chunk.chunk_id}><p><strong>${chunk.heading || "(before the first heading)"}</strong> · ${chunk.location ?? ""} · ~${chunk.token_estimate ?? "?"} tokens</p>
+                <p class="chunk-text">${chunk.text}</p></li>`,
+            )}</ol>`}`}
+    <//>
+    <button type="button" onClick=${close}>Close the source</button>
+  </section>`;
+}
+
 export default function Sources() {
   const { project } = useConsole();
   const [tick, setTick] = useState(0);
+  const [open, setOpen] = useState(null);
   const sources = useLoad(() => api.get("/knowledge/sources", scoped(project)), [project, tick]);
   const started = () => setTick((n) => n + 1);
   return html`
@@ -189,9 +217,12 @@ export default function Sources() {
             ? html`<p>No sources registered yet.</p>`
             : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Bytes</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
                 <tbody>${answer.sources.map((source) => html`<tr key=${source.source_id}>
-                  <td data-label="Name">${source.name}</td><td data-label="Type">${source.type}</td><td data-label="Bytes">${source.size_bytes}</td>
-                  <td data-label="Status">${source.processing_status}</td><td data-label="Added">${when(source.created_at)}</td></tr>`)}</tbody></table>`}
+                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}>${source.name}</button></td>
+                  <td data-label="Type">${source.type}</td><td data-label="Bytes">${source.size_bytes}</td>
+                  <td data-label="Status">${source.processing_status}${source.error ? html`<br /><span class="error">${source.error.message}</span>` : null}</td>
+                  <td data-label="Added">${when(source.created_at)}</td></tr>`)}</tbody></table>`}
       <//>
     </section>
+    ${open ? html`<${Source} id=${open} close=${() => setOpen(null)} />` : null}
   `;
 }

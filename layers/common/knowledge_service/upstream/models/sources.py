@@ -9,6 +9,12 @@ from pydantic import Field
 from knowledge_service.upstream.models.base import UpstreamModel
 
 
+class SourceError(UpstreamModel):
+    code: str
+    message: str
+    stage: str | None = None
+
+
 class SourceRow(UpstreamModel):
     """A registered source: hash, type, size, processing status, document date, markers."""
 
@@ -24,22 +30,19 @@ class SourceRow(UpstreamModel):
     duplicate_of: str | None = None
     superseded_by: str | None = None
     created_at: str | None = None
+    error: SourceError | None = None
+    """Why a ``failed`` source could not be read (FORAGER's ``{code, message, stage}``)."""
 
 
 class RegisteredSources(UpstreamModel):
     sources: list[SourceRow] = Field(default_factory=list)
 
 
-class SourceError(UpstreamModel):
-    code: str
-    message: str
-    stage: str | None = None
-
-
 class Chunk(UpstreamModel):
     chunk_id: str
     index: int
     location: str | None = None
+    heading: str | None = None
     text: str
     char_start: int | None = None
     char_end: int | None = None

@@ -21,6 +21,9 @@ class EvidenceLink(UpstreamModel):
     excerpt_hash: str | None = None
     extractor: str | None = None
     missing_excerpt: bool = False
+    char_start: int | None = None
+    """Where the excerpt stands in the source's extracted text (``GET /api/sources/{id}``'s ``text``)."""
+    char_end: int | None = None
 
 
 class StatementRow(UpstreamModel):
