@@ -204,11 +204,14 @@ class IngestionBook:
         )
 
     def _checkpointed_step(self, job: SimJob, now: float) -> None:
-        """One step and the job's stage rows, in one transaction: a crash resumes at a boundary."""
-        store = self.state.store
-        with store.transaction():
-            self._step(job, now)
-            store.save_job(job.job_id, job.project_ref, job.created_at, job.kept())
+        """One step, then the job's stage rows. A stage commits its output source by source, each
+        taking only the sources the stage before left, so a stage run again after a crash does
+        the rest of its work and nothing twice; the heavy part (reading and converting a file)
+        runs outside the engine's lock, so the engine answers while a large job works."""
+        self._step(job, now)
+        with self.state.lock:
+            if self.jobs.get(job.job_id) is job:  # not a job a reset dropped meanwhile
+                self._save(job)
 
     def _advance(self, job: SimJob, *, read: bool) -> None:
         """``poll`` pace: a read moves the job one step. ``clock``: :meth:`tick` moves it."""
@@ -218,19 +221,19 @@ class IngestionBook:
     def tick(self) -> bool:
         """The engine's own clock (a thread of the server): every job due moves one stage.
         True when a job is still on its way."""
-        busy = False
         with self.state.lock:
             if self.mode != "clock":
                 return False
             now = time.time()
-            for job in list(self.jobs.values()):
-                if job.status not in ("queued", "running"):
-                    continue
-                busy = True
-                since = job.created_at if job.status == "queued" else job.stage_started_at
-                if now >= since + self.stage_seconds:
-                    self._checkpointed_step(job, now)
-        return busy
+            moving = [job for job in self.jobs.values() if job.status in ("queued", "running")]
+            due = [
+                job
+                for job in moving
+                if now >= (job.created_at if job.status == "queued" else job.stage_started_at) + self.stage_seconds
+            ]
+        for job in due:
+            self._checkpointed_step(job, time.time())
+        return bool(moving)
 
     # -- the contract ----------------------------------------------------------------
 

@@ -85,10 +85,9 @@ def _error(code: str, message: str, stage: str) -> str:
     return json.dumps({"code": code, "message": message, "stage": stage})
 
 
-def _mine(db: sqlite3.Connection, work: Work, status: str) -> list[sqlite3.Row]:
-    return list(
-        db.execute("SELECT * FROM sources WHERE job_id = ? AND status = ? ORDER BY name", (work.job_id, status))
-    )
+def _mine(store: Store, work: Work, status: str) -> list[sqlite3.Row]:
+    """The job's sources in ``status``: what the stage before left for this one."""
+    return store.rows("SELECT * FROM sources WHERE job_id = ? AND status = ? ORDER BY name", work.job_id, status)
 
 
 def _advance(db: sqlite3.Connection, source_id: str, status: str, **columns: Any) -> None:
@@ -156,20 +155,19 @@ def _hash_file(file: Path) -> tuple[str, int]:
 
 def source_registration(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        for number, (name, file) in enumerate(_walk(work)):
-            if number >= MAX_FILES:
-                counts.warnings += 1
-                break
-            try:
-                info = file.stat()
-            except OSError:
-                counts.failed += 1
-                continue
-            if not stat.S_ISREG(info.st_mode):
+    for number, (name, file) in enumerate(_walk(work)):
+        if number >= MAX_FILES:
+            counts.warnings += 1
+            break
+        try:
+            if not stat.S_ISREG(file.stat().st_mode):
                 counts.skipped += 1
                 continue
-            content_hash, size = _hash_file(file)
+            content_hash, size = _hash_file(file)  # read outside the lock: the engine answers meanwhile
+        except OSError:
+            counts.failed += 1
+            continue
+        with store.transaction() as db:
             source_id = short_id("src", work.ref, name)
             held = db.execute("SELECT * FROM sources WHERE source_id = ?", (source_id,)).fetchone()
             if (
@@ -225,14 +223,15 @@ def _read(source: sqlite3.Row) -> bytes:
 
 def parsing_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        for source in _mine(db, work, "registered"):
-            try:
-                extracted = converters.extract(source["name"], _read(source))
-            except converters.Unreadable as exc:
+    for source in _mine(store, work, "registered"):
+        try:  # the file is read and converted outside the lock: the engine answers meanwhile
+            extracted = converters.extract(source["name"], _read(source))
+        except converters.Unreadable as exc:
+            with store.transaction() as db:
                 _advance(db, source["source_id"], "failed", error=_error(exc.code, exc.message, "parsing_extraction"))
-                counts.failed += 1
-                continue
+            counts.failed += 1
+            continue
+        with store.transaction() as db:
             counts.warnings += len(extracted.warnings)
             _advance(
                 db,
@@ -255,8 +254,8 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
 
 def normalization(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        for source in _mine(db, work, "extracted"):
+    for source in _mine(store, work, "extracted"):
+        with store.transaction() as db:
             text = extraction.normalize(source["raw_text"] or "")
             logical = sha256(" ".join(text.split()).encode("utf-8"))
             if not text.strip():
@@ -271,8 +270,8 @@ def normalization(store: Store, work: Work) -> Counts:
 
 def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        for source in _mine(db, work, "normalized"):
+    for source in _mine(store, work, "normalized"):
+        with store.transaction() as db:
             text = source["text"]
             structure = extraction.blocks(text)
             for span in extraction.chunk(text, structure):
@@ -302,8 +301,8 @@ def chunking(store: Store, work: Work) -> Counts:
 def semantic_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     created = now_text()
-    with store.transaction() as db:
-        for source in _mine(db, work, "chunked"):
+    for source in _mine(store, work, "chunked"):
+        with store.transaction() as db:
             text = source["text"]
             structure = extraction.blocks(text)
             spans = extraction.chunk(text, structure)
@@ -367,8 +366,8 @@ def location(text: str, page_starts: list[int], start: int) -> tuple[int, str]:
 
 def provenance(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        for source in _mine(db, work, "stated"):
+    for source in _mine(store, work, "stated"):
+        with store.transaction() as db:
             text = source["text"]
             pages = json.loads(source["page_starts"] or "[]")
             for item in db.execute(
@@ -419,10 +418,10 @@ def validation(store: Store, work: Work) -> Counts:
 
 def indexing(store: Store, work: Work) -> Counts:
     counts = Counts()
-    with store.transaction() as db:
-        store.ensure_index(db, work.ref)
-        statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
-        for source in _mine(db, work, "evidenced"):
+    statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
+    for source in _mine(store, work, "evidenced"):
+        with store.transaction() as db:
+            store.ensure_index(db, work.ref)
             db.execute(
                 f"INSERT INTO {statements_fts} (rowid, title, statement) SELECT rowid, title, statement"  # noqa: S608
                 " FROM statements WHERE source_id = ? AND indexed = 0",
