@@ -47,6 +47,7 @@ def _reader(project: str | None) -> Reader:
 
 @router.get(
     "/knowledge/exports",
+    operation_id="list_exports",
     summary="FORAGER's export history for the knowledge base, newest first",
     tags=TAGS,
     openapi_extensions=READ,
@@ -58,6 +59,7 @@ def get_exports(project: Project = None) -> Envelope[domain.ExportHistory]:
 
 @router.post(
     "/knowledge/exports",
+    operation_id="create_export",
     summary="Start an export (built in the background); the Idempotency-Key is passed through",
     tags=TAGS,
     openapi_extensions=TAKE,  # making one is project.export: the operator's rank (W1-03 §8.3)
@@ -74,6 +76,7 @@ def post_export(
 
 @router.get(
     "/knowledge/exports/<id>",
+    operation_id="get_export",
     summary="One export's state, read while it builds",
     tags=TAGS,
     openapi_extensions=READ,
@@ -86,6 +89,7 @@ def get_export(id: ExportId, project: Project = None) -> Envelope[upstream_model
 
 @router.get(
     "/knowledge/exports/<id>/download",
+    operation_id="download_export",
     summary="The verified archive: a 303 to a short-lived URL, or 409 not_ready while it is verified",
     tags=TAGS,
     openapi_extensions=TAKE,
