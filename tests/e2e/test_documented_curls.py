@@ -12,7 +12,9 @@ in an empty folder: ``$TOKEN`` is the stack's admin token (the README's line bef
 it), and ``uv run`` runs the command in this test's own environment (the locked one).
 
 The walk binds, unbinds, makes a knowledge base, seeds and syncs, so it runs on a stack of
-its own rather than the session's shared one; the ``kb`` round trip shares it.
+its own rather than the session's shared one; the ``kb`` round trip shares it. The README's
+second stack starts beside that one with the README's variables, and its second terminal's
+``knowledge-admin --local`` finds it by ``DEVSTACK_STATE_DIR`` alone.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.localstack import ROOT, LocalStack, launch_stack
+from tests.localstack import PORTS, ROOT, LocalStack, bearer, free_port, launch_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -146,12 +148,16 @@ def readme_kb_block() -> list[str]:
     return blocks[0]
 
 
-def run_as_pasted(block: list[str], stack: LocalStack, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_as_pasted(
+    block: list[str], stack: LocalStack, cwd: Path, *, link_state: bool = True
+) -> subprocess.CompletedProcess[str]:
     """``block`` run by bash in ``cwd`` as a reader pastes it into the shell where ``make run``'s
     token is ``$TOKEN``: the documented URL is the stack's, ``.devstack`` (what
-    ``knowledge-admin --local`` reads) is the stack's state, and ``uv run`` runs the command in
-    this test's own environment (the locked one)."""
-    (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
+    ``knowledge-admin --local`` reads) is the stack's state unless the block names its own
+    (``link_state=False``), and ``uv run`` runs the command in this test's own environment (the
+    locked one)."""
+    if link_state:
+        (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
     script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
     prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "AWS_", "DEVSTACK_"))}
@@ -247,8 +253,8 @@ def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_pat
 def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
     # Given each README block that runs knowledge-admin against the local stack (principals,
     # an agent's mission); the deployment's --stack block needs an AWS account and is left out
-    blocks = readme_blocks("uv run knowledge-admin --local ")
-    assert len(blocks) >= 2
+    blocks = [b for b in readme_blocks("uv run knowledge-admin --local ") if not any("DEVSTACK_" in x for x in b)]
+    assert len(blocks) >= 2  # a block that names its own stack (DEVSTACK_STATE_DIR) runs against that one, below
     for number, block in enumerate(blocks):
         # When bash runs it as pasted, in a folder of its own
         here = tmp_path / str(number)
@@ -256,3 +262,44 @@ def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_pa
         done = run_as_pasted(block, own_stack, here)
         # Then every command in it succeeds
         assert done.returncode == 0, f"{block}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
+
+
+STACK_KNOBS = (*PORTS, "DEVSTACK_STATE_DIR", "DEVSTACK_WORKSPACE")
+"""Every variable of ``make run`` a person needs, named in the README's table."""
+
+
+def readme_knobs() -> dict[str, str]:
+    """The README's table of ``make run``'s variables: each one's documented default."""
+    rows = re.findall(r"^\| `(DEVSTACK_[A-Z_]+)` \| ([^|]+) \|", (ROOT / "README.md").read_text(), re.MULTILINE)
+    return {name: default.strip().strip("`") for name, default in rows}
+
+
+def test_a_second_stack_runs_beside_the_first_with_the_readmes_knobs(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given the README's table of make run's variables and its second stack's make run line
+    knobs = readme_knobs()
+    assert set(STACK_KNOBS) <= set(knobs), f"the README's table names {sorted(knobs)}"
+    [started] = [b for b in readme_blocks("make run") if any("DEVSTACK_STATE_DIR=" in x for x in b)]
+    line = " ".join(x.rstrip("\\").strip() for x in started)
+    assert line.endswith(" make run"), line
+    variables = dict(re.findall(r"\b(DEVSTACK_[A-Z_]+)=(\S+)", line))
+    assert set(variables) == {*PORTS, "DEVSTACK_STATE_DIR"}, variables
+    # (its ports differ from the defaults, which the first stack holds on a laptop;
+    assert all(variables[port] != knobs[port] for port in PORTS), variables
+    # the test machine may hold them too, so each documented port becomes a free one)
+    variables |= {port: str(free_port()) for port in PORTS}
+    # When it starts as make run starts it, from a folder of the person's own, beside the first
+    state = tmp_path / variables["DEVSTACK_STATE_DIR"]
+    with launch_stack(state, cwd=tmp_path, variables=variables) as second:
+        # Then both answer, each with its own admin token and its own tables
+        for stack in (own_stack, second):
+            status = httpx.get(f"{stack.url}/knowledge/status", headers=bearer(stack.admin_token), timeout=30.0)
+            assert status.status_code == 200, status.text
+        assert second.admin_token != own_stack.admin_token
+        assert second.env["PRINCIPALS_TABLE"] and second.env["AWS_ENDPOINT_URL"] != own_stack.env["AWS_ENDPOINT_URL"]
+        # and the README's second terminal reaches the second stack with DEVSTACK_STATE_DIR alone
+        [terminal] = [b for b in readme_blocks("uv run knowledge-admin --local ") if any("DEVSTACK_" in x for x in b)]
+        second.principal("second-only")  # a principal the first stack does not hold
+        done = run_as_pasted(terminal, second, tmp_path, link_state=False)
+        assert not (tmp_path / ".devstack").exists()
+        assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        assert "second-only" in done.stdout
