@@ -1,7 +1,8 @@
 """Exports: FORAGER's export history, starting one, one export's state, and the archive.
 
 Exporting is ``read_knowledge`` and ``knowledge.export`` in the catalog — never gated. The
-download also takes the project's operator or admin role (W1-03 §8.3, project.export): an
+download also takes the project's operator or admin role (exporting is an act of the operator's
+rank: a project's admin and operator may, never its viewer): an
 owner who holds no role reads the history and is refused the archive. How the archive is
 verified (in the background, by the export verifier) and handed over is ``domain/exports.py``'s
 docstring and docs/api.md.
@@ -62,7 +63,7 @@ def get_exports(project: Project = None) -> Envelope[domain.ExportHistory]:
     operation_id="create_export",
     summary="Start an export (built in the background); the Idempotency-Key is passed through",
     tags=TAGS,
-    openapi_extensions=TAKE,  # making one is project.export: the operator's rank (W1-03 §8.3)
+    openapi_extensions=TAKE,  # making one is exporting: the operator's rank (admin or operator, never viewer)
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_export(

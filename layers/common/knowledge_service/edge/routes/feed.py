@@ -63,7 +63,7 @@ def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
     return ok(answer, answer.message)
 
 
-# ---------------------------------------------------------------- dead letters (E-19 build 2)
+# ---------------------------------------------------------------- dead letters
 DeadLetterId = Annotated[str, Path(pattern=identifiers.DEAD_LETTER_ID_PATTERN)]
 
 
