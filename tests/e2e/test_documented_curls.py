@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -253,8 +254,12 @@ def test_the_readme_kb_round_trip_works_as_pasted(own_stack: LocalStack, tmp_pat
 def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
     # Given each README block that runs knowledge-admin against the local stack (principals,
     # an agent's mission); the deployment's --stack block needs an AWS account and is left out
-    blocks = [b for b in readme_blocks("uv run knowledge-admin --local ") if not any("DEVSTACK_" in x for x in b)]
-    assert len(blocks) >= 2  # a block that names its own stack (DEVSTACK_STATE_DIR) runs against that one, below
+    blocks = [
+        b
+        for b in readme_blocks("uv run knowledge-admin --local ")
+        if not any("DEVSTACK_" in x for x in b) and b != readme_walk()
+    ]
+    assert len(blocks) >= 2  # the second stack's block and the own-project walk run below, each once
     for number, block in enumerate(blocks):
         # When bash runs it as pasted, in a folder of its own
         here = tmp_path / str(number)
@@ -262,6 +267,57 @@ def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_pa
         done = run_as_pasted(block, own_stack, here)
         # Then every command in it succeeds
         assert done.returncode == 0, f"{block}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
+
+
+def readme_walk() -> list[str]:
+    """The README's "your own project" block: the one that makes a project and its knowledge base."""
+    [walk] = [
+        b for b in readme_blocks("/knowledge/bases") if any("knowledge-admin --local project create" in x for x in b)
+    ]
+    return walk
+
+
+def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given the README's walk: a project, its admin role for the admin, its knowledge base, bound
+    assert shutil.which("curl") and shutil.which("jq"), "the walk runs curl and jq as a reader does"
+    walk = readme_walk()
+    [project] = re.findall(r"project create (\S+)", " ".join(walk))
+    assert f"principal grant local-admin --role {project}=admin" in " ".join(walk)
+    readme = (ROOT / "README.md").read_text()
+    after = readme[readme.index("\n".join(walk)) :].split("```", 1)[1]
+    assert after.strip().startswith("Then import a folder (next section)."), "the walk hands over to the import"
+    # When bash runs it as pasted
+    done = run_as_pasted(walk, own_stack, tmp_path)
+    # Then every command succeeds, the knowledge base made is printed,
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    made = json.loads(done.stdout.splitlines()[0])
+    assert isinstance(made, str) and made, done.stdout
+    # and the project reads it: the binding the last command shows, the base FORAGER holds
+    admin = bearer(own_stack.admin_token)
+    bindings = httpx.get(f"{own_stack.url}/knowledge/project-map", headers=admin, timeout=30.0).json()["data"]
+    assert {"project": project, "knowledge_base": made} in [
+        {"project": b["project"], "knowledge_base": b["knowledge_base"]} for b in bindings["bindings"]
+    ]
+    assert json.loads("\n".join(done.stdout.splitlines()[1:]))["knowledge_base"] == made
+    bases = httpx.get(f"{own_stack.url}/knowledge/projects", headers=admin, timeout=30.0).json()["data"]
+    assert made in [b["project_ref"] for b in bases["projects"]]
+
+
+def test_without_the_grant_the_walk_is_refused_as_the_readme_says(own_stack: LocalStack) -> None:
+    # Given a project of the colony made by the admin, who owns the colony but holds no role on it
+    own_stack.admin("project", "create", "no-grant-docs", "--organization", "colony")
+    # When the admin makes its knowledge base
+    answer = httpx.post(
+        f"{own_stack.url}/knowledge/bases",
+        headers=bearer(own_stack.admin_token),
+        json={"name": "Refused", "project": "no-grant-docs"},
+        timeout=30.0,
+    )
+    # Then it is the 403 the README names, and nothing is bound
+    body = answer.json()
+    assert (answer.status_code, body["code"]) == (403, "permission_denied"), body
+    assert "takes that project's admin role" in body["message"]
+    assert '"takes that project\'s admin role"' in (ROOT / "README.md").read_text()
 
 
 STACK_KNOBS = (*PORTS, "DEVSTACK_STATE_DIR", "DEVSTACK_WORKSPACE")
