@@ -102,28 +102,22 @@ def _wait_until_ready(url: str, process: subprocess.Popen[str], log: Path, timeo
     raise RuntimeError(f"the local stack did not answer within {timeout} s:\n{log.read_text()[-4000:]}")
 
 
-PORTS = ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
-
-
 @contextmanager
-def launch_stack(state_dir: Path, *, cwd: Path = ROOT, variables: dict[str, str] | None = None) -> Iterator[LocalStack]:
-    """``python -m devstack`` in its own process on free ports, until the block ends.
-
-    ``cwd`` and ``variables`` start it as a person does: from a folder of their own, with the
-    variables they set (``DEVSTACK_STATE_DIR`` relative to ``cwd``, naming ``state_dir``)."""
-    variables = variables or {}
-    ports = {name: int(variables[name]) if name in variables else free_port() for name in PORTS}
+def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
+    """``python -m devstack`` in its own process on free ports, until the block ends."""
+    ports = {
+        name: free_port()
+        for name in ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
+    }
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_"))},
-        "DEVSTACK_STATE_DIR": str(state_dir),
-        **variables,
         **{k: str(v) for k, v in ports.items()},
+        "DEVSTACK_STATE_DIR": str(state_dir),
     }
-    state_dir.mkdir(parents=True, exist_ok=True)
     log = state_dir / "stack.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "devstack"], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+            [sys.executable, "-m", "devstack"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
         )
     url = f"http://127.0.0.1:{ports['DEVSTACK_PORT']}"
     leaked: list[str] = []

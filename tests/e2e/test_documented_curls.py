@@ -27,13 +27,15 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.localstack import PORTS, ROOT, LocalStack, bearer, free_port, launch_stack
+from tests import secrets
+from tests.localstack import ROOT, LocalStack, _wait_until_ready, bearer, free_port, launch_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -320,6 +322,7 @@ def test_without_the_grant_the_walk_is_refused_as_the_readme_says(own_stack: Loc
     assert '"takes that project\'s admin role"' in (ROOT / "README.md").read_text()
 
 
+PORTS = ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
 STACK_KNOBS = (*PORTS, "DEVSTACK_STATE_DIR", "DEVSTACK_WORKSPACE")
 """Every variable of ``make run`` a person needs, named in the README's table."""
 
@@ -328,6 +331,40 @@ def readme_knobs() -> dict[str, str]:
     """The README's table of ``make run``'s variables: each one's documented default."""
     rows = re.findall(r"^\| `(DEVSTACK_[A-Z_]+)` \| ([^|]+) \|", (ROOT / "README.md").read_text(), re.MULTILINE)
     return {name: default.strip().strip("`") for name, default in rows}
+
+
+@contextmanager
+def started_as_pasted(block: list[str], cwd: Path, ports: dict[str, int]) -> Iterator[LocalStack]:
+    """The README's ``make run`` line run by bash in ``cwd``, as a person pastes it, until the block
+    ends: ``make run`` is what it runs once installed (``python -m devstack``, in this test's
+    environment), and each documented port is ``ports``' (the test machine may hold the documented
+    ones)."""
+    script = "\n".join(block)
+    for name, port in ports.items():
+        script = re.sub(rf"\b{name}=\d+", f"{name}={port}", script)
+    prelude = 'make() { [ "$1" = run ] || return 2; exec "$PYTHON" -m devstack; }\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_", "DEVSTACK_"))}
+    env["PYTHON"] = sys.executable
+    log = cwd / "make-run.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            ["bash", "-c", prelude + script], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+    state = cwd / dict(re.findall(r"\b(DEVSTACK_STATE_DIR)=(\S+)", script))["DEVSTACK_STATE_DIR"]
+    try:
+        url = f"http://127.0.0.1:{ports['DEVSTACK_PORT']}"
+        _wait_until_ready(url, process, log)
+        if (state / "simulator.token").is_file():
+            secrets.register((state / "simulator.token").read_text().strip())
+        control = f"http://127.0.0.1:{ports['DEVSTACK_FORAGER_CONTROL_PORT']}"
+        yield LocalStack(url, control, state, (state / "admin.token").read_text().strip(), process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    assert secrets.scan_stack_log(log) == [], "a secret leaked into the second stack's log"
 
 
 def test_a_second_stack_runs_beside_the_first_with_the_readmes_knobs(own_stack: LocalStack, tmp_path: Path) -> None:
@@ -339,14 +376,12 @@ def test_a_second_stack_runs_beside_the_first_with_the_readmes_knobs(own_stack: 
     assert line.endswith(" make run"), line
     variables = dict(re.findall(r"\b(DEVSTACK_[A-Z_]+)=(\S+)", line))
     assert set(variables) == {*PORTS, "DEVSTACK_STATE_DIR"}, variables
-    # (its ports differ from the defaults, which the first stack holds on a laptop;
+    # (its ports differ from the defaults, which the first stack holds on a laptop)
     assert all(variables[port] != knobs[port] for port in PORTS), variables
-    # the test machine may hold them too, so each documented port becomes a free one)
-    variables |= {port: str(free_port()) for port in PORTS}
-    # When it starts as make run starts it, from a folder of the person's own, beside the first
-    state = tmp_path / variables["DEVSTACK_STATE_DIR"]
-    with launch_stack(state, cwd=tmp_path, variables=variables) as second:
-        # Then both answer, each with its own admin token and its own tables
+    # When bash runs it as pasted, from a folder of the person's own, beside the first
+    with started_as_pasted(started, tmp_path, {port: free_port() for port in PORTS}) as second:
+        # Then both answer, each with its own admin token and its own tables, its state where it said
+        assert second.state_dir == tmp_path / variables["DEVSTACK_STATE_DIR"]
         for stack in (own_stack, second):
             status = httpx.get(f"{stack.url}/knowledge/status", headers=bearer(stack.admin_token), timeout=30.0)
             assert status.status_code == 200, status.text
