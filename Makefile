@@ -10,6 +10,8 @@ SAM := $(HOME)/.local/bin/sam
 # 156-161% of the two cores); a third worker fills it (docs/testing.md, "Profiles and time").
 PYTEST_WORKERS ?= 3
 CHECK_BASE ?= main
+# make check CHECK_REACH=every: every test file that reaches a changed module, not only the nearest
+CHECK_REACH ?=
 # Every tier in parallel; a file stays on one worker (its module-scoped stack and state), the
 # end-to-end files share one local stack a worker (tests/e2e/conftest.py). docs/testing.md.
 PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=30
@@ -46,8 +48,8 @@ test: install browser ## lint, template checks and every test tier (Hypothesis p
 tiers: ## every test tier alone (what make test runs beside lint and the template checks)
 	$(PYTEST_ALL)
 
-check: install lint ## the inner loop (under 3 min): lint, and the test files of what changed since main (tests/changed.py)
-	@files="$$($(UV) run python -m tests.changed $(CHECK_BASE))" || exit 1; \
+check: install lint ## the inner loop: lint, and the test files nearest to what changed since main (tests/changed.py)
+	@files="$$($(UV) run python -m tests.changed $(if $(filter every,$(CHECK_REACH)),--every) $(CHECK_BASE))" || exit 1; \
 	if [ -z "$$files" ]; then echo "no test file touches what changed since $(CHECK_BASE)"; \
 	else echo "$$files" | xargs $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile; fi
 

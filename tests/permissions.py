@@ -13,7 +13,7 @@ Project standing (``x-project-access``):
 
 - ``installation``: the installation's configuration; no project standing is asked;
 - ``read``: any role on the named project, or ownership of its organization;
-- ``operator``: the project's operator or admin (W1-03 §8.3), the console default only for
+- ``operator``: the project's operator or admin (the operator's rank: never its viewer), the console default only for
   an owner of the installation's organization;
 - ``admin``: the project's admin.
 """
@@ -93,7 +93,7 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # --- ingestion ------------------------------------------------------------------------
     # "POST /knowledge/jobs — manage_knowledge"; "POST /knowledge/upload — manage_knowledge";
     # "POST /knowledge/preflight — manage_knowledge". Queueing work spends the engine's time on
-    # the project's knowledge base: an operator's act in the named project (W1-03 §8.3). The
+    # the project's knowledge base: an operator's act in the named project (its admin or operator). The
     # upload session is the first half of POST /knowledge/upload and takes what it takes.
     ("POST", "/knowledge/jobs"): Access(MANAGE_KNOWLEDGE, OPERATOR),
     ("POST", "/knowledge/jobs/{id}/cancel"): Access(MANAGE_KNOWLEDGE, OPERATOR),

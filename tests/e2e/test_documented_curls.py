@@ -12,7 +12,9 @@ in an empty folder: ``$TOKEN`` is the stack's admin token (the README's line bef
 it), and ``uv run`` runs the command in this test's own environment (the locked one).
 
 The walk binds, unbinds, makes a knowledge base, seeds and syncs, so it runs on a stack of
-its own rather than the session's shared one; the ``kb`` round trip shares it.
+its own rather than the session's shared one; the ``kb`` round trip shares it. The README's
+second stack starts beside that one with the README's variables, and its second terminal's
+``knowledge-admin --local`` finds it by ``DEVSTACK_STATE_DIR`` alone.
 """
 
 from __future__ import annotations
@@ -21,16 +23,19 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.localstack import ROOT, LocalStack, launch_stack
+from tests import secrets
+from tests.localstack import ROOT, LocalStack, _wait_until_ready, bearer, free_port, launch_stack
 
 pytestmark = pytest.mark.e2e
 
@@ -146,12 +151,16 @@ def readme_kb_block() -> list[str]:
     return blocks[0]
 
 
-def run_as_pasted(block: list[str], stack: LocalStack, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_as_pasted(
+    block: list[str], stack: LocalStack, cwd: Path, *, link_state: bool = True
+) -> subprocess.CompletedProcess[str]:
     """``block`` run by bash in ``cwd`` as a reader pastes it into the shell where ``make run``'s
     token is ``$TOKEN``: the documented URL is the stack's, ``.devstack`` (what
-    ``knowledge-admin --local`` reads) is the stack's state, and ``uv run`` runs the command in
-    this test's own environment (the locked one)."""
-    (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
+    ``knowledge-admin --local`` reads) is the stack's state unless the block names its own
+    (``link_state=False``), and ``uv run`` runs the command in this test's own environment (the
+    locked one)."""
+    if link_state:
+        (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
     script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
     prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HUB_", "AWS_", "DEVSTACK_"))}
@@ -260,8 +269,12 @@ def test_the_readmes_own_documents_walk_answers_with_evidence_as_pasted(own_stac
 def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
     # Given each README block that runs knowledge-admin against the local stack (principals,
     # an agent's mission); the deployment's --stack block needs an AWS account and is left out
-    blocks = readme_blocks("uv run knowledge-admin --local ")
-    assert len(blocks) >= 2
+    blocks = [
+        b
+        for b in readme_blocks("uv run knowledge-admin --local ")
+        if not any("DEVSTACK_" in x for x in b) and b != readme_walk()
+    ]
+    assert len(blocks) >= 2  # the second stack's block and the own-project walk run below, each once
     for number, block in enumerate(blocks):
         # When bash runs it as pasted, in a folder of its own
         here = tmp_path / str(number)
@@ -269,3 +282,128 @@ def test_the_readmes_admin_commands_work_as_pasted(own_stack: LocalStack, tmp_pa
         done = run_as_pasted(block, own_stack, here)
         # Then every command in it succeeds
         assert done.returncode == 0, f"{block}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
+
+
+def readme_walk() -> list[str]:
+    """The README's "your own project" block: the one that makes a project and its knowledge base."""
+    [walk] = [
+        b for b in readme_blocks("/knowledge/bases") if any("knowledge-admin --local project create" in x for x in b)
+    ]
+    return walk
+
+
+def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given the README's walk: a project, its admin role for the admin, its knowledge base, bound
+    assert shutil.which("curl") and shutil.which("jq"), "the walk runs curl and jq as a reader does"
+    walk = readme_walk()
+    [project] = re.findall(r"project create (\S+)", " ".join(walk))
+    assert f"principal grant local-admin --role {project}=admin" in " ".join(walk)
+    readme = (ROOT / "README.md").read_text()
+    after = readme[readme.index("\n".join(walk)) :].split("```", 1)[1]
+    assert after.strip().startswith("Then import a folder (next section)."), "the walk hands over to the import"
+    # When bash runs it as pasted
+    done = run_as_pasted(walk, own_stack, tmp_path)
+    # Then every command succeeds, the knowledge base made is printed,
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    made = json.loads(done.stdout.splitlines()[0])
+    assert isinstance(made, str) and made, done.stdout
+    # and the project reads it: the binding the last command shows, the base FORAGER holds
+    admin = bearer(own_stack.admin_token)
+    bindings = httpx.get(f"{own_stack.url}/knowledge/project-map", headers=admin, timeout=30.0).json()["data"]
+    assert {"project": project, "knowledge_base": made} in [
+        {"project": b["project"], "knowledge_base": b["knowledge_base"]} for b in bindings["bindings"]
+    ]
+    assert json.loads("\n".join(done.stdout.splitlines()[1:]))["knowledge_base"] == made
+    bases = httpx.get(f"{own_stack.url}/knowledge/projects", headers=admin, timeout=30.0).json()["data"]
+    assert made in [b["project_ref"] for b in bases["projects"]]
+
+
+def test_without_the_grant_the_walk_is_refused_as_the_readme_says(own_stack: LocalStack) -> None:
+    # Given a project of the colony made by the admin, who owns the colony but holds no role on it
+    own_stack.admin("project", "create", "no-grant-docs", "--organization", "colony")
+    # When the admin makes its knowledge base
+    answer = httpx.post(
+        f"{own_stack.url}/knowledge/bases",
+        headers=bearer(own_stack.admin_token),
+        json={"name": "Refused", "project": "no-grant-docs"},
+        timeout=30.0,
+    )
+    # Then it is the 403 the README names, and nothing is bound
+    body = answer.json()
+    assert (answer.status_code, body["code"]) == (403, "permission_denied"), body
+    assert "takes that project's admin role" in body["message"]
+    assert '"takes that project\'s admin role"' in (ROOT / "README.md").read_text()
+
+
+PORTS = ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
+STACK_KNOBS = (*PORTS, "DEVSTACK_STATE_DIR", "DEVSTACK_WORKSPACE")
+"""Every variable of ``make run`` a person needs, named in the README's table."""
+
+
+def readme_knobs() -> dict[str, str]:
+    """The README's table of ``make run``'s variables: each one's documented default."""
+    rows = re.findall(r"^\| `(DEVSTACK_[A-Z_]+)` \| ([^|]+) \|", (ROOT / "README.md").read_text(), re.MULTILINE)
+    return {name: default.strip().strip("`") for name, default in rows}
+
+
+@contextmanager
+def started_as_pasted(block: list[str], cwd: Path, ports: dict[str, int]) -> Iterator[LocalStack]:
+    """The README's ``make run`` line run by bash in ``cwd``, as a person pastes it, until the block
+    ends: ``make run`` is what it runs once installed (``python -m devstack``, in this test's
+    environment), and each documented port is ``ports``' (the test machine may hold the documented
+    ones)."""
+    script = "\n".join(block)
+    for name, port in ports.items():
+        script = re.sub(rf"\b{name}=\d+", f"{name}={port}", script)
+    prelude = 'make() { [ "$1" = run ] || return 2; exec "$PYTHON" -m devstack; }\n'
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_", "DEVSTACK_"))}
+    env["PYTHON"] = sys.executable
+    log = cwd / "make-run.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            ["bash", "-c", prelude + script], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+    state = cwd / dict(re.findall(r"\b(DEVSTACK_STATE_DIR)=(\S+)", script))["DEVSTACK_STATE_DIR"]
+    try:
+        url = f"http://127.0.0.1:{ports['DEVSTACK_PORT']}"
+        _wait_until_ready(url, process, log)
+        if (state / "simulator.token").is_file():
+            secrets.register((state / "simulator.token").read_text().strip())
+        control = f"http://127.0.0.1:{ports['DEVSTACK_FORAGER_CONTROL_PORT']}"
+        yield LocalStack(url, control, state, (state / "admin.token").read_text().strip(), process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    assert secrets.scan_stack_log(log) == [], "a secret leaked into the second stack's log"
+
+
+def test_a_second_stack_runs_beside_the_first_with_the_readmes_knobs(own_stack: LocalStack, tmp_path: Path) -> None:
+    # Given the README's table of make run's variables and its second stack's make run line
+    knobs = readme_knobs()
+    assert set(STACK_KNOBS) <= set(knobs), f"the README's table names {sorted(knobs)}"
+    [started] = [b for b in readme_blocks("make run") if any("DEVSTACK_STATE_DIR=" in x for x in b)]
+    line = " ".join(x.rstrip("\\").strip() for x in started)
+    assert line.endswith(" make run"), line
+    variables = dict(re.findall(r"\b(DEVSTACK_[A-Z_]+)=(\S+)", line))
+    assert set(variables) == {*PORTS, "DEVSTACK_STATE_DIR"}, variables
+    # (its ports differ from the defaults, which the first stack holds on a laptop)
+    assert all(variables[port] != knobs[port] for port in PORTS), variables
+    # When bash runs it as pasted, from a folder of the person's own, beside the first
+    with started_as_pasted(started, tmp_path, {port: free_port() for port in PORTS}) as second:
+        # Then both answer, each with its own admin token and its own tables, its state where it said
+        assert second.state_dir == tmp_path / variables["DEVSTACK_STATE_DIR"]
+        for stack in (own_stack, second):
+            status = httpx.get(f"{stack.url}/knowledge/status", headers=bearer(stack.admin_token), timeout=30.0)
+            assert status.status_code == 200, status.text
+        assert second.admin_token != own_stack.admin_token
+        assert second.env["PRINCIPALS_TABLE"] and second.env["AWS_ENDPOINT_URL"] != own_stack.env["AWS_ENDPOINT_URL"]
+        # and the README's second terminal reaches the second stack with DEVSTACK_STATE_DIR alone
+        [terminal] = [b for b in readme_blocks("uv run knowledge-admin --local ") if any("DEVSTACK_" in x for x in b)]
+        second.principal("second-only")  # a principal the first stack does not hold
+        done = run_as_pasted(terminal, second, tmp_path, link_state=False)
+        assert not (tmp_path / ".devstack").exists()
+        assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        assert "second-only" in done.stdout

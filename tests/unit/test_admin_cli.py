@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -73,8 +74,6 @@ def test_local_reads_the_stacks_env_file_whatever_follows_it(
     aws: Runtime, capsys: pytest.CaptureFixture[str], tmp_path: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`knowledge-admin --local principal list` is the README's own line: --local takes no value."""
-    from pathlib import Path
-
     state = Path(str(tmp_path))
     run(capsys, "project", "create", "falcon", "--organization", "colony")
     monkeypatch.chdir(state)
@@ -87,6 +86,38 @@ def test_local_reads_the_stacks_env_file_whatever_follows_it(
     assert out.startswith("falcon\t")
     code, out, _ = run(capsys, "--local", "--state-dir", str(state / ".devstack"), "project", "list")
     assert (code, out.split("\t")[0]) == (0, "falcon")
+
+
+def test_local_finds_the_stack_make_run_started_with_devstack_state_dir(
+    aws: Runtime, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stack started with DEVSTACK_STATE_DIR=second, and no .devstack where the command runs
+    run(capsys, "project", "create", "falcon", "--organization", "colony")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "second").mkdir()
+    (tmp_path / "second" / "env").write_text(
+        f"PRINCIPALS_TABLE={aws.env.principals_table}\nPROJECTS_TABLE={aws.env.projects_table}\n"
+    )
+    # When knowledge-admin --local runs with that same variable, and no --state-dir
+    monkeypatch.setenv("DEVSTACK_STATE_DIR", "second")
+    code, out, _ = run(capsys, "--local", "project", "list")
+    # Then it reads that stack's state folder
+    assert (code, out.split("\t")[0]) == (0, "falcon")
+    # and --state-dir still names another, whatever the variable says
+    code, _, err = run(capsys, "--local", "--state-dir", str(tmp_path / "none"), "project", "list")
+    assert code == 2
+    assert f"{tmp_path / 'none' / 'env'} does not exist" in err
+
+
+def test_local_without_a_running_stack_names_both_ways_to_find_one(
+    aws: Runtime, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DEVSTACK_STATE_DIR", raising=False)
+    code, _, err = run(capsys, "--local", "project", "list")
+    assert code == 2
+    assert ".devstack/env does not exist" in err
+    assert "DEVSTACK_STATE_DIR" in err and "--state-dir" in err
 
 
 def test_subscription_set_writes_the_record_the_gate_reads(aws: Runtime, capsys: pytest.CaptureFixture[str]) -> None:

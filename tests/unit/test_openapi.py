@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from knowledge_service.edge.access import PUBLIC
@@ -144,3 +145,25 @@ def test_every_schema_has_a_public_name_of_its_own() -> None:
     # which a generated client cannot resolve: every model's class name is unique.
     names = list(openapi_document()["components"]["schemas"])
     assert [n for n in names if "__" in n or n.startswith("knowledge_service")] == []
+
+
+OPERATION_ID_MAX = 30
+"""A generated client names a function module after the operationId, and its inline models
+after it too (``review_page_json_body``): short ids keep every name under 40 characters
+(tests/e2e/test_generated_client.py holds the generated names)."""
+
+
+def test_every_operation_has_a_short_unique_operation_id_of_its_own() -> None:
+    # Given every operation of every surface in the document
+    document = openapi_document()
+    operations = [(m, p, op) for p, ops in document["paths"].items() for m, op in ops.items()]
+    ids = [op["operationId"] for _, _, op in operations]
+    # Then no two share an id,
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    for method, path, operation in operations:
+        named = operation["operationId"]
+        # each is short snake_case words, and was declared by its route (operation_id=): Powertools'
+        # automatic id is the function's name, the path and the method (get_search_knowledge_search_get)
+        assert re.fullmatch(r"[a-z]+(_[a-z0-9]+)*", named), f"{method} {path}: {named}"
+        assert len(named) <= OPERATION_ID_MAX, f"{method} {path}: {named} is longer than {OPERATION_ID_MAX}"
+        assert not named.endswith(f"_{method}"), f"{method} {path}: {named} is Powertools' automatic id"

@@ -2,7 +2,7 @@
 
 httpx's timeouts bound each read, not a call: a FORAGER that sends its headers and then a
 byte every few seconds would hold a request until Lambda killed it. So every FORAGER call
-has one total deadline (connect, headers and body; ``upstream/client.py`` holds it at every
+has one total deadline (connect, headers and body; ``upstream/transport.py`` holds it at every
 socket operation), and every API request one :class:`Budget` that all its calls share:
 the Lambda context's remaining time less a margin for the work after the last call, and
 never more than :data:`REQUEST_CAP_SECONDS`, so no request reaches API Gateway's 29 s

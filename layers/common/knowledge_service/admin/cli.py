@@ -20,7 +20,8 @@ The verbs' CLI door: the same front door as ``POST /v/<verb>``, with the caller'
     knowledge-admin --local budget set falcon --limit 100 --spent 0
     knowledge-admin --local principal autonomy ci-bot L1
 
-Where to find the tables: ``--local`` reads the local stack's ``.devstack/env`` (``--state-dir`` names another);
+Where to find the tables: ``--local`` reads the local stack's ``<state dir>/env``: ``--state-dir``, else
+``DEVSTACK_STATE_DIR`` (the variable ``make run`` reads), else ``.devstack``;
 ``--stack NAME`` asks CloudFormation for a deployed stack's tables; otherwise the
 environment's ``PRINCIPALS_TABLE`` and ``PROJECTS_TABLE`` (and AWS's usual variables).
 """
@@ -54,8 +55,6 @@ from knowledge_service.storage import aws
 from knowledge_service.storage.config_store import ConfigStore
 from knowledge_service.storage.principals import PrincipalRecord, PrincipalStore
 from knowledge_service.storage.projects import ProjectStore
-
-DEFAULT_STATE_DIR = Path(".devstack")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -352,9 +351,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--stack", metavar="NAME", help="a deployed stack, found through CloudFormation")
     parser.add_argument(
         "--state-dir",
-        default=str(DEFAULT_STATE_DIR),
         metavar="DIR",
-        help="with --local: the local stack's state dir (default: .devstack)",
+        help="with --local: the local stack's state dir (default: $DEVSTACK_STATE_DIR, else .devstack)",
     )
     nouns = parser.add_subparsers(dest="noun", required=True)
 

@@ -13,13 +13,27 @@ from knowledge_service.errors import BadRequest
 from knowledge_service.storage import aws
 from knowledge_service.storage.stack import stack_tables
 
+DEFAULT_STATE_DIR = ".devstack"
+STATE_DIR_VARIABLE = "DEVSTACK_STATE_DIR"
+"""What ``make run`` reads for its state folder: ``--local`` finds the stack the same way."""
+
+
+def state_dir(named: str | None) -> Path:
+    """The local stack's state folder: ``--state-dir``, else ``DEVSTACK_STATE_DIR`` (as ``make run``
+    was started), else ``.devstack``."""
+    return Path(named or os.environ.get(STATE_DIR_VARIABLE) or DEFAULT_STATE_DIR)
+
 
 def point_at(args: argparse.Namespace) -> None:
     """Fill the environment from ``--local`` or ``--stack``; without either, it is used as it is."""
     if args.local:
-        env_file = Path(args.state_dir) / "env"
+        env_file = state_dir(args.state_dir) / "env"
         if not env_file.exists():
-            raise BadRequest("--local", f"{env_file} does not exist; is `make run` running?")
+            raise BadRequest(
+                "--local",
+                f"{env_file} does not exist; is `make run` running? A stack started with "
+                f"{STATE_DIR_VARIABLE}=DIR is found with the same {STATE_DIR_VARIABLE}, or --state-dir DIR.",
+            )
         for line in env_file.read_text().splitlines():
             key, sep, value = line.partition("=")
             if sep and key and not key.startswith("#"):

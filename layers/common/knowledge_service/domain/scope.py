@@ -9,7 +9,8 @@ binding.
 Standing in the named project:
 
 - a **read** takes any role on the project, or ownership of its organization;
-- an **operator-rank** act (review, curation, export download: W1-03 §8.3) takes the
+- an **operator-rank** act (review, curation, export download: the acts the platform gives a
+  project's administrator and operator, never its viewer) takes the
   project's admin or operator role; its viewer, and an owner who holds no role, are refused;
 - the console default (no project) is read with the route's permission alone; acted on at
   operator rank only by an owner of the installation's organization.

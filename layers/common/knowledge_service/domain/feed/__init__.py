@@ -1,4 +1,5 @@
-"""The change feed consumer (v0.4.0, W3-05): one entry point, :func:`feed_pass`.
+"""The change feed consumer (FORAGER's revisions, followed instead of polling its sources): one
+entry point, :func:`feed_pass`.
 
 ``POST /knowledge/feed/sync``, the six-hourly schedule (one pass per bound project) and,
 later, a dead letter's replay all call :func:`feed_pass`; nothing else drives the consumer.

@@ -1,4 +1,5 @@
-"""The door (W1-09 §6.3): every envelope is checked before any field of it is believed.
+"""The door (the event contract's rule for a consumer): every envelope is checked before any
+field of it is believed.
 
 In order, and the first that fails names the class:
 

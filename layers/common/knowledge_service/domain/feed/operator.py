@@ -1,5 +1,5 @@
-"""What an operator does with a dead letter (E-19 build 2, W1-09 §5.5): read the queue, read one
-entry whole, replay it (after a fix), or discard it.
+"""What an operator does with a dead letter (the specification's "What an operator does with
+one"): read the queue, read one entry whole, replay it (after a fix), or discard it.
 
 Every action names its actor (refused when none can be named), takes a typed reason from its
 own list, and resolves the entry's own project again from the binding (409 ``conflict`` when

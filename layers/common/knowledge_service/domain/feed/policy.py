@@ -1,4 +1,5 @@
-"""The two study lanes and the sentences a pass says about them (v0.4.0, W3-05 part two).
+"""The two study lanes and the sentences a pass says about them (``knowledge_auto_study`` for
+the six-hourly poll, ``knowledge_revision_study`` for a revision on the feed).
 
 ``knowledge_revision_study`` (resolved) governs what a revision on the feed causes;
 ``knowledge_auto_study`` governs the six-hourly poll. The sentences are composed here once.

@@ -1,4 +1,4 @@
-"""Recovery (W3-05, the contract's recovery rules): a gap, ``cursor_expired``, ``cursor_ahead``,
+"""Recovery (the change feed's recovery rules): a gap, ``cursor_expired``, ``cursor_ahead``,
 ``generation_changed`` or a history that diverged degrades the stream, reconciles against the
 engine's source list — the polling pass — and only then marks it ok again.
 

@@ -1,4 +1,6 @@
-"""Inbox retention (W1-09 §2.4, F53): the window is derived, never typed."""
+"""Inbox retention: the window is derived, never typed — twice the longer of the retry horizon
+and the dead-letter retention (90 days), at least 30 days: 180 days, and it moves when the
+dead-letter retention does."""
 
 from __future__ import annotations
 

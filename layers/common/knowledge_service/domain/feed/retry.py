@@ -1,6 +1,6 @@
-"""The retry lane (W1-09 §5.4): which failures are retried, when, and the log they leave.
+"""The retry lane (the event contract's retry rules): which failures are retried, when, and the log they leave.
 
-A revision's action that fails for a reason §5.4 retries — the knowledge base unreachable, too
+A revision's action that fails for a reason the contract retries — the knowledge base unreachable, too
 slow, answering with an error of its own (a 429 is one), or the pass interrupted — reads
 ``retrying``; later passes for the project that claimed it try again under the contract's
 backoff (1 s doubling, full jitter, capped at 5 minutes). One still failing 24 hours after its

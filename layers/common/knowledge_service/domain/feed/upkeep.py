@@ -4,13 +4,14 @@ knowledge base, whatever the study settings say, and needing nothing from the en
 1. Filing — a ``retrying`` action failing 24 hours after its first attempt becomes a dead letter
    (``retries_exhausted``, every attempt its log) and reads ``dead_lettered``; the producer is
    owed its failed receipt. The entry and the action move in one transaction.
-2. The scrub (W1-10 §4.6) — a resolved entry keeps its envelope 90 days after it was resolved,
-   then is reduced to its header and disposition; attempts keep class, fingerprint and build.
+2. The scrub (the retention rule: an error's full text is kept only while it may be needed) — a
+   resolved entry keeps its envelope 90 days after it was resolved, then is reduced to its
+   header and disposition; attempts keep class, fingerprint and build.
    An unresolved entry is never touched; no row is removed. Reads the ``unreduced`` index, 200
    a batch; a failing scrub is logged and the pass goes on.
-3. Escalation (F65) — an unresolved entry 180 days a dead letter is stamped ``escalated_at``
-   once; one ``knowledge_dead_letter_escalated`` event per knowledge base per upkeep, with ids
-   and counts only.
+3. Escalation (a six-month-old dead letter is a defect report, never purged) — an unresolved
+   entry 180 days a dead letter is stamped ``escalated_at`` once; one
+   ``knowledge_dead_letter_escalated`` event per knowledge base per upkeep, with ids and counts only.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ class ForagerProjects(Model):
 
 @router.post(
     "/knowledge/project-map",
+    operation_id="bind_project",
     summary="Bind, rebind or unbind a project",
     tags=["bindings"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.INSTALLATION),
@@ -42,6 +43,7 @@ def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> 
 
 @router.get(
     "/knowledge/project-map",
+    operation_id="get_project_map",
     summary="Every binding the caller may see, and the console default",
     tags=["bindings"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.INSTALLATION),
@@ -56,6 +58,7 @@ def get_project_map() -> Envelope[bindings.BindingList]:
 
 @router.get(
     "/knowledge/projects",
+    operation_id="list_knowledge_bases",
     summary="The knowledge bases FORAGER holds",
     tags=["bindings"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.INSTALLATION),
@@ -68,6 +71,7 @@ def get_projects() -> Envelope[ForagerProjects]:
 
 @router.post(
     "/knowledge/bases",
+    operation_id="create_knowledge_base",
     summary="Make a knowledge base in FORAGER and bind it",
     tags=["bindings"],
     openapi_extensions=access(

@@ -21,6 +21,7 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
 
 @router.get(
     "/knowledge/changes",
+    operation_id="list_changes",
     summary="Findings: what changed in the knowledge base since the colony last studied it",
     tags=["changes"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
@@ -37,6 +38,7 @@ def get_changes(
 
 @router.post(
     "/knowledge/changes/scan",
+    operation_id="scan_changes",
     summary="Run the analysis now and queue nothing",
     tags=["changes"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
@@ -50,6 +52,7 @@ def post_scan(project: Project = None) -> Envelope[findings.ScanAnswer]:
 
 @router.post(
     "/knowledge/changes/<id>/queue",
+    operation_id="queue_change",
     summary="Turn one finding into a mission",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
@@ -64,6 +67,7 @@ def post_queue(id: FindingId, project: Project = None) -> Envelope[findings.Find
 
 @router.post(
     "/knowledge/changes/<id>/dismiss",
+    operation_id="dismiss_change",
     summary="Record that a finding needs no mission",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
@@ -78,6 +82,7 @@ def post_dismiss(id: FindingId, project: Project = None) -> Envelope[findings.Fi
 
 @router.post(
     "/knowledge/seed",
+    operation_id="seed_studies",
     summary="Study every source: a mission per source not yet studied at its hash, and its seed receipt",
     tags=["changes"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),

@@ -148,6 +148,7 @@ def _session_of(headers: Mapping[str, str]) -> str | None:
 
 @router.get(
     "/knowledge/me",
+    operation_id="get_me",
     summary="Who the caller is: its permissions, roles and the projects it may pick",
     tags=["session"],
     openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
@@ -162,6 +163,7 @@ def get_me() -> Envelope[Me]:
 
 @router.post(
     "/knowledge/session",
+    operation_id="sign_in",
     summary="Sign in: exchange a person's bearer token for a console session (a cookie)",
     description=(
         "Answers Set-Cookie: __Host-knowledge-session=<id>; Path=/; HttpOnly; Secure; SameSite=Strict. "
@@ -190,6 +192,7 @@ class SignedOut(Model):
 
 @router.delete(
     "/knowledge/session",
+    operation_id="sign_out",
     summary="Sign out: end the console session the call came with",
     tags=["session"],
     openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),

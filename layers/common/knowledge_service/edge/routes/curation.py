@@ -35,6 +35,7 @@ def _reader(project: str | None) -> Reader:
 
 @router.post(
     "/knowledge/conflicts/<id>/resolve",
+    operation_id="resolve_conflict",
     summary="Decide a disagreement (never FORAGER's suggestion applied for anyone)",
     tags=TAGS,
     openapi_extensions=CURATE,
@@ -52,6 +53,7 @@ def post_resolve(
 
 @router.post(
     "/knowledge/conflicts/<id>/reopen",
+    operation_id="reopen_conflict",
     summary="Put a decided disagreement back in the queue",
     tags=TAGS,
     openapi_extensions=CURATE,
@@ -65,6 +67,7 @@ def post_reopen(id: ConflictId, project: Project = None) -> Envelope[upstream_mo
 
 @router.post(
     "/knowledge/duplicates/<id>/decide",
+    operation_id="decide_duplicate",
     summary="Merge a possible duplicate, or keep the two apart",
     tags=TAGS,
     openapi_extensions=CURATE,
@@ -80,6 +83,7 @@ def post_decide(
 
 @router.post(
     "/knowledge/entities/<id>/unmerge",
+    operation_id="unmerge_entity",
     summary="Undo a merge: {id} is the one merged away",
     tags=TAGS,
     openapi_extensions=CURATE,
@@ -96,6 +100,7 @@ def post_unmerge(
 
 @router.post(
     "/knowledge/items/<id>/review",
+    operation_id="review_item",
     summary="Mark a statement reviewed, reject it, or reset its review",
     tags=TAGS,
     openapi_extensions=CURATE,
@@ -111,6 +116,7 @@ def post_review(
 
 @router.get(
     "/knowledge/events",
+    operation_id="list_events",
     summary="The event log: who decided what, newest first",
     tags=TAGS,
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),

@@ -1,7 +1,8 @@
 """Exports: FORAGER's export history, starting one, one export's state, and the archive.
 
 Exporting is ``read_knowledge`` and ``knowledge.export`` in the catalog — never gated. The
-download also takes the project's operator or admin role (W1-03 §8.3, project.export): an
+download also takes the project's operator or admin role (exporting is an act of the operator's
+rank: a project's admin and operator may, never its viewer): an
 owner who holds no role reads the history and is refused the archive. How the archive is
 verified (in the background, by the export verifier) and handed over is ``domain/exports.py``'s
 docstring and docs/api.md.
@@ -47,6 +48,7 @@ def _reader(project: str | None) -> Reader:
 
 @router.get(
     "/knowledge/exports",
+    operation_id="list_exports",
     summary="FORAGER's export history for the knowledge base, newest first",
     tags=TAGS,
     openapi_extensions=READ,
@@ -58,9 +60,10 @@ def get_exports(project: Project = None) -> Envelope[domain.ExportHistory]:
 
 @router.post(
     "/knowledge/exports",
+    operation_id="create_export",
     summary="Start an export (built in the background); the Idempotency-Key is passed through",
     tags=TAGS,
-    openapi_extensions=TAKE,  # making one is project.export: the operator's rank (W1-03 §8.3)
+    openapi_extensions=TAKE,  # making one is exporting: the operator's rank (admin or operator, never viewer)
     responses=error_responses(400, 401, 403, 404, 409, 500, 502, 503, 504),
 )
 def post_export(
@@ -74,6 +77,7 @@ def post_export(
 
 @router.get(
     "/knowledge/exports/<id>",
+    operation_id="get_export",
     summary="One export's state, read while it builds",
     tags=TAGS,
     openapi_extensions=READ,
@@ -86,6 +90,7 @@ def get_export(id: ExportId, project: Project = None) -> Envelope[upstream_model
 
 @router.get(
     "/knowledge/exports/<id>/download",
+    operation_id="download_export",
     summary="The verified archive: a 303 to a short-lived URL, or 409 not_ready while it is verified",
     tags=TAGS,
     openapi_extensions=TAKE,

@@ -22,6 +22,7 @@ router = APIGatewayRouter()
 
 @router.get(
     "/knowledge/feed",
+    operation_id="get_feed",
     summary="The head revision, the watermark(s), recent envelopes, exports and actions",
     tags=["feed"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
@@ -48,6 +49,7 @@ def get_feed(
 
 @router.post(
     "/knowledge/feed/sync",
+    operation_id="sync_feed",
     summary="One pass of the feed, now",
     tags=["feed"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
@@ -61,12 +63,13 @@ def post_sync(project: Project = None) -> Envelope[SyncAnswer]:
     return ok(answer, answer.message)
 
 
-# ---------------------------------------------------------------- dead letters (E-19 build 2)
+# ---------------------------------------------------------------- dead letters
 DeadLetterId = Annotated[str, Path(pattern=identifiers.DEAD_LETTER_ID_PATTERN)]
 
 
 @router.get(
     "/knowledge/feed/dead-letters",
+    operation_id="list_dead_letters",
     summary="The dead-letter queue: a knowledge base's, or with installation=true every one's",
     tags=["feed"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
@@ -89,6 +92,7 @@ def get_dead_letters(
 
 @router.get(
     "/knowledge/feed/dead-letters/<id>",
+    operation_id="get_dead_letter",
     summary="One dead letter whole: the envelope as kept and every attempt's text",
     tags=["feed"],
     openapi_extensions=access(Permission.READ_KNOWLEDGE, project=Standing.READ),
@@ -104,6 +108,7 @@ def get_dead_letter(id: DeadLetterId, project: Project = None) -> Envelope[opera
 
 @router.post(
     "/knowledge/feed/dead-letters/<id>/replay",
+    operation_id="replay_dead_letter",
     summary="Replay a dead letter (after a fix) in the scope it was filed under",
     tags=["feed"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),
@@ -131,6 +136,7 @@ def post_replay(id: DeadLetterId, body: Annotated[operator.ReplayRequest, Body()
 
 @router.post(
     "/knowledge/feed/dead-letters/<id>/discard",
+    operation_id="discard_dead_letter",
     summary="Discard a dead letter with who and why (project form, or knowledge_base for an unreachable one)",
     tags=["feed"],
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.OPERATOR),

@@ -76,6 +76,7 @@ def _request_body(form: dict[str, Any], session_model: type[BaseModel]) -> dict[
 # ---------------------------------------------------------------------- jobs
 @router.post(
     "/knowledge/jobs",
+    operation_id="create_job",
     summary="Queue an import of workspace folders; answers the job at once",
     tags=TAGS,
     openapi_extensions=MANAGE,
@@ -99,6 +100,7 @@ def post_job(request: Annotated[ingestion.JobRequest, Body()], project: Project 
 
 @router.get(
     "/knowledge/jobs",
+    operation_id="list_jobs",
     summary="Recent jobs, newest first",
     tags=TAGS,
     openapi_extensions=READ,
@@ -114,6 +116,7 @@ def get_jobs(
 
 @router.get(
     "/knowledge/jobs/<id>",
+    operation_id="get_job",
     summary="One job's persisted stage state",
     tags=TAGS,
     openapi_extensions=READ,
@@ -127,6 +130,7 @@ def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
 
 @router.post(
     "/knowledge/jobs/<id>/cancel",
+    operation_id="cancel_job",
     summary="Cancel a job: it stops at the next stage boundary and keeps completed work",
     tags=TAGS,
     openapi_extensions=MANAGE,
@@ -138,6 +142,7 @@ def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
 
 @router.post(
     "/knowledge/jobs/<id>/retry",
+    operation_id="retry_job",
     summary="Retry a failed or cancelled job from its checkpoints, not from the start",
     tags=TAGS,
     openapi_extensions=MANAGE,
@@ -164,6 +169,7 @@ def _act_on_job(act: ingestion.JobAct, id: str, project: str | None) -> Envelope
 # ---------------------------------------------------------------------- uploads
 @router.post(
     "/knowledge/upload/sessions",
+    operation_id="create_upload_session",
     summary="Open an upload session: one presigned PUT per file, for a batch too large to send inline",
     tags=TAGS,
     openapi_extensions=MANAGE,
@@ -188,6 +194,7 @@ def post_upload_session(
 
 @router.post(
     "/knowledge/upload",
+    operation_id="upload_documents",
     summary="Upload files: multipart inline, or commit an upload session by its id; answers the job",
     tags=TAGS,
     openapi_extensions={**MANAGE, **_request_body(_form_schema(True), ingestion.UploadCommit)},
@@ -230,6 +237,7 @@ def post_upload(project: Project = None) -> Envelope[Job]:
 
 @router.post(
     "/knowledge/preflight",
+    operation_id="preflight_upload",
     summary="Measure a batch as FORAGER's admission does; nothing is registered or kept",
     tags=TAGS,
     openapi_extensions={**MANAGE, **_request_body(_form_schema(False), ingestion.PreflightSession)},

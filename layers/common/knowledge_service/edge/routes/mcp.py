@@ -34,6 +34,7 @@ PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "obje
 
 @router.post(
     MCP_PATH,
+    operation_id="call_mcp",
     summary="MCP (Streamable HTTP, stateless JSON): tools and resources of one agent mission",
     description=(
         "Authorization: Bearer <km_ mission credential from knowledge-admin mission start>. "

@@ -158,6 +158,7 @@ def _written(written: Written, *, changed: bool | None = None) -> dict[str, Any]
 
 @router.get(
     f"{BASE}/pages",
+    operation_id="list_pages",
     summary="List one directory level, or with meta=1 the whole subtree with frontmatter and trust",
     tags=TAGS,
     openapi_extensions=READ,
@@ -175,6 +176,7 @@ def list_pages(
 
 @router.get(
     f"{BASE}/pages/<path>",
+    operation_id="get_page",
     summary="Read a page, or with version= one version of it",
     tags=TAGS,
     openapi_extensions=READ,
@@ -189,6 +191,7 @@ def get_page(id: ProjectId, path: PagePath, version: Version = None) -> dict[str
 
 @router.put(
     f"{BASE}/pages/<path>",
+    operation_id="put_page",
     summary="Write a page (JSON {content, if_version?}, or text/markdown / text/plain with ?if_version=)",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -215,6 +218,7 @@ def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Versio
 
 @router.delete(
     f"{BASE}/pages/<path>",
+    operation_id="delete_page",
     summary="Delete a page (its bytes stay in its history)",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -226,6 +230,7 @@ def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> di
 
 @router.post(
     f"{BASE}/pages/<path>/review",
+    operation_id="review_page",
     summary="Append {by: human, at} to the page's verified block",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -239,6 +244,7 @@ def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
 
 @router.post(
     f"{BASE}/pages/<path>/revert",
+    operation_id="revert_page",
     summary="Write a version from the page's history back as a new write",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -252,6 +258,7 @@ def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
 
 @router.post(
     f"{BASE}/promote",
+    operation_id="promote_to_page",
     summary="Copy a session brain entry into the knowledge base",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -270,6 +277,7 @@ def promote(request: Request, id: ProjectId) -> dict[str, Any]:
 
 @router.get(
     f"{BASE}/history",
+    operation_id="get_page_history",
     summary="The whole base's write log, newest first",
     tags=TAGS,
     openapi_extensions=READ,
@@ -289,6 +297,7 @@ def history(
 
 @router.get(
     f"{BASE}/versions",
+    operation_id="list_page_versions",
     summary="One page's versions, newest first",
     tags=TAGS,
     openapi_extensions=READ,
@@ -305,6 +314,7 @@ def versions(
 
 @router.delete(
     f"{BASE}/versions",
+    operation_id="forget_page_versions",
     summary="Forget the kept bytes of one page's history (admin; audited first)",
     tags=TAGS,
     openapi_extensions=WRITE,
@@ -316,6 +326,7 @@ def forget_versions(id: ProjectId, path: Annotated[str, Query(max_length=URL_PAT
 
 @router.get(
     f"{BASE}/backlinks",
+    operation_id="list_backlinks",
     summary="The pages that link to a page, in path order",
     tags=TAGS,
     openapi_extensions=READ,
@@ -327,6 +338,7 @@ def backlinks(id: ProjectId, path: Annotated[str, Query(max_length=URL_PATH_CHAR
 
 @router.get(
     f"{BASE}/lint",
+    operation_id="lint_pages",
     summary="Lint the whole tree (fresh=1 walks again)",
     tags=TAGS,
     openapi_extensions=READ,
@@ -338,6 +350,7 @@ def lint(id: ProjectId, fresh: Annotated[Literal["0", "1", "true", "false"] | No
 
 @router.get(
     f"{BASE}/stats",
+    operation_id="get_page_stats",
     summary="Pages, bytes, trust and staleness counts",
     tags=TAGS,
     openapi_extensions=READ,
@@ -349,6 +362,7 @@ def stats(id: ProjectId) -> dict[str, Any]:
 
 @router.get(
     f"{BASE}/search",
+    operation_id="search_pages",
     summary="Search the pages (path, title, tags, type, status, body): ranked hits with a highlighted snippet",
     tags=TAGS,
     openapi_extensions=READ,
@@ -369,6 +383,7 @@ def search(
 
 @router.get(
     f"{BASE}/archive",
+    operation_id="get_pages_archive",
     summary="The whole base as one tar.gz (pages and a manifest): a 303 to a short-lived URL, "
     "or 409 not_ready while it is built",
     tags=TAGS,

@@ -30,6 +30,7 @@ def _reader(project: str | None) -> domain.Reader:
 
 @router.get(
     "/knowledge/search",
+    operation_id="search_knowledge",
     summary="Ranked candidates, no evidence expansion",
     tags=TAGS,
     openapi_extensions=READ,
@@ -54,6 +55,7 @@ def get_search(
 
 @router.post(
     "/knowledge/retrieve",
+    operation_id="retrieve_knowledge",
     summary="Evidence, entities and conflicts assembled into a context, and the text a model is given",
     tags=TAGS,
     openapi_extensions=READ,
@@ -73,6 +75,7 @@ def post_retrieve(
 
 @router.get(
     "/knowledge/items/<id>",
+    operation_id="get_item",
     summary="One statement, with what a person decided about it",
     tags=TAGS,
     openapi_extensions=READ,
@@ -85,6 +88,7 @@ def get_item(id: StatementId, project: Project = None) -> Envelope[upstream_mode
 
 @router.get(
     "/knowledge/items/<id>/evidence",
+    operation_id="get_item_evidence",
     summary="Why we believe a statement: its evidence links",
     tags=TAGS,
     openapi_extensions=READ,
@@ -97,6 +101,7 @@ def get_evidence(id: StatementId, project: Project = None) -> Envelope[domain.Ev
 
 @router.get(
     "/knowledge/entities",
+    operation_id="list_entities",
     summary="Canonical entities by name, or the People and organizations list",
     tags=TAGS,
     openapi_extensions=READ,
@@ -117,6 +122,7 @@ def get_entities(
 
 @router.get(
     "/knowledge/entities/<id>",
+    operation_id="get_entity",
     summary="One person's or organization's page",
     tags=TAGS,
     openapi_extensions=READ,
@@ -129,6 +135,7 @@ def get_entity(id: EntityId, project: Project = None) -> Envelope[upstream_model
 
 @router.get(
     "/knowledge/statements",
+    operation_id="list_statements",
     summary="Every statement, filtered and paged as FORAGER's Knowledge page does",
     tags=TAGS,
     openapi_extensions=READ,
@@ -161,6 +168,7 @@ def get_statements(
 
 @router.get(
     "/knowledge/duplicates",
+    operation_id="list_duplicates",
     summary="Possible duplicate people or organizations",
     tags=TAGS,
     openapi_extensions=READ,
@@ -176,6 +184,7 @@ def get_duplicates(
 
 @router.get(
     "/knowledge/sources",
+    operation_id="list_sources",
     summary="Registered sources",
     tags=TAGS,
     openapi_extensions=READ,
@@ -187,6 +196,7 @@ def get_sources(project: Project = None) -> Envelope[upstream_models.RegisteredS
 
 @router.get(
     "/knowledge/sources/<id>",
+    operation_id="get_source",
     summary="One source's page: the first 200 chunks, each cut to 400 characters",
     tags=TAGS,
     openapi_extensions=READ,
@@ -199,6 +209,7 @@ def get_source(id: SourceId, project: Project = None) -> Envelope[upstream_model
 
 @router.get(
     "/knowledge/conflicts",
+    operation_id="list_conflicts",
     summary="Disagreements in scope, with both sides and the suggested resolution",
     tags=TAGS,
     openapi_extensions=READ,

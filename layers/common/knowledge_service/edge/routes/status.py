@@ -19,6 +19,7 @@ router = APIGatewayRouter()
 
 @router.get(
     "/knowledge/status",
+    operation_id="get_status",
     summary="What the colony's knowledge is doing",
     tags=["status"],
     openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
@@ -46,6 +47,7 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
 
 @router.get(
     "/knowledge/engine",
+    operation_id="get_engine",
     summary="The engine this host manages (none, on a serverless host)",
     tags=["status"],
     openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
@@ -59,6 +61,7 @@ def get_engine() -> Envelope[status_domain.EngineAnswer]:
 
 @router.get(
     "/modules",
+    operation_id="list_modules",
     summary="Each hosted module on five axes",
     tags=["status"],
     openapi_extensions=access(Permission.READ_STATUS, project=Standing.INSTALLATION),
@@ -73,6 +76,7 @@ def get_modules() -> Envelope[modules_domain.ModulesAnswer]:
 
 @router.post(
     "/settings",
+    operation_id="update_settings",
     summary="Write the console-writable knowledge settings",
     tags=["settings"],
     openapi_extensions=access(Permission.MANAGE_SETTINGS, project=Standing.INSTALLATION),

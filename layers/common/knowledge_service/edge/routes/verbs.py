@@ -113,6 +113,7 @@ def _register(verb: Verb) -> None:
         statuses.insert(-1, 429)
     router.post(
         verb_path(verb.name),
+        operation_id=verb.name.replace(".", "_"),  # knowledge_distil, capture_create
         summary=verb.summary,
         description=f"The {verb.name} verb. The workspace is named by ?workspace=<project id>.",
         tags=["verbs"],
@@ -127,6 +128,7 @@ for _verb in VERBS.values():
 
 @router.get(
     CATALOGUE_PATH,
+    operation_id="list_verbs",
     summary="The verbs, with capability, risk class, permission, MCP tier and idempotency",
     tags=["verbs"],
     openapi_extensions={PERMISSION_KEY: Permission.READ_KNOWLEDGE.value},

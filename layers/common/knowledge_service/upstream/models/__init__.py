@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     from knowledge_service.upstream.models.statements import (
         EvidenceLink as EvidenceLink,
         EvidenceList as EvidenceList,
+        FacetCounts as FacetCounts,
         KnowledgeItem as KnowledgeItem,
         StatementRow as StatementRow,
         StatementsPage as StatementsPage,
@@ -130,6 +131,7 @@ AREAS: dict[str, tuple[str, ...]] = {
         "StatementRow",
         "KnowledgeItem",
         "EvidenceList",
+        "FacetCounts",
         "StatementsPage",
     ),
     "entities": (

@@ -79,7 +79,8 @@ class RejectedEntry(UpstreamModel):
 
 
 class Admission(UpstreamModel):
-    """FORAGER's admission measurement of a batch (W1-07 §6): an answer, admitted or not."""
+    """FORAGER's admission measurement of a batch (whether it fits the tier's limits and the
+    caller's grant, as ``POST /knowledge/preflight`` quotes it): an answer, admitted or not."""
 
     admitted: bool
     measured_bytes: int = Field(ge=0)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from knowledge_service.upstream.models.base import UpstreamModel
 from knowledge_service.upstream.models.search import EntityRef
@@ -65,9 +66,14 @@ class EvidenceList(UpstreamModel):
     evidence: list[EvidenceLink] = Field(default_factory=list)
 
 
+FacetCounts = TypeAliasType("FacetCounts", dict[str, int])
+"""One facet's values and how many statements hold each; a named schema in the OpenAPI
+document, so a generated client calls it ``FacetCounts``."""
+
+
 class StatementsPage(UpstreamModel):
     items: list[StatementRow] = Field(default_factory=list)
     page: int
     page_size: int
     total: int
-    facets: dict[str, dict[str, int]] = Field(default_factory=dict)
+    facets: dict[str, FacetCounts] = Field(default_factory=dict)
