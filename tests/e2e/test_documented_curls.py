@@ -300,7 +300,7 @@ def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack, tmp
     assert f"principal grant local-admin --role {project}=admin" in " ".join(walk)
     readme = (ROOT / "README.md").read_text()
     after = readme[readme.index("\n".join(walk)) :].split("```", 1)[1]
-    assert after.strip().startswith("Then import a folder (next section)."), "the walk hands over to the import"
+    assert after.strip().startswith("Then import a folder into it"), "the walk hands over to the import"
     # When bash runs it as pasted
     done = run_as_pasted(walk, own_stack, tmp_path)
     # Then every command succeeds, the knowledge base made is printed,
