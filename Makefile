@@ -30,7 +30,7 @@ install: ## uv, the locked dev environment (its bytecode and the project's compi
 	@# the project's own modules too: with PYTHONDONTWRITEBYTECODE set, each process (a Lambda
 	@# environment, a knowledge-admin call) compiled them again; an edited file's stale .pyc is
 	@# seen by its timestamp and compiled again in memory (docs/testing.md)
-	@$(UV) run python -m compileall -q -j 0 layers/common/knowledge_service functions devstack forager_simulator kb >/dev/null
+	@$(UV) run python -m compileall -q -j 0 layers/common/knowledge_service functions devstack local_engine kb >/dev/null
 	@test -x $(SAM) || $(UV) tool install --quiet aws-sam-cli
 
 run: install ## start the local stack: moto, the API on :3000, schedules, the FORAGER simulator
@@ -59,7 +59,7 @@ deep: install ## every tier with the large counts: Hypothesis profile deep, the 
 lint: ## ruff, mypy and the import contract (import-linter)
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
-	$(UV) run mypy layers/common/knowledge_service functions devstack forager_simulator kb benchmarks
+	$(UV) run mypy layers/common/knowledge_service functions devstack local_engine kb benchmarks
 	$(UV) run lint-imports --no-cache
 
 format: ## ruff's fixes and formatting

@@ -114,10 +114,10 @@ def _timed(call: Any, spent: list[float]) -> Any:
 
 
 def _child(size: int) -> dict[str, Any]:
-    from forager_simulator import exports as sim_exports, start_simulator
     from knowledge_service.domain import exports as domain
     from knowledge_service.storage.archives import ArchiveStore, archive_key
     from knowledge_service.upstream.client import ForagerClient
+    from local_engine import exports as sim_exports, start_engine
 
     with _moto_server() as endpoint:
         s3, dynamodb = _emulated_aws(endpoint)
@@ -125,7 +125,7 @@ def _child(size: int) -> dict[str, Any]:
         for operation in ("create_multipart_upload", "upload_part", "complete_multipart_upload"):
             setattr(s3, operation, _timed(getattr(s3, operation), s3_seconds))
         archives = ArchiveStore(s3, "archives", dynamodb, "config")
-        with start_simulator() as sim:
+        with start_engine() as sim:
             book = sim_exports.book(sim.state)
             book.build_seconds = 0.0
             book.archive_bytes = size

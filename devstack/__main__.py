@@ -28,7 +28,7 @@ def configure_logging() -> None:
     """
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s"))
-    for name in ("devstack", "forager_simulator"):
+    for name in ("devstack", "local_engine"):
         own = logging.getLogger(name)
         own.setLevel(logging.INFO)
         own.addHandler(handler)

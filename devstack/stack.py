@@ -290,7 +290,7 @@ class Stack:
                 log.warning("FORAGER_ENDPOINT is set without FORAGER_TOKEN: FORAGER will refuse every call")
             self.forager_url = forager_endpoint.rstrip("/")
             return self.forager_url, forager_token or ""
-        from forager_simulator import start_simulator
+        from local_engine import start_engine
 
         from .supervisor import EngineSupervisor
 
@@ -299,7 +299,7 @@ class Stack:
             "the local engine",
             [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
             self.host,
-            lambda: start_simulator(
+            lambda: start_engine(
                 host=self.host,
                 port=port,
                 control_port=control_port,

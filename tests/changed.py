@@ -6,7 +6,7 @@ first full run and no tracing, and it sees what a coverage map of the pytest pro
 (the end-to-end files run the code in the local stack's processes).
 
 **What reaches what.** A graph over the project's Python files (``knowledge_service``,
-``functions/``, ``devstack``, ``forager_simulator``, ``kb``, ``benchmarks`` and the helpers of
+``functions/``, ``devstack``, ``local_engine``, ``kb``, ``benchmarks`` and the helpers of
 ``tests/``), whose edges are:
 
 - every import a file makes (``import a.b``, ``from a.b import c``, relative ones, and the
@@ -33,7 +33,7 @@ through ``"/knowledge/project-map"`` → ``functions/bindings/app.py`` → ``edg
 
 - a test file (``tests/**/test_*.py``): itself;
 - a Python file of the product (``layers/common/knowledge_service``, ``functions/``,
-  ``devstack``, ``forager_simulator``, ``kb``) or a helper of ``tests/``: the test files outside
+  ``devstack``, ``local_engine``, ``kb``) or a helper of ``tests/``: the test files outside
   ``tests/e2e/`` nearest to it, those that reach it in the fewest steps or one more (a module
   most routes import, ``edge/access.py``, is reached by nearly every test in a few steps; the
   nearest are the ones that test it; ``--every``, ``make check CHECK_REACH=every``: all that
@@ -72,14 +72,14 @@ ROOT = Path(__file__).resolve().parents[1]
 WIDE = ("template.yaml", "pyproject.toml", "uv.lock")
 CONSOLE = "functions/console/static/"
 LAYER = "layers/common/"
-PACKAGES = ("knowledge_service", "devstack", "forager_simulator", "kb", "benchmarks", "tests")
+PACKAGES = ("knowledge_service", "devstack", "local_engine", "kb", "benchmarks", "tests")
 """Where the project's Python lives: ``knowledge_service`` under ``layers/common/``, the rest at the root."""
 
 TIERS = (
     (LAYER, ("tests/unit/",)),
     ("functions/", ("tests/unit/",)),
     ("devstack/", ("tests/devstack/",)),
-    ("forager_simulator/", ("tests/simulator/", "tests/contract/")),
+    ("local_engine/", ("tests/engine/", "tests/contract/")),
     ("kb/", ("tests/pages/",)),
     ("tests/pages/", ("tests/pages/",)),
     ("tests/contract/", ("tests/contract/",)),
@@ -386,7 +386,7 @@ def is_product(path: str) -> bool:
         path.endswith(".py")
         and Path(path).name != "conftest.py"
         and (
-            path.startswith((LAYER, "functions/", "devstack/", "forager_simulator/", "kb/"))
+            path.startswith((LAYER, "functions/", "devstack/", "local_engine/", "kb/"))
             or (path.startswith("tests/") and not Path(path).name.startswith("test_"))
         )
     )

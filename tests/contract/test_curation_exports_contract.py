@@ -9,10 +9,10 @@ import time
 import httpx
 import pytest
 
-from forager_simulator import Simulator, exports as sim_exports
-from forager_simulator.corpus import record_id
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
+from local_engine import Engine, exports as sim_exports
+from local_engine.corpus import record_id
 
 pytestmark = pytest.mark.contract
 
@@ -21,12 +21,12 @@ APRIL = record_id("ki", "falcon", "launch_april")
 
 
 @pytest.fixture
-def client(simulator: Simulator) -> ForagerClient:
+def client(simulator: Engine) -> ForagerClient:
     sim_exports.book(simulator.state).build_seconds = 0.0
     return ForagerClient(simulator.url, simulator.token, timeout_seconds=2.0)
 
 
-def test_resolve_and_reopen_with_the_actor_and_no_empty_fields(client: ForagerClient, simulator: Simulator) -> None:
+def test_resolve_and_reopen_with_the_actor_and_no_empty_fields(client: ForagerClient, simulator: Engine) -> None:
     decided = client.resolve_conflict(LAUNCH, {"action": "accept_winner", "winner_id": APRIL, "notes": None,
                                                 "actor": "ada"})  # fmt: skip
     assert decided.status == "resolved" and decided.decision is not None and decided.decision.decided_by == "ada"
@@ -51,7 +51,7 @@ def test_decide_unmerge_and_review(client: ForagerClient) -> None:
 
 
 def test_an_export_is_built_in_the_background_and_streams_with_its_digest(
-    client: ForagerClient, simulator: Simulator
+    client: ForagerClient, simulator: Engine
 ) -> None:
     sim_exports.book(simulator.state).build_seconds = 0.3
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-export")
@@ -71,7 +71,7 @@ def test_an_export_is_built_in_the_background_and_streams_with_its_digest(
 @pytest.mark.parametrize(("control", "status", "code"), [("folder", 409, "written_to_folder"),
                                                           ("expire", 410, "archive_expired")])  # fmt: skip
 def test_a_download_forager_refuses_is_refused_in_its_words(
-    client: ForagerClient, simulator: Simulator, control: str, status: int, code: str
+    client: ForagerClient, simulator: Engine, control: str, status: int, code: str
 ) -> None:
     row = client.start_export("falcon", {"format": "anthill"}, idempotency_key=f"contract-{control}")
     httpx.post(f"{simulator.control_url}/exports/{row.export_id}/{control}").raise_for_status()
@@ -80,7 +80,7 @@ def test_a_download_forager_refuses_is_refused_in_its_words(
     assert (refused.value.upstream_status, refused.value.upstream_code) == (status, code)
 
 
-def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Simulator) -> None:
+def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Engine) -> None:
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-reset")
     client.export(row.export_id)
     simulator.set_fault("reset", path_prefix=f"/api/exports/{row.export_id}/download", times=1)
@@ -88,7 +88,7 @@ def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, si
         b"".join(arriving.chunks)
 
 
-def test_forager_refuses_an_export_while_processing(client: ForagerClient, simulator: Simulator) -> None:
+def test_forager_refuses_an_export_while_processing(client: ForagerClient, simulator: Engine) -> None:
     httpx.post(f"{simulator.control_url}/projects/falcon/processing", json={"processing": True}).raise_for_status()
     with pytest.raises(UpstreamRefused) as refused:
         client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-busy")

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from forager_simulator import Simulator, extraction, start_simulator
+from local_engine import Engine, extraction, start_engine
 from tests import secrets
 from tests.localstack import free_port
 
@@ -34,14 +34,14 @@ TOKEN = "engine-contract-token"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simulator]:
-    with start_simulator(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
         secrets.register(sim.token)
         yield sim
 
 
 @pytest.fixture
-def api(engine: Simulator) -> Iterator[httpx.Client]:
+def api(engine: Engine) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as client:
         yield client
 
@@ -198,7 +198,7 @@ def test_a_path_that_does_not_exist_fails_the_job_with_the_engines_sentence(api:
 
 
 def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
-    api: httpx.Client, engine: Simulator, folder: Path
+    api: httpx.Client, engine: Engine, folder: Path
 ) -> None:
     ref = new_base(api)
     ingest(api, ref, folder)
@@ -221,7 +221,7 @@ def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
 
 
 def test_cancel_stops_at_a_boundary_and_retry_resumes_from_the_checkpoint(
-    api: httpx.Client, engine: Simulator, folder: Path
+    api: httpx.Client, engine: Engine, folder: Path
 ) -> None:
     ref = new_base(api)
     engine.set_job_pace("poll")
@@ -245,7 +245,7 @@ def test_cancel_stops_at_a_boundary_and_retry_resumes_from_the_checkpoint(
 
 
 def _engine_process(data: Path, port: int, control: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "forager_simulator", "--port", str(port), "--control-port", str(control)]
+    command = [sys.executable, "-m", "local_engine", "--port", str(port), "--control-port", str(control)]
     command += ["--data", str(data), "--token", TOKEN, "--quiet"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from forager_simulator import Simulator
-from forager_simulator.corpus import record_id, source_id_for
 from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
+from local_engine import Engine
+from local_engine.corpus import record_id, source_id_for
 
 pytestmark = pytest.mark.contract
 
 
 @pytest.fixture
-def client(simulator: Simulator) -> ForagerClient:
+def client(simulator: Engine) -> ForagerClient:
     return ForagerClient(simulator.url, simulator.token, timeout_seconds=2.0)
 
 

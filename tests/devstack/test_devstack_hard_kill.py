@@ -23,7 +23,7 @@ import boto3
 import httpx
 from botocore.config import Config
 
-from forager_simulator import start_simulator
+from local_engine import start_engine
 from tests.localstack import LocalStack, launch_stack
 
 ROUNDS = int(os.environ.get("DEVSTACK_KILL_ROUNDS", "3"))
@@ -161,14 +161,14 @@ def test_given_kill_9_at_random_moments_of_write_bursts_then_every_acknowledged_
 
 def test_given_a_state_file_then_bases_sources_and_keys_survive_a_simulator_restart(tmp_path: Path) -> None:
     state = tmp_path / "forager-simulator.json"
-    with start_simulator(token="t0ken", state_file=state) as first:
+    with start_engine(token="t0ken", state_file=state) as first:
         auth = {"Authorization": "Bearer t0ken", "Idempotency-Key": "key-1"}
         made = httpx.post(f"{first.url}/api/projects", json={"name": "Kept"}, headers=auth).json()
         first.put_source(made["project_ref"], "notes.md", "Kept across a restart.")
         instance = first.state.instance_id
 
     assert state.stat().st_mode & 0o777 == 0o600
-    with start_simulator(token="t0ken", state_file=state) as second:
+    with start_engine(token="t0ken", state_file=state) as second:
         listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}).json()
         replay = httpx.post(f"{second.url}/api/projects", json={"name": "Kept"}, headers=auth)
 
@@ -180,13 +180,13 @@ def test_given_a_state_file_then_bases_sources_and_keys_survive_a_simulator_rest
 
 
 def test_given_no_state_file_then_a_restarted_simulator_is_the_demo_corpus_again() -> None:
-    with start_simulator(token="t0ken") as first:
+    with start_engine(token="t0ken") as first:
         made = httpx.post(
             f"{first.url}/api/projects",
             json={"name": "Gone"},
             headers={"Authorization": "Bearer t0ken", "Idempotency-Key": "key-2"},
         ).json()
-    with start_simulator(token="t0ken") as second:
+    with start_engine(token="t0ken") as second:
         listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}).json()
 
     assert made["project_ref"] not in {p["project_ref"] for p in listed["projects"]}

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from forager_simulator.corpus import record_id
 from knowledge_service.domain.commerce import SUBSCRIPTION_CACHE_SECONDS
 from knowledge_service.domain.exports import FAILURE_HOLD_SECONDS
+from local_engine.corpus import record_id
 from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from forager_simulator.corpus import record_id, source_id_for
+from local_engine.corpus import record_id, source_id_for
 from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e

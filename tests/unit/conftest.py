@@ -2,7 +2,7 @@
 moto in-process, and a test that connects or binds to an address fails.
 
 The simulator here is built but never started (it listens on no port); the product's
-connection pool is handed :class:`forager_simulator.inprocess.InProcessNetwork`, which serves
+connection pool is handed :class:`local_engine.inprocess.InProcessNetwork`, which serves
 each connection on a thread with the same HTTP handler the simulator's port uses, faults
 and all. ``tests/contract`` and ``tests/e2e`` keep the simulator on loopback.
 """
@@ -15,9 +15,9 @@ from typing import Any
 import httpcore
 import pytest
 
-from forager_simulator import Simulator
-from forager_simulator.inprocess import InProcessNetwork
 from knowledge_service.upstream import client as client_module
+from local_engine import Engine
+from local_engine.inprocess import InProcessNetwork
 from tests import secrets
 
 NOMINAL_PORT = 7311
@@ -31,14 +31,14 @@ class SocketRefused(RuntimeError):
 
 
 @pytest.fixture(scope="session")
-def simulator() -> Simulator:
-    sim = Simulator(port=NOMINAL_PORT, token="unit-simulator-token")  # never started: no port opened
+def simulator() -> Engine:
+    sim = Engine(port=NOMINAL_PORT, token="unit-simulator-token")  # never started: no port opened
     secrets.register(sim.token)
     return sim
 
 
 @pytest.fixture(autouse=True)
-def forager_in_process(simulator: Simulator, monkeypatch: pytest.MonkeyPatch) -> InProcessNetwork:
+def forager_in_process(simulator: Engine, monkeypatch: pytest.MonkeyPatch) -> InProcessNetwork:
     """Every connection pool the product builds talks to the simulator in-process."""
     network = InProcessNetwork(simulator)
     build = client_module.connection_pool

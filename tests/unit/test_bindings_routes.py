@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from forager_simulator import Simulator
 from knowledge_service.domain.idempotency import scoped_key
 from knowledge_service.errors import Conflict
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.conditions import WriteFailed
 from knowledge_service.storage.config_store import ConfigStore
+from local_engine import Engine
 from tests.conftest import Api, principal
 
 
@@ -60,7 +60,7 @@ def test_project_map_refusals(api: Api, knowledge_on: Runtime, body: dict[str, A
     assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
 
 
-def test_project_map_is_503_while_knowledge_is_down(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+def test_project_map_is_503_while_knowledge_is_down(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
     forager.set_fault("down")
     answer = api.call("POST", "/knowledge/project-map", body={"project": "falcon", "knowledge_base": ""})
     assert (answer.status, answer.body["code"]) == (503, "knowledge_unreachable")
@@ -73,7 +73,7 @@ def test_projects_proxies_foragers_list(api: Api, knowledge_on: Runtime) -> None
     assert {"falcon", "harbour"} <= refs
 
 
-def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
     answer = api.call(
         "POST",
         "/knowledge/bases",
@@ -98,7 +98,7 @@ def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime
 
 
 def test_a_replay_with_the_same_idempotency_key_answers_the_same_and_makes_nothing(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     body = {"name": "Once", "project": "colony-docs"}
     first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-42"})
@@ -118,7 +118,7 @@ BEA = principal(
 
 
 def test_two_callers_sending_one_key_with_different_bodies_each_make_their_own_base(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     knowledge_on.config.unbind("falcon")
     ada = api.call(
@@ -145,7 +145,7 @@ def test_two_callers_sending_one_key_with_different_bodies_each_make_their_own_b
 
 
 def test_a_second_caller_with_the_same_key_and_body_is_never_answered_the_first_callers_result(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     body = {"name": "Once", "project": "colony-docs"}
     first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-7"})
@@ -157,7 +157,7 @@ def test_a_second_caller_with_the_same_key_and_body_is_never_answered_the_first_
 
 
 def test_the_key_forager_sees_is_stable_for_one_caller_so_a_retry_after_a_failure_is_the_same_intent(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     forager.set_fault("5xx", path_prefix="/api/projects", times=1)
     body = {"name": "Retried", "project": "colony-docs"}
@@ -170,7 +170,7 @@ def test_the_key_forager_sees_is_stable_for_one_caller_so_a_retry_after_a_failur
 
 
 def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     answer = api.call("POST", "/knowledge/bases", body={"name": "Second", "project": "falcon"})
     assert (answer.status, answer.body["code"]) == (409, "already_bound")
@@ -187,7 +187,7 @@ def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
     ids=["admin-elsewhere", "other-owner", "operator"],
 )
 def test_the_console_default_is_held_to_the_installations_owner_before_its_binding_shows(
-    api: Api, knowledge_on: Runtime, forager: Simulator, who: object
+    api: Api, knowledge_on: Runtime, forager: Engine, who: object
 ) -> None:
     # Given a bound console default
     knowledge_on.config.bind("", "harbour", "test")
@@ -200,7 +200,7 @@ def test_the_console_default_is_held_to_the_installations_owner_before_its_bindi
 
 
 def test_a_project_the_caller_has_no_standing_in_is_answered_as_a_missing_one_byte_for_byte(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     stranger = principal("sam", Permission.MANAGE_KNOWLEDGE, roles={"elsewhere": ProjectRole.ADMIN})
     hidden = api.call("POST", "/knowledge/bases", stranger, body={"name": "X", "project": "falcon"})
@@ -211,9 +211,7 @@ def test_a_project_the_caller_has_no_standing_in_is_answered_as_a_missing_one_by
     assert api.call("POST", "/knowledge/bases", viewer, body={"name": "X", "project": "falcon"}).status == 403
 
 
-def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(
-    api: Api, knowledge_on: Runtime, forager: Simulator
-) -> None:
+def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
     forager.set_fault("5xx", path_prefix="/api/projects")
     failed = api.call("POST", "/knowledge/bases", body={"name": "Harbour", "project": "colony-docs"})
     assert (failed.status, failed.body["code"]) == (502, "upstream_error")
@@ -223,7 +221,7 @@ def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(
 
 
 def test_binding_failed_names_the_base_forager_made(
-    api: Api, knowledge_on: Runtime, forager: Simulator, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def lost(self: ConfigStore, *args: object, **kwargs: object) -> None:
         raise WriteFailed("ConditionalCheckFailedException")
@@ -338,7 +336,7 @@ def test_a_binding_whose_project_record_is_gone_shows_to_no_owner(api: Api, know
 
 
 def test_the_bindings_list_is_503_while_knowledge_is_off_or_down(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     forager.set_fault("down")
     answer = api.call("GET", "/knowledge/project-map")

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from forager_simulator import Simulator
-from forager_simulator.corpus import record_id
 from knowledge_service.domain.commerce import CachedSubscription
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.models import Subscription, SubscriptionRecord
 from knowledge_service.runtime import Runtime
+from local_engine import Engine
+from local_engine.corpus import record_id
 from tests.conftest import ADMIN, Api, principal
 
 LAUNCH = record_id("cf", "falcon", "launch_date")
@@ -47,7 +47,7 @@ def act(api: Api, route: str, record: str, body: Any = None, who: Any = OPERATOR
     return api.call("POST", route.replace("{id}", record), who, body=body, query={"project": project}, resource=route)
 
 
-def writes(forager: Simulator) -> list[dict[str, Any]]:
+def writes(forager: Engine) -> list[dict[str, Any]]:
     return [r for r in forager.requests if r["method"] == "POST"]
 
 
@@ -63,7 +63,7 @@ def subscribe(rt: Runtime, state: Subscription, *capabilities: str) -> None:
 
 # ---------------------------------------------------------------- a full round
 def test_resolve_reopen_resolve_each_leaves_its_row_and_never_the_note(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     first = act(api, ROUTES["resolve"][0], LAUNCH,
                 {"action": "accept_winner", "winner_id": APRIL, "notes": "  The signed memo wins  "})  # fmt: skip
@@ -100,7 +100,7 @@ def test_resolve_reopen_resolve_each_leaves_its_row_and_never_the_note(
 
 
 def test_merge_reads_back_which_was_kept_then_unmerge_restores_it(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     merged = act(api, ROUTES["decide"][0], ROBERT_R, {"action": "merge", "notes": "Same person"})
     assert merged.status == 200, merged.body
@@ -164,7 +164,7 @@ def test_review_answers_the_statements_review(
     ],
 )
 def test_resolve_refusals_are_400_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Simulator, record: str, body: dict[str, Any], field: str
+    api: Api, knowledge_on: Runtime, forager: Engine, record: str, body: dict[str, Any], field: str
 ) -> None:
     answer = act(api, ROUTES["resolve"][0], record, body)
     assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.body
@@ -200,7 +200,7 @@ def test_deciding_an_already_decided_duplicate_is_409(api: Api, knowledge_on: Ru
     ],
 )
 def test_another_bases_record_is_404_in_an_unknown_ids_words_and_nothing_changes(
-    api: Api, knowledge_on: Runtime, forager: Simulator, route: str, record: str
+    api: Api, knowledge_on: Runtime, forager: Engine, route: str, record: str
 ) -> None:
     body = {"action": "dismiss"} if "resolve" in route else {"action": "merge"} if "decide" in route else (
         {"action": "reject"} if "review" in route else {})  # fmt: skip
@@ -214,7 +214,7 @@ def test_another_bases_record_is_404_in_an_unknown_ids_words_and_nothing_changes
 @pytest.mark.parametrize("who", [VIEWER, OWNER], ids=["viewer", "role-less-owner"])
 @pytest.mark.parametrize("name", sorted(ROUTES))
 def test_a_viewer_and_a_role_less_owner_are_403(
-    api: Api, knowledge_on: Runtime, forager: Simulator, who: Any, name: str
+    api: Api, knowledge_on: Runtime, forager: Engine, who: Any, name: str
 ) -> None:
     route, record, body = ROUTES[name]
     answer = act(api, route, record, body, who=who)
@@ -225,7 +225,7 @@ def test_a_viewer_and_a_role_less_owner_are_403(
 # ---------------------------------------------------------------- the commercial gate
 @pytest.mark.parametrize("name", sorted(ROUTES))
 def test_enrolled_without_curate_is_402_before_forager_is_asked_anything(
-    api: Api, knowledge_on: Runtime, forager: Simulator, name: str
+    api: Api, knowledge_on: Runtime, forager: Engine, name: str
 ) -> None:
     subscribe(knowledge_on, Subscription.ACTIVE)
     before = len(forager.requests)
@@ -351,7 +351,7 @@ def test_a_note_padded_with_a_no_break_space_is_not_trimmed_of_it(api: Api, know
 
 
 def test_deciding_a_duplicate_kept_apart_again_is_409_and_forager_is_asked_nothing(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     assert act(api, ROUTES["decide"][0], ROBERT_R, {"action": "keep_apart"}).status == 200
     before = writes(forager)

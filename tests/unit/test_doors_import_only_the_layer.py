@@ -41,4 +41,4 @@ def test_a_door_imports_only_the_layer_and_the_standard_library(door: Path) -> N
 
 
 def test_the_check_sees_a_forbidden_import() -> None:
-    assert imported_roots("from forager_simulator import Simulator\nimport httpx\n") == {"forager_simulator", "httpx"}
+    assert imported_roots("from local_engine import Engine\nimport httpx\n") == {"local_engine", "httpx"}

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from forager_simulator.corpus import record_id
 from knowledge_service.domain.scope import NOT_HELD
 from knowledge_service.runtime import Runtime
+from local_engine.corpus import record_id
 from tests.conftest import Api
 
 ROUTES: list[tuple[str, str, Any]] = [

@@ -15,8 +15,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from devstack.lambdas import FakeLambdaContext
-from forager_simulator import Simulator
-from forager_simulator.corpus import record_id
 from knowledge_service.domain import agent_missions as missions
 from knowledge_service.domain.pages.service import Pages
 from knowledge_service.edge import mcp_tools
@@ -27,6 +25,8 @@ from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.agent_missions import MissionRecord
+from local_engine import Engine
+from local_engine.corpus import record_id
 from tests.unit.test_fault_injection import FAULT_ANSWERS
 
 EVERY_TOOL = sorted(mcp_tools.SPECS)
@@ -447,7 +447,7 @@ def scoped(rt: Runtime) -> tuple[Runtime, str]:
 
 # ------------------------------------------------------------------------------ FORAGER's faults
 def test_a_tool_call_shares_the_requests_budget_a_stalled_forager_is_answered_inside_it(
-    rt: Runtime, forager: Simulator
+    rt: Runtime, forager: Engine
 ) -> None:
     """Lambda's remaining time less the margin bounds every FORAGER call a tool makes, as on
     every route: 2.6 s left is a 0.6 s budget, so a FORAGER stalling 30 s after its headers is

@@ -17,7 +17,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-PACKAGES = ("knowledge_service", "devstack", "forager_simulator", "kb", "benchmarks", "tests")
+PACKAGES = ("knowledge_service", "devstack", "local_engine", "kb", "benchmarks", "tests")
 
 
 def import_cycles(*packages: str) -> list[list[str]]:

@@ -11,8 +11,8 @@ import pytest
 from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
-from forager_simulator import Simulator
 from knowledge_service.runtime import Runtime
+from local_engine import Engine
 from tests.conftest import ADMIN, enrol
 
 TEMPLATE = Template()
@@ -115,8 +115,8 @@ def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime)
     assert PageSearch(aws.search, "falcon").pending() == 0
 
 
-def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Simulator) -> None:
-    from forager_simulator import exports as sim_exports
+def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Engine) -> None:
+    from local_engine import exports as sim_exports
 
     event = json.loads((EVENTS / "verifier_export_requested.json").read_text())
     export_id = event["detail"]["export_id"]

@@ -13,9 +13,9 @@ import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from forager_simulator import Simulator
 from knowledge_service.domain.workspace_paths import PathRefused, file_name
 from knowledge_service.runtime import Runtime
+from local_engine import Engine
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form, upstream_posts
 
@@ -45,7 +45,7 @@ HOSTILE = [
 ]
 
 
-def _refused_on_every_route(api: Api, forager: Simulator, name: str) -> list[tuple[int, str, str]]:
+def _refused_on_every_route(api: Api, forager: Engine, name: str) -> list[tuple[int, str, str]]:
     answers = [
         api.call("POST", "/knowledge/upload", body=form([(name, b"x")], project="falcon"), headers=MULTIPART),
         api.call("POST", "/knowledge/preflight", body=form([(name, b"x")], project="falcon"), headers=MULTIPART),
@@ -58,7 +58,7 @@ def _refused_on_every_route(api: Api, forager: Simulator, name: str) -> list[tup
 
 @pytest.mark.parametrize("name", HOSTILE)
 def test_a_hostile_file_name_is_the_same_400_on_every_upload_route_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Simulator, name: str
+    api: Api, knowledge_on: Runtime, forager: Engine, name: str
 ) -> None:
     answers = _refused_on_every_route(api, forager, name)
     expected = [(400, "bad_request", "files"), (400, "bad_request", "files"), (400, "bad_request", "files.0.name")]
@@ -68,7 +68,7 @@ def test_a_hostile_file_name_is_the_same_400_on_every_upload_route_and_nothing_i
     assert staged.get("KeyCount", 0) == 0
 
 
-def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_on: Runtime, forager: Simulator) -> None:
+def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
     body = form([("notes/./a.md", b"x"), ("notes%2Fb.md", b"y"), ("\uff43.md", b"z")], project="falcon")
     answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
     assert answer.status == 200, answer.raw
@@ -76,7 +76,7 @@ def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_o
 
 
 def test_a_session_staged_under_a_hostile_name_is_refused_at_commit_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Simulator
+    api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     opened = api.call(
         "POST", "/knowledge/upload/sessions", body={"project": "falcon", "files": [{"name": "a.md", "size_bytes": 1}]}

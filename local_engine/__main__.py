@@ -1,4 +1,4 @@
-"""``python -m forager_simulator``: run the simulator in the foreground.
+"""``python -m local_engine``: run the simulator in the foreground.
 
 Logs one line per request to stderr (never the token) and stops on SIGINT / SIGTERM.
 """
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from .server import start_simulator
+from .server import start_engine
 
-TOKEN_ENV = "FORAGER_SIMULATOR_TOKEN"  # noqa: S105 - a variable name, not a secret
+TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m forager_simulator",
+        prog="python -m local_engine",
         description="A stateful FORAGER simulator (test double) on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
@@ -69,9 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.WARNING if args.quiet else logging.INFO,
         format="%(asctime)s %(message)s",
     )
-    log = logging.getLogger("forager_simulator")
+    log = logging.getLogger("local_engine")
     try:
-        sim = start_simulator(
+        sim = start_engine(
             args.host,
             args.port,
             args.control_port,

@@ -2,7 +2,7 @@
 
 Search, retrieval, statements and their evidence, people and organizations, possible
 duplicates, sources and disagreements, served from ``corpus.DEMO_RECORDS`` and the live
-sources in :class:`SimulatorState`. Project-scoped routes answer one knowledge base; the
+sources in :class:`EngineState`. Project-scoped routes answer one knowledge base; the
 record routes (``/api/knowledge/{id}``, ``/api/entities/{id}``, ``/api/sources/{id}``) are
 not project-scoped, as FORAGER's are not: they answer any id and carry its ``project_ref``.
 
@@ -36,7 +36,7 @@ from .corpus import (
 )
 from .knowledge import Knowledge
 from .routing import ApiError, Handler, Request, Response, json_response
-from .state import SEARCH_BACKEND, SimulatorState
+from .state import SEARCH_BACKEND, EngineState
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 ID = r"(?P<id>[a-z]+_[0-9a-f]{16})"
@@ -96,9 +96,9 @@ def _tokens(text: str) -> list[str]:
 
 
 class ReadsApi:
-    """The read handlers over one :class:`SimulatorState`."""
+    """The read handlers over one :class:`EngineState`."""
 
-    def __init__(self, state: SimulatorState) -> None:
+    def __init__(self, state: EngineState) -> None:
         self.state = state
         self.index = Knowledge(state.store)
 

@@ -1,4 +1,4 @@
-"""HTTP plumbing and the :class:`Simulator` that owns both ports.
+"""HTTP plumbing and the :class:`Engine` that owns both ports.
 
 The API port serves the upstream contract (``api.py``); the control port steers the
 simulator (``control.py``). Both are stdlib ``ThreadingHTTPServer`` instances running in
@@ -33,10 +33,10 @@ from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
 from .routing import ApiError, Request, Response
-from .state import ENGINE_VERSION, SimulatorState, read_state_file, write_state_file
+from .state import ENGINE_VERSION, EngineState, read_state_file, write_state_file
 from .store import Store
 
-logger = logging.getLogger("forager_simulator")
+logger = logging.getLogger("local_engine")
 
 # The contract's transport cap for one upload request.
 MAX_BODY_BYTES = 101 * 1024 * 1024  # an upload's 100 MB of files and its multipart framing
@@ -299,10 +299,10 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-class Simulator:
+class Engine:
     """A FORAGER simulator: the API port, the control port and the state behind both.
 
-    Use :func:`start_simulator`, or ``with Simulator(...) as sim:``.
+    Use :func:`start_engine`, or ``with Engine(...) as sim:``.
     """
 
     def __init__(
@@ -334,7 +334,7 @@ class Simulator:
         assert folder is not None
         folder.mkdir(parents=True, exist_ok=True)
         store = Store(folder / "engine.sqlite3" if data_dir is not None else None, threading.RLock())
-        self._state = SimulatorState(
+        self._state = EngineState(
             store=store,
             upload_root=folder / "uploads",
             allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
@@ -361,7 +361,7 @@ class Simulator:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Simulator:
+    def start(self) -> Engine:
         """Bind and serve both ports; returns once both are listening."""
         with self._lock:
             if self._started:
@@ -496,7 +496,7 @@ class Simulator:
     # -- state ---------------------------------------------------------------------
 
     @property
-    def state(self) -> SimulatorState:
+    def state(self) -> EngineState:
         return self._state
 
     @property
@@ -556,7 +556,7 @@ class Simulator:
         """Replace what ``GET /api/capabilities`` answers, wholesale."""
         self._state.set_capabilities(capabilities)
 
-    # -- the change feed (forager_simulator/feed.py) ---------------------------------
+    # -- the change feed (local_engine/feed.py) ---------------------------------
 
     def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
         """Add or change a source; the revision it publishes is returned as its envelope."""
@@ -569,7 +569,7 @@ class Simulator:
         """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
         return feed.ledger(self._state).fault(ref, kind, count)
 
-    # -- ingestion (forager_simulator/ingestion.py) ------------------------------------
+    # -- ingestion (local_engine/ingestion.py) ------------------------------------
 
     def set_job_pace(self, mode: str = "clock", stage_seconds: float | None = None) -> dict[str, Any]:
         """``clock``: a stage every ``stage_seconds``; ``poll``: one step each time a job is read."""
@@ -602,7 +602,7 @@ def _close(server: BaseServer, thread: threading.Thread) -> None:
     thread.join(timeout=5)
 
 
-def start_simulator(
+def start_engine(
     host: str = "127.0.0.1",
     port: int = 0,
     control_port: int = 0,
@@ -612,14 +612,14 @@ def start_simulator(
     state_file: Path | None = None,
     data_dir: Path | None = None,
     input_roots: Sequence[Path] = (),
-) -> Simulator:
+) -> Engine:
     """Start a simulator in daemon threads; returns once both ports are listening.
 
     ``port`` / ``control_port`` 0 pick free ports. Without ``token`` a random one is
     made (``sim.token``). ``state_file`` keeps the knowledge bases, their sources and the
     idempotency keys across restarts (read at start, written on every change).
     """
-    return Simulator(
+    return Engine(
         host,
         port,
         control_port,

@@ -1,6 +1,6 @@
 """The simulator's state: the demo corpus, what was asked of it, and the active fault.
 
-Pure Python and thread-safe: every read and write goes through ``SimulatorState.lock``
+Pure Python and thread-safe: every read and write goes through ``EngineState.lock``
 (re-entrant, so a method may call another). Readers get copies, never live objects,
 except through the dataclass fields themselves, which in-process tests may inspect.
 """
@@ -139,7 +139,7 @@ class IdempotencyRecord:
 
 
 @dataclass
-class SimulatorState:
+class EngineState:
     """Everything the simulator holds. ``instance_id`` survives :meth:`reset`."""
 
     instance_id: str = field(default_factory=new_instance_id)

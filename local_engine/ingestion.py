@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl
 
 from . import feed, pipeline
 from .routing import ApiError, Handler, Request, Response, json_response
-from .state import IdempotencyConflict, SimulatorState
+from .state import EngineState, IdempotencyConflict
 
 STAGES = (
     "source_registration",
@@ -127,7 +127,7 @@ class Admission:
 class IngestionBook:
     """Every project's jobs, the pace they move at, and the admission tier."""
 
-    def __init__(self, state: SimulatorState) -> None:
+    def __init__(self, state: EngineState) -> None:
         self.state = state
         self.reset()
 
@@ -499,7 +499,7 @@ def _disposition(line: str) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------------- the ports
-def book(state: SimulatorState) -> IngestionBook:
+def book(state: EngineState) -> IngestionBook:
     """The state's ingestion book, made on first use."""
     with state.lock:
         found = state.__dict__.get("_ingestion")
@@ -512,7 +512,7 @@ def _flag(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
 
 
-def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     jobs = book(state)
 
     def idempotent(request: Request, body: Any, make: Any) -> Response:
@@ -577,7 +577,7 @@ def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
     ]
 
 
-def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     jobs = book(state)
 
     def put_pace(request: Request) -> Response:

@@ -11,14 +11,14 @@ from typing import Any, Protocol
 from . import exports, feed, ingestion
 from .faults import Fault, FaultError, fault_from_json
 from .routing import ApiError, Handler, Request, Response, Router, json_response
-from .state import SimulatorState
+from .state import EngineState
 
 
 class Controller(Protocol):
     """What the control port needs of the running simulator."""
 
     @property
-    def state(self) -> SimulatorState: ...
+    def state(self) -> EngineState: ...
 
     def apply_fault(self, fault: Fault | None) -> None: ...
 

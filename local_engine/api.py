@@ -31,9 +31,9 @@ from .routing import (
     error_response,
     json_response,
 )
-from .state import IdempotencyConflict, SimulatorState
+from .state import EngineState, IdempotencyConflict
 
-logger = logging.getLogger("forager_simulator")
+logger = logging.getLogger("local_engine")
 
 PROJECT_REF_PATTERN = r"[a-z0-9_]{1,64}"
 NAME_MAX = 120
@@ -68,9 +68,9 @@ def record_body(body: bytes) -> Any:
 
 
 class ForagerApi:
-    """Serves the contract from a :class:`SimulatorState`."""
+    """Serves the contract from a :class:`EngineState`."""
 
-    def __init__(self, state: SimulatorState, token: str, stopping: threading.Event) -> None:
+    def __init__(self, state: EngineState, token: str, stopping: threading.Event) -> None:
         self.state = state
         self._token = token
         self._stopping = stopping

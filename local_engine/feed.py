@@ -1,12 +1,12 @@
 """The change feed: a ledger of revisions, a per-project feed, receipts (docs/upstream-contract.md).
 
 A revision is published when "a job completes" — here, when a source is added or changed
-through the control port (``POST /projects/{ref}/sources`` or ``Simulator.put_source``).
-Every revision, and every export of one (``Simulator.publish_export``), is an envelope on
+through the control port (``POST /projects/{ref}/sources`` or ``Engine.put_source``).
+Every revision, and every export of one (``Engine.publish_export``), is an envelope on
 the project's feed, numbered by ``sequence`` within the producer's generation.
 
 The feed can be told to misbehave the ways the contract's recovery rules exist for
-(``Simulator.feed_fault(ref, kind)`` or ``POST /projects/{ref}/feed/faults``):
+(``Engine.feed_fault(ref, kind)`` or ``POST /projects/{ref}/feed/faults``):
 
 - ``skip``: the next envelope published skips one sequence number (a gap);
 - ``expire``: every envelope so far leaves the replay window, so a read from before the
@@ -23,7 +23,7 @@ The feed can be told to misbehave the ways the contract's recovery rules exist f
   row is still in the export history) — a hole the producer can no longer serve.
 
 And it can publish an envelope the consumer's door must refuse
-(``Simulator.publish_malformed(ref, kind)`` or ``POST /projects/{ref}/feed/malformed``), at the
+(``Engine.publish_malformed(ref, kind)`` or ``POST /projects/{ref}/feed/malformed``), at the
 next sequence: ``oversized`` (over 16 KiB), ``not_json`` and ``not_an_object`` (sent as text, the
 way a producer forwards bytes it cannot vouch for), ``protocol`` (``protocol_version`` 2) and
 ``header`` (no ``occurred_at``).
@@ -42,7 +42,7 @@ from urllib.parse import parse_qsl
 from .corpus import make_source
 from .exports import record_published
 from .routing import ApiError, Handler, Request, Response, json_response
-from .state import GENERATION, IdempotencyConflict, SimulatorState
+from .state import GENERATION, EngineState, IdempotencyConflict
 
 PROTOCOL_VERSION = 1
 STREAM = "knowledge"
@@ -79,7 +79,7 @@ class ProjectFeed:
 class FeedLedger:
     """Per project: its revisions, its feed and the receipts the colony sent."""
 
-    def __init__(self, state: SimulatorState) -> None:
+    def __init__(self, state: EngineState) -> None:
         self.state = state
         self.feeds: dict[str, ProjectFeed] = {}
 
@@ -304,7 +304,7 @@ def _refusal(code: str, message: str, extra: dict[str, Any]) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **extra}}
 
 
-def ledger(state: SimulatorState) -> FeedLedger:
+def ledger(state: EngineState) -> FeedLedger:
     """The state's ledger, made on first use (it survives nothing that resets the state)."""
     with state.lock:
         found = state.__dict__.get("_feed_ledger")
@@ -314,7 +314,7 @@ def ledger(state: SimulatorState) -> FeedLedger:
 
 
 # ---------------------------------------------------------------------- the API port
-def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     book = ledger(state)
 
     def get_feed(request: Request) -> Response:
@@ -369,7 +369,7 @@ def _query(request: Request) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------- the control port
-def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     book = ledger(state)
 
     def put_source(request: Request) -> Response:

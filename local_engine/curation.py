@@ -14,7 +14,7 @@ from typing import Any
 
 from .corpus import DEMO_RECORDS, ConflictSpec, CorpusSpec, DuplicateSpec, EntitySpec, ItemSpec, record_id
 from .routing import ApiError, Handler, Request, Response, json_response
-from .state import SimulatorState
+from .state import EngineState
 
 ID = r"(?P<id>[a-z]+_[0-9a-f]{16})"
 NOTES_MAX = 2000
@@ -30,7 +30,7 @@ def _now() -> str:
 
 
 class CurationLedger:
-    def __init__(self, state: SimulatorState) -> None:
+    def __init__(self, state: EngineState) -> None:
         self.state = state
         self.specs: dict[str, CorpusSpec] = dict(DEMO_RECORDS)
         self.history: list[dict[str, Any]] = []
@@ -225,7 +225,7 @@ class CurationLedger:
             return ref, key
 
 
-def ledger(state: SimulatorState) -> CurationLedger:
+def ledger(state: EngineState) -> CurationLedger:
     with state.lock:
         found = state.__dict__.get("_curation_ledger")
         if found is None:
@@ -246,7 +246,7 @@ def _body(request: Request) -> dict[str, Any]:
     return body
 
 
-def api_routes(state: SimulatorState, reads: Any) -> list[tuple[str, str, Handler]]:
+def api_routes(state: EngineState, reads: Any) -> list[tuple[str, str, Handler]]:
     """The curation routes; ``reads`` (a ``ReadsApi``) renders the records as the reads do."""
     book = ledger(state)
 

@@ -1,8 +1,8 @@
 """A stateful FORAGER simulator: the test double for docs/upstream-contract.md.
 
-    from forager_simulator import start_simulator
+    from local_engine import start_engine
 
-    sim = start_simulator(token="sim-secret-token")  # port 0: free ports
+    sim = start_engine(token="sim-secret-token")  # port 0: free ports
     ...
     sim.stop()
 
@@ -10,16 +10,16 @@ See README.md for the control port.
 """
 
 from .faults import FAULT_MODES, Fault, FaultError, make_fault
-from .server import Simulator, start_simulator
-from .state import Project, SimulatorState
+from .server import Engine, start_engine
+from .state import EngineState, Project
 
 __all__ = [
     "FAULT_MODES",
+    "Engine",
+    "EngineState",
     "Fault",
     "FaultError",
     "Project",
-    "Simulator",
-    "SimulatorState",
     "make_fault",
-    "start_simulator",
+    "start_engine",
 ]

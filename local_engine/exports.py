@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .routing import ApiError, Handler, Request, Response, json_response
-from .state import IdempotencyConflict, SimulatorState
+from .state import EngineState, IdempotencyConflict
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 EXPORT_ID = r"(?P<id>exp_[0-9a-f]{16})"
@@ -116,7 +116,7 @@ def _iso(at: float) -> str:
 
 
 class ExportBook:
-    def __init__(self, state: SimulatorState) -> None:
+    def __init__(self, state: EngineState) -> None:
         self.state = state
         self.exports: dict[str, Export] = {}
         self.processing: set[str] = set()
@@ -159,8 +159,8 @@ class ExportBook:
             return export
 
 
-def record_published(state: SimulatorState, ref: str, export_id: str, revision_id: str) -> None:
-    """An export the feed published (``Simulator.publish_export``) is in the export history too,
+def record_published(state: EngineState, ref: str, export_id: str, revision_id: str) -> None:
+    """An export the feed published (``Engine.publish_export``) is in the export history too,
     completed, so the history and the feed tell one story (a gap's reconciliation reads both)."""
     exports = book(state)
     now = time.time()
@@ -177,7 +177,7 @@ def record_published(state: SimulatorState, ref: str, export_id: str, revision_i
         )
 
 
-def book(state: SimulatorState) -> ExportBook:
+def book(state: EngineState) -> ExportBook:
     with state.lock:
         found = state.__dict__.get("_export_book")
         if found is None:
@@ -207,7 +207,7 @@ def _options(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return fmt, options
 
 
-def api_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     exports = book(state)
 
     def project(request: Request) -> str:
@@ -298,7 +298,7 @@ def _archive(seed: str, size: int, digest: str, fault: str | None) -> tuple[Iter
     return chunks, size, digest
 
 
-def _counted(chunks: Iterator[bytes], export: Export, state: SimulatorState) -> Iterator[bytes]:
+def _counted(chunks: Iterator[bytes], export: Export, state: EngineState) -> Iterator[bytes]:
     """The archive's chunks, each counted into ``export.served_bytes`` as it is handed to the socket."""
     for piece in chunks:
         with state.lock:
@@ -332,7 +332,7 @@ def _extend(chunks: Iterator[bytes], extra: bytes) -> Iterator[bytes]:
     yield extra
 
 
-def control_routes(state: SimulatorState) -> list[tuple[str, str, Handler]]:
+def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
     exports = book(state)
 
     def settings(request: Request) -> Response:

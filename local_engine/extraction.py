@@ -1,7 +1,7 @@
 """What the middle stages do to a source's text: normalization, chunking, statements.
 
 Everything here is a pure function of the text, so the same document always gives the same
-chunks, statements and offsets. The rules (docs: ``forager_simulator/README.md``, "How the
+chunks, statements and offsets. The rules (docs: ``local_engine/README.md``, "How the
 engine reads a document"):
 
 - **Normalization.** Line ends become ``\\n``, the text is NFC, control characters other than

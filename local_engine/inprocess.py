@@ -9,7 +9,7 @@ or hold the body, ``reset`` drops the connection mid-body.
 
 Hand it to the product as the network of its connection pool
 (``connection_pool(timeout, network=InProcessNetwork(simulator))``); the simulator is
-built but never started (``Simulator(token=...)``), so it opens no port.
+built but never started (``Engine(token=...)``), so it opens no port.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpcore
 
-from forager_simulator.server import _Handler
+from local_engine.server import _Handler
 
 if TYPE_CHECKING:
-    from forager_simulator.server import Simulator
+    from local_engine.server import Engine
 
 
 class _InProcessHandler(_Handler):
@@ -35,7 +35,7 @@ class _InProcessHandler(_Handler):
 class _Served:
     """What the handler reads from its server: the app, a label and the secrets to redact."""
 
-    def __init__(self, simulator: Simulator) -> None:
+    def __init__(self, simulator: Engine) -> None:
         self.app = simulator._api
         self.label = "api (in-process)"
         self.redact = (simulator.token,)
@@ -44,7 +44,7 @@ class _Served:
 class _PairStream(httpcore.NetworkStream):
     """The client end of a socket pair, with httpcore's timeouts and errors."""
 
-    def __init__(self, sock: socket.socket, simulator: Simulator) -> None:
+    def __init__(self, sock: socket.socket, simulator: Engine) -> None:
         self._sock = sock
         self._simulator = simulator
 
@@ -75,7 +75,7 @@ class _PairStream(httpcore.NetworkStream):
         return self._sock if info == "socket" else None
 
 
-def _is_down(simulator: Simulator) -> bool:
+def _is_down(simulator: Engine) -> bool:
     """The ``down`` fault: the port is closed, and with it every open connection."""
     fault = simulator.fault
     return fault is not None and fault.mode == "down"
@@ -84,7 +84,7 @@ def _is_down(simulator: Simulator) -> bool:
 class InProcessNetwork(httpcore.NetworkBackend):
     """Connections to ``simulator``'s API, served in-process (whatever host and port are asked)."""
 
-    def __init__(self, simulator: Simulator) -> None:
+    def __init__(self, simulator: Engine) -> None:
         self._simulator = simulator
         self._served = _Served(simulator)
         self._opened = 0
