@@ -21,6 +21,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -531,6 +532,10 @@ def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
             raise ApiError(400, "bad_request", "paths must be a non-empty list of paths.")
         ref = request.params["ref"]
+        roots = state.allowed_roots
+        for path in paths:
+            if roots and not pipeline.allowed(Path(os.path.abspath(path)), list(roots)):
+                raise ApiError(403, "path_not_allowed", f"The path {path} is under no allowed input root.")
         return idempotent(request, body, lambda: (202, jobs.queue(ref, "paths", paths, bool(force), len(paths))))
 
     def get_jobs(request: Request) -> Response:

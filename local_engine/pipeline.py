@@ -110,7 +110,7 @@ def forget_derived(db: sqlite3.Connection, store: Store, ref: str, source_id: st
 # -- 1. source_registration --------------------------------------------------------------
 
 
-def _allowed(path: Path, roots: list[Path]) -> bool:
+def allowed(path: Path, roots: list[Path]) -> bool:
     return not roots or any(path == root or root in path.parents for root in roots)
 
 
@@ -123,7 +123,7 @@ def _walk(work: Work) -> Iterator[tuple[str, Path]]:
         return
     for given in work.inputs:
         path = Path(os.path.abspath(given))
-        if not _allowed(path, work.allowed_roots):
+        if not allowed(path, work.allowed_roots):
             raise StageFailure("path_not_allowed", f"The path {given} is under no allowed input root.")
         if not path.exists():
             raise StageFailure("path_not_found", f"The path {given} does not exist.")

@@ -197,6 +197,23 @@ def test_a_path_that_does_not_exist_fails_the_job_with_the_engines_sentence(api:
     assert job["error"]["code"] == "path_not_found" and "does not exist" in job["error"]["message"]
 
 
+def test_a_path_under_no_input_root_is_refused_before_a_job_is_made(tmp_path: Path) -> None:
+    inside, outside = tmp_path / "workspace", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    with start_engine(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced:
+        with httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+            ref = new_base(client)
+            for path in (outside, inside / ".." / "elsewhere", Path("/etc")):
+                refused = client.post(
+                    f"/api/projects/{ref}/jobs", json={"paths": [str(path)]}, headers={"Idempotency-Key": str(path)}
+                )
+                assert refused.status_code == 403 and refused.json()["error"]["code"] == "path_not_allowed"
+            assert fenced.jobs(ref) == []
+            (inside / "a.md").write_text("# A\n\nA file inside the workspace is read like any other.\n")
+            assert ingest(client, ref, inside)["status"] == "completed"
+
+
 def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
     api: httpx.Client, engine: Engine, folder: Path
 ) -> None:
