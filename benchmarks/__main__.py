@@ -16,6 +16,7 @@ from typing import Any
 
 from benchmarks import (
     console,
+    engine,
     exports,
     feed,
     idle,
@@ -33,7 +34,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle", "console", "search", "doors")
+PARTS = ("idle", "console", "search", "doors", "engine")
 """The parts ``--only`` runs alone."""
 
 
@@ -69,6 +70,11 @@ def main(argv: list[str] | None = None) -> int:
         requests.report_doors(rows)
         print(json.dumps(rows))
         return 0
+    if arguments.only == "engine":
+        result = engine.measure()
+        engine.report(result)
+        print(json.dumps(result))
+        return 0
     if arguments.only == "idle":
         row = idle.measure(arguments.idle_seconds)
         idle.report(row)
@@ -91,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         "kb": kb_command.measure(),
         "idle": idle.measure(arguments.idle_seconds),
         "console": console.measure(),
+        "engine": engine.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(
@@ -156,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['dynamodb_per_call']:>10}{row['s3_per_call']:>5}"
         )
     search.report(results["search"])
+    engine.report(results["engine"])
     print("\nThe kb command against the local stack (python -m devstack; a 200- and a 2,000-page base)")
     print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}{'(409 waits)':>12}{'peak MiB':>10}{'load':>6}")
     for row in results["kb"]:

@@ -172,6 +172,8 @@ class IngestionBook:
             return
         try:
             job.counts[index] = pipeline.STAGE_WORK[name](self.state.store, self._work(job)).to_json()
+        except pipeline.Stopping:
+            return  # the stage stays running: the next start runs it again from its sources' states
         except pipeline.StageFailure as failure:
             job.stage_status[index] = "failed"
             job.status = "failed"
@@ -202,6 +204,7 @@ class IngestionBook:
             upload_dir=self.state.upload_root / job.job_id,
             allowed_roots=list(self.state.allowed_roots),
             publish=publish,
+            stopping=self.state.stopping,
         )
 
     def _checkpointed_step(self, job: SimJob, now: float) -> None:

@@ -14,25 +14,32 @@ revision naming how many failed. A path that does not exist, or cannot be read, 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from . import converters, extraction
 from .store import Store
 
+T = TypeVar("T")
 EXTRACTOR = "sentence-rules/1"
 MAX_FILE_BYTES = 100 * 1024 * 1024
 MAX_FILES = 10_000
 """A job registers at most this many files (the rest are a warning)."""
 SKIPPED_DIRECTORIES = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"}
+
+
+class Stopping(Exception):
+    """The engine is stopping: the stage ends between two sources and runs again at the next start."""
 
 
 class StageFailure(Exception):
@@ -67,6 +74,7 @@ class Work:
     upload_dir: Path | None = None
     allowed_roots: list[Path] = field(default_factory=list)
     publish: Callable[[str, int], dict[str, Any]] | None = None  # (status, failed sources) -> revision
+    stopping: threading.Event | None = None  # set when the engine stops: a stage ends between sources
 
 
 def now_text() -> str:
@@ -83,6 +91,14 @@ def short_id(prefix: str, *parts: object) -> str:
 
 def _error(code: str, message: str, stage: str) -> str:
     return json.dumps({"code": code, "message": message, "stage": stage})
+
+
+def _each(work: Work, items: Iterable[T]) -> Iterator[T]:
+    """``items`` one by one, until the engine stops (then :class:`Stopping`, between two)."""
+    for item in items:
+        if work.stopping is not None and work.stopping.is_set():
+            raise Stopping
+        yield item
 
 
 def _mine(store: Store, work: Work, status: str) -> list[sqlite3.Row]:
@@ -155,7 +171,7 @@ def _hash_file(file: Path) -> tuple[str, int]:
 
 def source_registration(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for number, (name, file) in enumerate(_walk(work)):
+    for number, (name, file) in enumerate(_each(work, _walk(work))):
         if number >= MAX_FILES:
             counts.warnings += 1
             break
@@ -223,7 +239,7 @@ def _read(source: sqlite3.Row) -> bytes:
 
 def parsing_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _mine(store, work, "registered"):
+    for source in _each(work, _mine(store, work, "registered")):
         try:  # the file is read and converted outside the lock: the engine answers meanwhile
             extracted = converters.extract(source["name"], _read(source))
         except converters.Unreadable as exc:
@@ -254,7 +270,7 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
 
 def normalization(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _mine(store, work, "extracted"):
+    for source in _each(work, _mine(store, work, "extracted")):
         with store.transaction() as db:
             text = extraction.normalize(source["raw_text"] or "")
             logical = sha256(" ".join(text.split()).encode("utf-8"))
@@ -270,7 +286,7 @@ def normalization(store: Store, work: Work) -> Counts:
 
 def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _mine(store, work, "normalized"):
+    for source in _each(work, _mine(store, work, "normalized")):
         with store.transaction() as db:
             text = source["text"]
             structure = extraction.blocks(text)
@@ -301,7 +317,7 @@ def chunking(store: Store, work: Work) -> Counts:
 def semantic_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     created = now_text()
-    for source in _mine(store, work, "chunked"):
+    for source in _each(work, _mine(store, work, "chunked")):
         with store.transaction() as db:
             text = source["text"]
             structure = extraction.blocks(text)
@@ -352,13 +368,11 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
 # -- 8. provenance ------------------------------------------------------------------------------------
 
 
-def location(text: str, page_starts: list[int], start: int) -> tuple[int, str]:
-    lines = extraction.Lines(text)
+def location(lines: extraction.Lines, page_starts: list[int], start: int) -> tuple[int, str]:
+    """The line an offset stands on (``line 12``), and in a PDF its page (``page 2, line 3``)."""
     line = lines.line_of(start)
     if not page_starts:
         return line, f"line {line}"
-    import bisect
-
     page = bisect.bisect_right(page_starts, start)
     page_line = line - lines.line_of(page_starts[page - 1]) + 1
     return line, f"page {page}, line {page_line}"
@@ -366,16 +380,17 @@ def location(text: str, page_starts: list[int], start: int) -> tuple[int, str]:
 
 def provenance(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _mine(store, work, "stated"):
+    for source in _each(work, _mine(store, work, "stated")):
         with store.transaction() as db:
             text = source["text"]
+            lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
             pages = json.loads(source["page_starts"] or "[]")
             for item in db.execute(
                 "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?",
                 (source["source_id"],),
             ):
                 excerpt = text[item["char_start"] : item["char_end"]]
-                line, where = location(text, pages, item["char_start"])
+                line, where = location(lines, pages, item["char_start"])
                 db.execute(
                     "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
                     " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -419,7 +434,7 @@ def validation(store: Store, work: Work) -> Counts:
 def indexing(store: Store, work: Work) -> Counts:
     counts = Counts()
     statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
-    for source in _mine(store, work, "evidenced"):
+    for source in _each(work, _mine(store, work, "evidenced")):
         with store.transaction() as db:
             store.ensure_index(db, work.ref)
             db.execute(

@@ -402,6 +402,7 @@ class Engine:
                 return
             self._stopped = True
             self._stopping.set()
+            self._state.stopping.set()
             self._close_api()
             if self._control_server is not None and self._control_thread is not None:
                 _close(self._control_server, self._control_thread)

@@ -156,6 +156,8 @@ class EngineState:
     store: Store = field(default_factory=lambda: Store(None, threading.RLock()), repr=False, compare=False)
     upload_root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="engine-uploads-")), repr=False)
     allowed_roots: tuple[Path, ...] = ()  # FORAGER_ALLOWED_INPUT_ROOTS: none, every path
+    stopping: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+    """Set when the engine stops: a running stage ends between two sources."""
     stage_seconds: float = 0.0  # the pace's clock (a test's control): 0, as fast as the work goes
 
     def __post_init__(self) -> None:

@@ -1,0 +1,356 @@
+"""The local engine alone: ingestion throughput beside its floor, search and retrieve latency by
+size, and memory while a 100 MB batch is ingested.
+
+- **Throughput.** A 1–2 MB folder of markdown and a ≥ 50 MB mixed folder (markdown, text, HTML,
+  PDF, DOCX) that this benchmark writes, each imported by path through the engine's API; beside
+  it, the **floor** on the same files: the converters alone (the format libraries) plus SQLite
+  inserts alone of the same chunk and statement rows and their FTS5 rows. Goal: within 1.5× of it.
+- **Latency.** Search (`GET …/search`) and retrieve (`POST …/retrieve`) over HTTP to the engine,
+  p50 and p99 of 200 queries each, at 1k, 10k and 100k statements. Goal: p50 ≤ 10 ms at 100k.
+- **Memory.** The engine in a process of its own ingests a 100 MB folder (100 files of 1 MB);
+  its resident memory is sampled every 50 ms: the peak over the start says what a batch costs
+  (files are read one at a time, never the batch whole).
+
+Every text is generated from a fixed seed, so each run measures the same work.
+``uv run python -m benchmarks.engine [--quick]`` prints the table; ``make bench`` runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from local_engine import converters, extraction, start_engine
+from tests.localstack import free_port
+
+TOKEN = "bench-engine-token"  # noqa: S105 - a benchmark's own credential
+VOCABULARY = (
+    "harbour ferry pier tide mooring keeper lighthouse tanker foghorn kayak paddler buoyancy drill capsize "
+    "warehouse forklift bay shift supplier parts launch checklist memo steering board desk region churn "
+    "quarter review budget invoice contract renewal schedule audit release version engine index chunk"
+)
+WORDS = VOCABULARY.split()
+MB = 1024 * 1024
+
+
+def seeded(seed: int) -> random.Random:
+    """The same text every run: a benchmark's generator, not a secret's."""
+    return random.Random(seed)  # noqa: S311
+
+
+def sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(6, 16))]
+    return " ".join(words).capitalize() + f" {rng.randint(1, 9999)}."
+
+
+def markdown(rng: random.Random, size: int) -> str:
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        block = f"## {rng.choice(WORDS).title()} {rng.randint(1, 99)}\n\n" + " ".join(sentence(rng) for _ in range(5))
+        parts.append(block)
+        length += len(block) + 2
+    return "# Notes\n\n" + "\n\n".join(parts) + "\n"
+
+
+def html(rng: random.Random, size: int) -> str:
+    body = "".join(
+        f"<h2>{rng.choice(WORDS)}</h2><p>{' '.join(sentence(rng) for _ in range(5))}</p>" for _ in range(size // 600)
+    )
+    return f"<html><body><h1>Page</h1>{body}</body></html>"
+
+
+def pdf(rng: random.Random, pages: int) -> bytes:
+    from reportlab.lib.pagesizes import A4  # type: ignore[import-untyped]
+    from reportlab.pdfgen import canvas  # type: ignore[import-untyped]
+
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=A4)
+    for _ in range(pages):
+        y = 800
+        for _ in range(40):
+            page.drawString(40, y, sentence(rng)[:95])
+            y -= 18
+        page.showPage()
+    page.save()
+    return buffer.getvalue()
+
+
+def docx_bytes(rng: random.Random, paragraphs: int) -> bytes:
+    import docx
+
+    document = docx.Document()
+    for n in range(paragraphs):
+        if n % 10 == 0:
+            document.add_heading(rng.choice(WORDS).title(), level=2)
+        document.add_paragraph(" ".join(sentence(rng) for _ in range(4)))
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def markdown_folder(root: Path, total: int, seed: int = 1) -> Path:
+    rng = seeded(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    written, n = 0, 0
+    while written < total:
+        text = markdown(rng, 8 * 1024)
+        (root / f"note-{n:05d}.md").write_text(text)
+        written += len(text)
+        n += 1
+    return root
+
+
+def mixed_folder(root: Path, total: int, seed: int = 2) -> Path:
+    """≥ ``total`` bytes: mostly markdown, text and HTML, with PDFs and DOCX files among them."""
+    rng = seeded(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    written, n = 0, 0
+    while written < total:
+        kind = n % 10
+        if kind < 4:
+            data = markdown(rng, 256 * 1024).encode()
+            name = f"doc-{n:05d}.md"
+        elif kind < 6:
+            data = markdown(rng, 256 * 1024).replace("#", "").encode()
+            name = f"doc-{n:05d}.txt"
+        elif kind < 8:
+            data = html(rng, 256 * 1024).encode()
+            name = f"doc-{n:05d}.html"
+        elif kind == 8:
+            data = pdf(rng, 20)
+            name = f"doc-{n:05d}.pdf"
+        else:
+            data = docx_bytes(rng, 200)
+            name = f"doc-{n:05d}.docx"
+        (root / name).write_bytes(data)
+        written += len(data)
+        n += 1
+    return root
+
+
+def folder_size(root: Path) -> tuple[int, int]:
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+class Client:
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=600)
+
+    def post(self, path: str, body: Any) -> Any:
+        answer = self.http.post(path, json=body, headers={"Idempotency-Key": os.urandom(8).hex()})
+        answer.raise_for_status()
+        return answer.json()
+
+    def base(self, name: str) -> str:
+        return str(self.post("/api/projects", {"name": name})["project_ref"])
+
+    def ingest(self, ref: str, folder: Path) -> dict[str, Any]:
+        job = self.post(f"/api/projects/{ref}/jobs", {"paths": [str(folder)]})
+        while True:
+            read: dict[str, Any] = self.http.get(f"/api/projects/{ref}/jobs/{job['job_id']}").json()
+            if read["terminal"]:
+                return read
+            time.sleep(0.05)
+
+
+def floor_seconds(folder: Path) -> float:
+    """The format libraries alone on every file, then SQLite alone inserting the same rows."""
+    started = time.perf_counter()
+    rows: list[tuple[str, list[tuple[int, int, str]], list[tuple[int, int, str]]]] = []
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        text = extraction.normalize(converters.extract(file.name, file.read_bytes()).text)
+        structure = extraction.blocks(text)
+        spans = extraction.chunk(text, structure)
+        said = extraction.sentences(text, structure, spans)
+        rows.append(
+            (
+                text,
+                [(c.start, c.end, text[c.start : c.end]) for c in spans],
+                [(s.start, s.end, s.statement) for s in said],
+            )
+        )
+    with tempfile.TemporaryDirectory() as scratch:
+        db = sqlite3.connect(Path(scratch) / "floor.sqlite3", isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE s (id INTEGER PRIMARY KEY, text TEXT, a INT, b INT)")
+        db.execute("CREATE TABLE c (id INTEGER PRIMARY KEY, text TEXT, a INT, b INT)")
+        db.execute("CREATE VIRTUAL TABLE fs USING fts5(text, tokenize='porter unicode61')")
+        db.execute("CREATE VIRTUAL TABLE fc USING fts5(text, tokenize='porter unicode61')")
+        for _text, chunks, statements in rows:
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO c (a, b, text) VALUES (?, ?, ?)", chunks)
+            db.executemany("INSERT INTO s (a, b, text) VALUES (?, ?, ?)", statements)
+            db.executemany("INSERT INTO fc (text) VALUES (?)", [(t,) for _, _, t in chunks])
+            db.executemany("INSERT INTO fs (text) VALUES (?)", [(t,) for _, _, t in statements])
+            db.execute("COMMIT")
+        db.close()
+    return time.perf_counter() - started
+
+
+def throughput(client: Client, name: str, folder: Path) -> dict[str, Any]:
+    size, files = folder_size(folder)
+    ref = client.base(name)
+    started = time.perf_counter()
+    job = client.ingest(ref, folder)
+    seconds = time.perf_counter() - started
+    assert job["status"] == "completed", job
+    floor = floor_seconds(folder)
+    return {
+        "corpus": name,
+        "megabytes": round(size / MB, 1),
+        "files": files,
+        "statements": job["stages"][7]["processed"],
+        "seconds": round(seconds, 2),
+        "mb_per_second": round(size / MB / seconds, 2),
+        "files_per_second": round(files / seconds, 1),
+        "floor_seconds": round(floor, 2),
+        "over_floor": round(seconds / floor, 2),
+    }
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return round(statistics.median(ordered), 2), round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2)
+
+
+def latency(client: Client, statements: int, scratch: Path) -> dict[str, Any]:
+    ref = client.base(f"latency-{statements}")
+    folder = scratch / f"latency-{statements}"
+    rng = seeded(statements)
+    folder.mkdir()
+    per_file = 500
+    for n in range(max(1, statements // per_file)):
+        text = "# Notes\n\n" + "\n\n".join(sentence(rng) for _ in range(per_file)) + "\n"
+        (folder / f"n-{n:05d}.md").write_text(text)
+    job = client.ingest(ref, folder)
+    held = job["stages"][7]["processed"]
+    searches, retrieves = [], []
+    for _ in range(200):
+        words = " ".join(rng.choice(WORDS) for _ in range(3))
+        started = time.perf_counter()
+        client.http.get(f"/api/projects/{ref}/search", params={"q": words, "limit": 10}).raise_for_status()
+        searches.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        client.post(f"/api/projects/{ref}/retrieve", {"query": words, "top_k": 8})
+        retrieves.append((time.perf_counter() - started) * 1000)
+    search_p50, search_p99 = percentiles(searches)
+    retrieve_p50, retrieve_p99 = percentiles(retrieves)
+    return {
+        "statements": held,
+        "search_p50_ms": search_p50,
+        "search_p99_ms": search_p99,
+        "retrieve_p50_ms": retrieve_p50,
+        "retrieve_p99_ms": retrieve_p99,
+    }
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def memory(scratch: Path, megabytes: int) -> dict[str, Any]:
+    folder = scratch / "hundred"
+    rng = seeded(7)
+    folder.mkdir()
+    for n in range(megabytes):
+        (folder / f"big-{n:04d}.md").write_text(markdown(rng, MB))
+    port, control = free_port(), free_port()
+    command = [sys.executable, "-m", "local_engine", "--port", str(port), "--control-port", str(control)]
+    command += ["--data", str(scratch / "memory-data"), "--token", TOKEN, "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = Client(f"http://127.0.0.1:{port}")
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.http.get("/api/status").raise_for_status()
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        ref = client.base("memory")
+        before = _rss_kib(process.pid)
+        job = client.post(f"/api/projects/{ref}/jobs", {"paths": [str(folder)]})
+        peak, started = before, time.perf_counter()
+        while not client.http.get(f"/api/projects/{ref}/jobs/{job['job_id']}").json()["terminal"]:
+            peak = max(peak, _rss_kib(process.pid))
+            time.sleep(0.05)
+        return {
+            "batch_megabytes": megabytes,
+            "rss_before_mib": round(before / 1024, 1),
+            "rss_peak_mib": round(peak / 1024, 1),
+            "peak_over_start_mib": round((peak - before) / 1024, 1),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+
+
+def measure(quick: bool = False) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
+        scratch = Path(scratch_name)
+        with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
+            client = Client(engine.url)
+            rows = [throughput(client, "markdown (1.5 MB)", markdown_folder(scratch / "md", int(1.5 * MB)))]
+            if not quick:
+                rows.append(throughput(client, "mixed (50 MB)", mixed_folder(scratch / "mixed", 50 * MB)))
+            sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+            latencies = [latency(client, n, scratch) for n in sizes]
+        held = memory(scratch, 20 if quick else 100)
+    return {"throughput": rows, "latency": latencies, "memory": held, "load": os.getloadavg()[0]}
+
+
+def report(result: dict[str, Any]) -> None:
+    print(f"\nLocal engine (load average {result['load']:.1f} at the end)")
+    print("  corpus                MB   files  statements   s      MB/s  files/s  floor s  × floor")
+    for row in result["throughput"]:
+        print(
+            f"  {row['corpus']:<20} {row['megabytes']:>5} {row['files']:>6} {row['statements']:>10} "
+            f"{row['seconds']:>7} {row['mb_per_second']:>7} {row['files_per_second']:>8} "
+            f"{row['floor_seconds']:>8} {row['over_floor']:>7}"
+        )
+    print("  statements   search p50/p99 ms   retrieve p50/p99 ms")
+    for row in result["latency"]:
+        print(
+            f"  {row['statements']:>10}   {row['search_p50_ms']:>7} / {row['search_p99_ms']:<7}"
+            f"   {row['retrieve_p50_ms']:>7} / {row['retrieve_p99_ms']}"
+        )
+    held = result["memory"]
+    print(
+        f"  memory: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak {held['rss_peak_mib']} MiB "
+        f"(+{held['peak_over_start_mib']} MiB) in {held['seconds']} s"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the small sizes only (1.5 MB, 1k and 10k, 20 MB)")
+    result = measure(parser.parse_args(argv).quick)
+    report(result)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
