@@ -63,7 +63,7 @@ function MakeBase({ project, act, refresh }) {
 }
 
 export function Bar() {
-  const { me, project, setProject, status, bindings, bindingsError, refresh } = useConsole();
+  const { me, project, setProject, seen, status, bindings, bindingsError, refresh } = useConsole();
   const act = useAction();
   const reads = readsFor(bindings, project);
   const state = connectionState(status);
@@ -84,13 +84,14 @@ export function Bar() {
       <select value=${project} onChange=${(event) => setProject(event.currentTarget.value)}>
         ${me.projects.map((row) => html`<option value=${row.project}>${row.project} (${row.role})</option>`)}
         ${consoleDefault ? html`<option value="">Console default</option>` : null}
+        ${seen ? null : html`<option value=${project} disabled>${project || "Console default"} (not found)</option>`}
       </select>
     </label>
     <p class="reads">
       ${bindingsError ? html`<span class="error">${bindingsError.message}</span>` : bindings === null ? "Reading the bindings…" : reads ? html`Reads knowledge base <code>${reads}</code>` : "Reads no knowledge base"}
       <br /><span class=${"state state-" + state.key}>FORAGER ${state.word}</span>
     </p>
-    ${manage && bindings !== null
+    ${manage && seen && bindings !== null
       ? html`<div class="actions"><${BindPicker} key=${project + reads} project=${project} reads=${reads} act=${act} refresh=${refresh} />
           ${reads
             ? html`<div class="row">

@@ -6,6 +6,7 @@
 // docs/console.md, The wiki.
 import "../vendor/markdown-it.min.js";
 import { h } from "../vendor/preact-htm.module.js";
+import { href } from "../route.js";
 
 const markdownit = globalThis.markdownit;
 const parser = markdownit({ html: false, linkify: true, typographer: false });
@@ -64,8 +65,9 @@ export function classify(href, from, known) {
   return { kind: entry.type === "dir" ? "dir" : "page", path };
 }
 
-export const pageHref = (path) => "#/wiki?" + new URLSearchParams({ page: path });
-export const dirHref = (path) => "#/wiki?" + new URLSearchParams({ dir: path });
+/** A page's and a directory's address in the wiki of the project the address names. */
+export const pageHref = (path, more = {}) => href("wiki", { page: path, ...more });
+export const dirHref = (path) => href("wiki", { dir: path });
 
 function link(href, children, context) {
   const where = classify(href, context.from, context.known);

@@ -1,10 +1,11 @@
 // The wiki (issue 29): the bar's project's knowledge base read, edited, reviewed and searched over
 // the pages API (/api/v1/projects/{id}/kb/*). Loaded only when the Wiki section opens, with its
 // vendored markdown-it and diff. docs/console.md, The wiki.
-import { html, useEffect, useMemo, useState } from "../vendor/preact-htm.module.js";
+import { html, useEffect, useMemo, useRef, useState } from "../vendor/preact-htm.module.js";
 import { diffLines } from "../vendor/diff.module.js";
 import * as api from "../api.js";
 import { Loaded, Notice, Problem, useAction, useConsole, useLoad, when } from "../ui.js";
+import * as route from "../route.js";
 import { body, dirHref, pageHref, parent, render } from "./wiki-markdown.js";
 
 const TRUST = {
@@ -37,7 +38,7 @@ const short = (version) => (version ? version.replace(/^sha256:/, "").slice(0, 1
 const needsReview = (row) => row.type === "file" && row.trust && row.trust !== "human_reviewed";
 
 function readQuery() {
-  return Object.fromEntries(new URLSearchParams(window.location.hash.split("?")[1] ?? ""));
+  return Object.fromEntries(route.readRoute().params);
 }
 
 function useQuery() {
@@ -50,9 +51,7 @@ function useQuery() {
   return query;
 }
 
-const go = (params) => {
-  window.location.hash = "#/wiki?" + new URLSearchParams(params);
-};
+const go = (params) => route.go("wiki", params);
 
 /** Every row of the base (meta=1), paged past the 500-entry cap with `after`. */
 async function listAll(project) {
@@ -90,7 +89,7 @@ function Tree({ rows, current }) {
       if (row.type === "dir") {
         return html`<li key=${row.path}><a href=${dirHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}/</a>${level(row.path)}</li>`;
       }
-      return html`<li key=${row.path}><a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}</a></li>`;
+      return html`<li key=${row.path}><a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null} title=${row.path}>${row.title || name}</a></li>`;
     })}</ul>`;
   return html`<nav class="wiki-tree" aria-label="Page tree">
     <h3><a href=${dirHref("/fs")}>Pages</a></h3>
@@ -212,16 +211,19 @@ function Editor({ project, path, page, onDone }) {
   </form>`;
 }
 
-function History({ project, path, current, onReverted }) {
+/** History: the versions, and the difference between two of them; the pair shown lives in the
+ * address (`mode=history&from=…&to=…`), so Back and a shared link return to it. */
+function History({ project, path, current, query, onReverted }) {
   const versions = useLoad(() => get(`${kb(project)}/versions`, { path, limit: 200 }), [project, path]);
   const [pair, setPair] = useState({ from: "", to: "" });
-  const [shown, setShown] = useState(null);
+  const read = (version) => get(pageUrl(project, path), { version }).then((answer) => answer.content);
+  const shownLoad = useLoad(
+    async () => (query.from && query.to ? { before: await read(query.from), after: await read(query.to), from: query.from, to: query.to } : null),
+    [project, path, query.from, query.to],
+  );
+  const shown = shownLoad.data;
   const act = useAction();
-  const compare = async (from, to) => {
-    const read = (version) => get(pageUrl(project, path), { version }).then((answer) => answer.content);
-    const answer = await act.run(async () => ({ before: await read(from), after: await read(to), from, to }));
-    if (answer) setShown(answer);
-  };
+  const compare = (from, to) => go({ page: path, mode: "history", from, to });
   const revert = (version) =>
     act.run(
       () => post(`${pageUrl(project, path)}/revert`, { version, if_version: current ?? "absent" }),
@@ -229,10 +231,11 @@ function History({ project, path, current, onReverted }) {
     ).then((answer) => answer && onReverted());
   return html`<section aria-labelledby="history-title">
     <h4 id="history-title">History</h4>
+    <${Problem} error=${shownLoad.error} />
     <${Loaded} load=${versions} what="the page's versions">${(data) => {
       const kept = data.versions.filter((v) => v.version && v.kept);
-      const from = pair.from || kept[1]?.version || "";
-      const to = pair.to || kept[0]?.version || "";
+      const from = pair.from || query.from || kept[1]?.version || "";
+      const to = pair.to || query.to || kept[0]?.version || "";
       return html`
         <form onSubmit=${(event) => {
           event.preventDefault();
@@ -288,24 +291,36 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
   </form>`;
 }
 
-function PageView({ project, path, rows, known, reloadRows }) {
+function PageView({ project, path, query, rows, known, reloadRows }) {
   const [tick, setTick] = useState(0);
   const page = useLoad(() => get(pageUrl(project, path)), [project, path, tick]);
   const backlinks = useLoad(() => get(`${kb(project)}/backlinks`, { path }), [project, path, tick]);
-  const [mode, setMode] = useState("read");
+  // Edit and Delete are this visit's own (unsaved text is never an address); History is a view
+  // and lives in the address.
+  const [local, setLocal] = useState("read");
+  const mode = local !== "read" ? local : query.mode === "history" ? "history" : "read";
+  const setMode = (next) => {
+    setLocal(next === "history" ? "read" : next);
+    if (next === "history" && query.mode !== "history") go({ page: path, mode: "history" });
+    else if (next !== "history" && query.mode === "history") go({ page: path });
+  };
   const act = useAction();
-  useEffect(() => setMode("read"), [path]);
   const row = rows.find((entry) => entry.path === path);
+  const heading = useRef(null);
+  useEffect(() => {
+    if (route.hasMoved()) heading.current?.focus(); // a page opened: its title has the focus
+  }, []);
   const again = () => {
     setTick((n) => n + 1);
     reloadRows();
+    heading.current?.focus(); // after Save, Revert, Review: back to the page
   };
   const review = () =>
     act.run(() => post(`${pageUrl(project, path)}/review`, { if_version: page.data.version }), "Reviewed.").then(
       (answer) => answer && again(),
     );
   return html`<article class="wiki-page" aria-labelledby="page-title">
-    <h3 id="page-title">${row?.title || path}</h3>
+    <h3 id="page-title" tabindex="-1" ref=${heading}>${row?.title || path}</h3>
     <p class="muted">${path}</p>
     <dl class="facts frontmatter">
       <dt>Type</dt><dd>${row?.page_type ?? html`<span class="muted">none</span>`}</dd>
@@ -335,7 +350,7 @@ function PageView({ project, path, rows, known, reloadRows }) {
               reloadRows();
               go({ dir: parent(path), deleted: path });
             }} />` : null}
-        ${mode === "history" ? html`<${History} project=${project} path=${path} current=${data.version} onReverted=${again} />` : null}
+        ${mode === "history" ? html`<${History} project=${project} path=${path} current=${data.version} query=${query} onReverted=${again} />` : null}
         <div class="page-body" aria-label="Page body" role="region">${render(body(data.content), path, known)}</div>`;
     }}<//>
     <section aria-labelledby="backlinks-title">
@@ -410,34 +425,49 @@ function Snippet({ fragments }) {
   )}</p>`;
 }
 
-function SearchPages({ project, query }) {
-  const [form, setForm] = useState({ q: query.q ?? "", type: "", status: "", tag: "" });
-  const [asked, setAsked] = useState(null);
-  const [offset, setOffset] = useState(0);
-  const found = useLoad(
-    () => (asked ? get(`${kb(project)}/search`, { ...asked, offset }) : Promise.resolve({ none: true })),
-    [project, asked, offset],
-  );
+const SEARCH_FIELDS = ["q", "type", "status", "tag"];
+
+/** The words and filters, as the address says them (a new form for each address, so Back and
+ * Forward show their own words and nothing overwrites what is being typed). */
+function SearchForm({ query, onSearch }) {
+  const [form, setForm] = useState(() => Object.fromEntries(SEARCH_FIELDS.map((name) => [name, query[name] ?? ""])));
   const submit = (event) => {
     event.preventDefault();
-    const filters = Object.fromEntries(Object.entries(form).filter(([, value]) => value.trim()));
-    setOffset(0);
-    setAsked(filters);
+    onSearch(Object.fromEntries(Object.entries(form).filter(([, value]) => value.trim()).map(([name, value]) => [name, value.trim()])));
   };
   const field = (name, label) =>
     html`<label>${label}<input name=${name} value=${form[name]} onInput=${(event) => setForm({ ...form, [name]: event.currentTarget.value })} /></label>`;
+  return html`<form onSubmit=${submit} role="search" aria-label="Search pages">
+    <label>Words<input name="q" required value=${form.q} onInput=${(event) => setForm({ ...form, q: event.currentTarget.value })} /></label>
+    ${field("type", "Type")}${field("status", "Status")}${field("tag", "Tag")}
+    <button type="submit" class="primary">Search pages</button>
+  </form>`;
+}
+
+/** Search pages: the words, the filters and the offset live in the address, so Back from a hit
+ * returns to these results and a link shares them. */
+function SearchPages({ project, query }) {
+  const asked = query.q ? Object.fromEntries(SEARCH_FIELDS.filter((key) => query[key]).map((key) => [key, query[key]])) : null;
+  const offset = Number(query.offset) || 0;
+  const key = JSON.stringify([asked, offset]);
+  const found = useLoad(
+    () => (asked ? get(`${kb(project)}/search`, { ...asked, offset }) : Promise.resolve({ none: true })),
+    [project, key],
+  );
+  const show = (words, at) => {
+    const next = route.href("wiki", { view: "search", ...words, offset: at || null });
+    if (window.location.hash === next) found.reload();
+    else window.location.hash = next;
+  };
+  const setOffset = (at) => show(asked, at);
   return html`<section aria-labelledby="wiki-view">
     <h3 id="wiki-view">Search pages</h3>
-    <form onSubmit=${submit} role="search" aria-label="Search pages">
-      <label>Words<input name="q" required value=${form.q} onInput=${(event) => setForm({ ...form, q: event.currentTarget.value })} /></label>
-      ${field("type", "Type")}${field("status", "Status")}${field("tag", "Tag")}
-      <button type="submit" class="primary">Search pages</button>
-    </form>
+    <${SearchForm} key=${key} query=${query} onSearch=${(words) => show(words, 0)} />
     <${Loaded} load=${found} what="the pages that match">${(data) =>
       data.none
         ? html`<p class="muted">Every word must match: path, title, tags, type, status or body.</p>`
         : html`<p role="status">${data.total} ${data.total === 1 ? "page matches" : "pages match"}.</p>
-          <ol class="hits">${data.hits.map((hit) => html`<li key=${hit.path}>
+          <ol class="hits" aria-label="Pages that match">${data.hits.map((hit) => html`<li key=${hit.path}>
             <a href=${pageHref(hit.path)}>${hit.title || hit.path}</a> <span class="muted">${hit.path}${hit.type ? " · " + hit.type : ""}${hit.status ? " · " + hit.status : ""}</span>
             <${Snippet} fragments=${hit.snippet} />
           </li>`)}</ol>
@@ -468,13 +498,13 @@ export default function Wiki() {
   const current = query.page ?? query.dir ?? null;
   return html`<nav class="wiki-views" aria-label="Wiki views"><ul>
       <li><a href=${dirHref("/fs")} aria-current=${view === "dir" ? "page" : null}>Directory view</a></li>
-      ${VIEWS.map(([id, name]) => html`<li key=${id}><a href=${"#/wiki?view=" + id} aria-current=${view === id ? "page" : null}>${name}</a></li>`)}
+      ${VIEWS.map(([id, name]) => html`<li key=${id}><a href=${route.href("wiki", { view: id })} aria-current=${view === id ? "page" : null}>${name}</a></li>`)}
     </ul></nav>
     ${query.deleted ? html`<p role="status" class="notice">Deleted ${query.deleted}.</p>` : null}
     <${Loaded} load=${listing} what="the knowledge base's pages">${(rows) => html`<div class="wiki">
       <${Tree} rows=${rows} current=${current} />
       <div class="wiki-main">
-        ${view === "page" ? html`<${PageView} key=${query.page} project=${project} path=${query.page} rows=${rows} known=${known} reloadRows=${listing.reload} />` : null}
+        ${view === "page" ? html`<${PageView} key=${query.page} project=${project} path=${query.page} query=${query} rows=${rows} known=${known} reloadRows=${listing.reload} />` : null}
         ${view === "dir" ? html`<${DirectoryView} dir=${query.dir ?? "/fs"} rows=${rows} />` : null}
         ${view === "review" ? html`<${NeedsReview} rows=${rows} />` : null}
         ${view === "search" ? html`<${SearchPages} project=${project} query=${query} />` : null}

@@ -1,0 +1,155 @@
+"""Issue 41 in a real browser: the address is the state (a wiki page in the second of a person's
+projects survives reload, a new session and Back/Forward; an unseen project is the API's own
+"not found"; search words come back with Back), focus after each act, and the skip link.
+docs/console.md, Addresses."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import ALL_PERMISSIONS, Console, unique
+from tests.browser.test_wiki import Base, page
+from tests.localstack import TLS, LocalStack, bearer
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def two_projects(stack: LocalStack) -> tuple[str, str, str]:
+    """A person who administers two projects; (first, second, token). The console's default pick
+    is the first, so a view of the second holds only through its address."""
+    first, second = unique("addr-a"), unique("addr-b")
+    for project in (first, second):
+        stack.admin("project", "create", project, "--organization", "colony")
+    token = stack.principal(
+        unique("person"),
+        *[f"--permission={p}" for p in ALL_PERMISSIONS],
+        f"--role={first}=admin",
+        f"--role={second}=admin",
+    )
+    return first, second, token
+
+
+def sign_in_here(console: Console, token: str) -> None:
+    """Sign in on whatever address the page is at (the address is kept through sign-in)."""
+    p = console.page
+    expect(p.get_by_role("heading", name="Sign in")).to_be_visible()
+    p.get_by_label("Token").fill(token)
+    p.get_by_role("button", name="Sign in").click()
+    expect(p.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def test_a_wiki_page_address_names_its_project_through_reload_a_new_session_and_back(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, second, token = two_projects
+    base = Base(stack, second, token)
+    base.put("svc/one.md", page("Page one", "Read [two](two.md).\n"))
+    base.put("svc/two.md", page("Page two", "The second page.\n"))
+    console.sign_in(token)
+    p = console.page
+    expect(p.get_by_role("combobox", name="Project", exact=True)).to_have_value(first)
+    console.pick_project(second)
+    console.section("Wiki")
+    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Page one").click()
+    expect(p.get_by_role("heading", name="Page one", level=3)).to_be_visible()
+    address = p.url
+    assert f"project={second}" in address and "page=%2Ffs%2Fsvc%2Fone.md" in address, address
+
+    p.reload()
+    expect(p.get_by_role("heading", name="Page one", level=3)).to_be_visible()
+    expect(p.get_by_role("combobox", name="Project", exact=True)).to_have_value(second)
+
+    p.get_by_role("region", name="Page body").get_by_role("link", name="two").click()
+    expect(p.get_by_role("heading", name="Page two", level=3)).to_be_visible()
+    p.go_back()
+    expect(p.get_by_role("heading", name="Page one", level=3)).to_be_visible()
+    p.go_forward()
+    expect(p.get_by_role("heading", name="Page two", level=3)).to_be_visible()
+
+    # a new session (another browser profile) opening the shared address lands on the same view
+    other = p.context.browser.new_context(base_url=stack.url, viewport={"width": 1280, "height": 800})  # type: ignore[union-attr]
+    try:
+        fresh = Console(page=other.new_page(), stack=stack, axe=console.axe, errors=[])
+        fresh.page.goto(address)
+        sign_in_here(fresh, token)
+        expect(fresh.page.get_by_role("heading", name="Page one", level=3)).to_be_visible()
+        expect(fresh.page.get_by_role("combobox", name="Project", exact=True)).to_have_value(second)
+    finally:
+        other.close()
+
+
+def test_a_project_the_person_cannot_see_is_the_apis_not_found(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    _, _, token = two_projects
+    hidden = unique("hidden")
+    stack.admin("project", "create", hidden, "--organization", "colony")  # exists; the person holds no role
+    api = httpx.get(
+        f"{stack.url}/knowledge/events", params={"project": hidden}, headers=bearer(token), timeout=30.0, verify=TLS
+    )
+    assert api.status_code == 404, api.text
+    console.open()
+    console.page.goto(f"/console/#/wiki?project={hidden}&page=%2Ffs%2Fa.md")
+    sign_in_here(console, token)
+    p = console.page
+    expect(p.get_by_role("heading", name="Not found", level=2)).to_be_visible()
+    expect(p.get_by_role("alert")).to_have_text(api.json()["message"])
+    expect(p.get_by_role("navigation", name="Page tree")).to_have_count(0)
+    console.assert_accessible("not-found")
+
+
+def test_search_words_live_in_the_address_and_back_restores_the_results(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, _, token = two_projects
+    word = unique("backword").replace("-", "x")
+    Base(stack, first, token).put("find/me.md", page("Found by words", f"The word {word} is here.\n"))
+    console.sign_in(token)
+    console.section("Wiki")
+    p = console.page
+    p.get_by_role("link", name="Search pages").click()
+    form = p.get_by_role("search", name="Search pages")
+    form.get_by_label("Words").fill(word)
+    form.get_by_role("button", name="Search pages").click()
+    expect(p.get_by_role("status").filter(has_text="1 page matches.")).to_be_visible()
+    assert f"q={word}" in p.url
+    p.get_by_role("list", name="Pages that match").get_by_role("link", name="Found by words").click()
+    expect(p.get_by_role("heading", name="Found by words", level=3)).to_be_visible()
+    p.go_back()
+    expect(p.get_by_role("status").filter(has_text="1 page matches.")).to_be_visible()
+    expect(form.get_by_label("Words")).to_have_value(word)
+    p.reload()
+    expect(p.get_by_role("list", name="Pages that match").get_by_role("link", name="Found by words")).to_be_visible()
+
+
+def test_focus_moves_to_the_new_content_and_the_skip_link_reaches_it(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, _, token = two_projects
+    Base(stack, first, token).put("f/one.md", page("Focus one", "Body.\n"))
+    console.sign_in(token)
+    p = console.page
+    focused = "() => document.activeElement && (document.activeElement.textContent || '').trim()"
+    expect(p.get_by_role("heading", name="Connection", level=2)).to_be_focused()  # after sign-in
+    console.section("Wiki")
+    expect(p.get_by_role("heading", name="Wiki", level=2)).to_be_focused()  # after navigation
+    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Focus one").click()
+    expect(p.get_by_role("heading", name="Focus one", level=3)).to_be_focused()
+    p.get_by_role("button", name="Edit").click()
+    p.get_by_label("Content", exact=True).fill(page("Focus one", "Body, saved.\n"))
+    p.get_by_role("button", name="Save").click()
+    expect(p.get_by_role("region", name="Page body")).to_contain_text("Body, saved.")
+    expect(p.get_by_role("heading", name="Focus one", level=3)).to_be_focused()  # after Save
+
+    p.reload()
+    expect(p.get_by_role("heading", name="Focus one", level=3)).to_be_visible()
+    p.keyboard.press("Tab")
+    skip = p.get_by_role("link", name="Skip to the main content")
+    expect(skip).to_be_focused()
+    url = p.url
+    p.keyboard.press("Enter")
+    assert p.url == url  # the skip link does not change the address
+    assert p.evaluate(focused) in ("Wiki", "Focus one"), p.evaluate(focused)
