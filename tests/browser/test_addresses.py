@@ -5,12 +5,15 @@ docs/console.md, Addresses."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import ALL_PERMISSIONS, Console, unique
 from tests.browser.test_wiki import Base, page
+from tests.e2e.test_feed import REF
 from tests.localstack import TLS, LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
@@ -153,3 +156,25 @@ def test_focus_moves_to_the_new_content_and_the_skip_link_reaches_it(
     p.keyboard.press("Enter")
     assert p.url == url  # the skip link does not change the address
     assert p.evaluate(focused) in ("Wiki", "Focus one"), p.evaluate(focused)
+
+
+def test_statement_search_and_the_open_item_live_in_the_address(console: Console, stack: LocalStack) -> None:
+    console.sign_in(stack.admin_token)
+    console.pick_project(REF)
+    console.section("Search")
+    p = console.page
+    p.get_by_label("Words").fill("launch")
+    p.get_by_role("button", name="Search", exact=True).click()
+    matched = p.get_by_text(re.compile(r"^\d+ statements match\."))
+    expect(matched).to_be_visible()
+    assert "q=launch" in p.url and f"project={REF}" in p.url, p.url
+    p.get_by_role("button", name=re.compile("^Open ki_")).first.click()
+    item = p.get_by_role("region", name=re.compile("^Item ki_"))
+    expect(item).to_be_visible()
+    p.reload()
+    expect(item).to_be_visible()
+    expect(matched).to_be_visible()
+    expect(p.get_by_label("Words")).to_have_value("launch")
+    p.go_back()  # the item closes; the statements stay
+    expect(item).to_have_count(0)
+    expect(matched).to_be_visible()

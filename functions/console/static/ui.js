@@ -2,8 +2,36 @@
 // API's sentence shown in place (never a blank panel).
 import { html, createContext, useCallback, useContext, useEffect, useState } from "./vendor/preact-htm.module.js";
 
+import { go, readRoute } from "./route.js";
+
 export const Console = createContext(null);
+
+/** The address's words for this view (route.js), read again on every move. */
+export function useAddress() {
+  const [params, setParams] = useState(() => Object.fromEntries(readRoute().params));
+  useEffect(() => {
+    const follow = () => setParams(Object.fromEntries(readRoute().params));
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  return params;
+}
 export const useConsole = () => useContext(Console);
+
+/** One word of the address as a view's state: [value, set]; set is a move (Back undoes it). */
+export function useAddressed(name, fallback) {
+  const address = useAddress();
+  const value = address[name] ?? fallback;
+  const set = useCallback(
+    (next) => {
+      const { id, params } = readRoute();
+      const rest = Object.fromEntries([...params].filter(([key]) => key !== "project" && key !== name));
+      go(id, { ...rest, [name]: next === fallback ? null : next });
+    },
+    [name, fallback],
+  );
+  return [value, set];
+}
 
 /** A read: {data, error, loading, reload}. Runs again when a dependency changes. */
 export function useLoad(read, deps) {

@@ -2,7 +2,7 @@
 // (Unmerge), item review; the commercial gate's 402 shown as what it is.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Loaded, Notice, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
 
 const ACTIONS = {
   contradiction: ["accept_winner", "keep_both", "dismiss"],
@@ -59,7 +59,7 @@ function Conflict({ conflict, act, done }) {
 
 function Conflicts() {
   const { project } = useConsole();
-  const [status, setStatus] = useState("open");
+  const [status, setStatus] = useAddressed("conflicts", "open");
   const list = useLoad(() => api.get("/knowledge/conflicts", { ...scoped(project), status }), [project, status]);
   const act = useAction();
   return html`<section class="card" aria-labelledby="conflicts-title">

@@ -3,7 +3,7 @@
 // Discard (with a reason), and the installation's list for a manager.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, may, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Loaded, Notice, Problem, may, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
 
 const FIXES = ["fixed_consumer", "fixed_binding", "fixed_engine"];
 const DISCARDS = ["sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable"];
@@ -71,7 +71,9 @@ function Entry({ entry, installation, act, done }) {
 
 export default function DeadLetters() {
   const { me, project, status, refresh } = useConsole();
-  const [installation, setInstallation] = useState(false);
+  const [whole, setWhole] = useAddressed("installation", "");
+  const installation = whole === "1";
+  const setInstallation = (on) => setWhole(on ? "1" : "");
   const list = useLoad(
     () => api.get("/knowledge/feed/dead-letters", installation ? { installation: true } : scoped(project)),
     [project, installation],

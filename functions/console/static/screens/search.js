@@ -2,7 +2,8 @@
 // rendered context shown verbatim, and an item with its evidence.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Problem, scoped, useAction, useConsole, useLoad } from "../ui.js";
+import { Loaded, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
+import * as route from "../route.js";
 
 const FILTERS = [
   ["type", "Type"],
@@ -42,10 +43,16 @@ function Item({ id, close }) {
   </section>`;
 }
 
+const KEYS = ["q", ...FILTERS.map(([key]) => key)];
+
+/** Statements: the words and filters asked live in the address (`find=1&q=…&type=…`), so Back,
+ * a reload and a shared link show the same statements. */
 function Statements({ open }) {
   const { project } = useConsole();
-  const [query, setQuery] = useState({ q: "", type: "", status: "", support: "", review_status: "" });
-  const [asked, setAsked] = useState(null);
+  const address = useAddress();
+  const asked = address.find ? Object.fromEntries(KEYS.map((key) => [key, address[key] ?? ""])) : null;
+  const askedKey = JSON.stringify(asked);
+  const [query, setQuery] = useState(() => asked ?? Object.fromEntries(KEYS.map((key) => [key, ""])));
   const [facets, setFacets] = useState({});
   const page = useLoad(
     () =>
@@ -57,11 +64,13 @@ function Statements({ open }) {
               return answer;
             },
           ),
-    [project, asked],
+    [project, askedKey],
   );
   const submit = (event) => {
     event.preventDefault();
-    setAsked({ ...query });
+    const next = route.href("search", { find: 1, ...query, item: address.item });
+    if (window.location.hash === next) page.reload();
+    else window.location.hash = next;
   };
   const set = (key) => (event) => setQuery({ ...query, [key]: event.currentTarget.value });
   return html`<section class="card" aria-labelledby="search-title">
@@ -132,7 +141,10 @@ function Retrieve({ open }) {
 }
 
 export default function Search() {
-  const [item, setItem] = useState(null);
+  const address = useAddress();
+  const item = address.item ?? null;
+  // the item open is in the address too: Back closes it, a link shares it
+  const setItem = (id) => route.go("search", { ...address, project: undefined, item: id });
   return html`
     ${item ? html`<${Item} key=${item} id=${item} close=${() => setItem(null)} />` : null}
     <${Statements} open=${setItem} />
