@@ -138,6 +138,12 @@ class Console:
         assert severe == [], f"axe on {screen}: {severe}"
         self.screenshot(screen)
 
+    def broken_words(self) -> list[str]:
+        """Words of every table on the page that a line break cuts between two letters or digits
+        (found with DOM ranges, a character at a time, where a word's range spans two lines)."""
+        found: list[str] = self.page.evaluate(BROKEN_WORDS)
+        return found
+
     def screenshot(self, screen: str) -> None:
         if not SCREENSHOTS:
             return
@@ -149,6 +155,39 @@ class Console:
             shot = self.page.screenshot(full_page=narrow, animations="disabled", caret="hide")
             small_png(shot, folder / f"{screen}-{scheme}.png")
         self.page.emulate_media(color_scheme="light")
+
+
+BROKEN_WORDS = r"""() => {
+  const out = [];
+  const range = document.createRange();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode: (node) => node.parentElement.closest("table") && !node.parentElement.closest(".visually-hidden")
+      && node.textContent.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_REJECT,
+  });
+  const top = (node, at) => {
+    range.setStart(node, at);
+    range.setEnd(node, at + 1);
+    const rect = [...range.getClientRects()].find((r) => r.width > 0);
+    return rect ? rect.top : null;
+  };
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(/\S+/g)) {
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      if ([...range.getClientRects()].filter((r) => r.width > 0).length < 2) continue;
+      let before = top(node, match.index);
+      for (let i = 1; i < match[0].length; i += 1) {
+        const here = top(node, match.index + i);
+        if (here !== null && before !== null && Math.abs(here - before) > 2) {
+          if (/[\p{L}\p{N}]/u.test(match[0][i - 1]) && /[\p{L}\p{N}]/u.test(match[0][i])) out.push(match[0]);
+          break;
+        }
+        if (here !== null) before = here;
+      }
+    }
+  }
+  return out;
+}"""
 
 
 def small_png(shot: bytes, path: Path) -> None:

@@ -144,13 +144,16 @@ def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Conso
     expect(notice).to_be_visible()
     export_id = re.search(r"exp_\w+", notice.inner_text() or "")
     assert export_id is not None
-    row = page.get_by_role("row").filter(has_text=export_id.group(0))
+    row = page.get_by_role("row").filter(has=page.get_by_role("button", name=f"Download {export_id.group(0)}"))
     deadline = time.monotonic() + 60
     while "completed" not in row.inner_text():
         assert time.monotonic() < deadline, row.inner_text()
         time.sleep(0.5)
         page.get_by_role("button", name="Read the history again").click()
-    digest = row.get_by_label(f"SHA-256 of {export_id.group(0)}").inner_text()
+    expect(row.get_by_role("button", name=f"Copy SHA-256 of {export_id.group(0)}")).to_be_visible()
+    digest = row.locator("td[data-label='SHA-256'] code").get_attribute("title")  # shortened on screen
+    assert digest and re.fullmatch(r"[0-9a-f]{64}", digest), digest
+    assert console.broken_words() == []
     console.assert_accessible("exports")
 
     with page.expect_download() as download:

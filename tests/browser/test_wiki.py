@@ -98,7 +98,7 @@ def test_the_tree_a_page_edit_and_save_a_link_and_its_backlink(
 
     expect(p.get_by_role("heading", name="Directory view")).to_be_visible()
     p.get_by_role("navigation", name="Page tree").get_by_role("link", name="svc/").click()
-    expect(p.get_by_role("link", name="/fs/svc/start.md")).to_be_visible()
+    expect(p.get_by_role("table").get_by_role("link", name="Start here")).to_be_visible()
     console.assert_accessible("wiki-directory")
 
     open_page(console, "svc/start.md")
@@ -180,7 +180,7 @@ def test_history_shows_a_difference_and_reverts_and_review_changes_trust(
 
     p.get_by_role("link", name="Needs review").click()
     expect(p.get_by_role("heading", name="Needs review")).to_be_visible()
-    expect(p.get_by_role("link", name="/fs/ops/rotate.md")).to_be_visible()
+    expect(p.get_by_role("table").get_by_role("link", name="Rotate keys")).to_be_visible()
     console.assert_accessible("wiki-needs-review")
 
     open_page(console, "ops/rotate.md")
@@ -204,7 +204,7 @@ def test_history_shows_a_difference_and_reverts_and_review_changes_trust(
     expect(facts).to_contain_text(re.compile(r"human at \d{4}-"))
     p.get_by_role("link", name="Needs review").click()
     expect(p.get_by_role("heading", name="Needs review")).to_be_visible()
-    expect(p.get_by_role("link", name="/fs/ops/rotate.md")).to_have_count(0)
+    expect(p.get_by_role("table").get_by_role("link", name="Rotate keys")).to_have_count(0)
 
 
 def test_delete_a_page_and_it_is_gone(console: Console, operator: tuple[str, str, str], base: Base) -> None:
@@ -242,7 +242,7 @@ def test_new_page_lint_and_stats(console: Console, operator: tuple[str, str, str
     expect(p.get_by_role("alert")).to_contain_text("if_version")
 
     p.get_by_role("link", name="Lint").click()
-    expect(p.get_by_role("cell", name="broken_link")).to_be_visible()
+    expect(p.get_by_role("cell", name="broken link")).to_be_visible()
     console.assert_accessible("wiki-lint")
     p.get_by_role("link", name="Stats").click()
     expect(p.locator("dl.facts")).to_contain_text("Needs review")

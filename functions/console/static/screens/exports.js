@@ -3,7 +3,7 @@
 import { html, useState } from "../vendor/preact-htm.module.js";
 import { ApiError } from "../api.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Problem, When, scoped, useAction, useConsole, useLoad } from "../ui.js";
 
 /** How long Download keeps asking while the archive is verified (the verifier's own limit). */
 const VERIFY_WAIT_MS = 15 * 60 * 1000;
@@ -62,10 +62,10 @@ export default function Exports() {
               <thead><tr><th scope="col">Export</th><th scope="col">Status</th><th scope="col">Made</th><th scope="col">SHA-256</th><th scope="col">Download</th></tr></thead>
               <tbody>${answer.exports.map(
                 (row) => html`<tr key=${row.export_id}>
-                  <td data-label="Export"><code>${row.export_id}</code> ${row.format}${row.size_bytes ? ` · ${row.size_bytes} bytes` : ""}</td>
+                  <td data-label="Export">${row.format}${row.size_bytes ? html` · <${Bytes} count=${row.size_bytes} />` : ""} <${Id} value=${row.export_id} label=${"export id"} /></td>
                   <td data-label="Status">${row.status}${row.error ? ` — ${row.error}` : ""}</td>
-                  <td data-label="Made">${when(row.finished_at ?? row.created_at)}</td>
-                  <td data-label="SHA-256"><code aria-label=${"SHA-256 of " + row.export_id}>${row.sha256 ?? "not yet"}</code></td>
+                  <td data-label="Made"><${When} iso=${row.finished_at ?? row.created_at} /></td>
+                  <td data-label="SHA-256">${row.sha256 ? html`<${Id} value=${row.sha256} label=${"SHA-256 of " + row.export_id} />` : "not yet"}</td>
                   <td><button type="button" disabled=${act.busy} aria-label=${"Download " + row.export_id}
                     onClick=${() => act.run(() => download(row.export_id, project), `Downloading ${row.file_name ?? row.export_id}.`)}>Download</button></td>
                 </tr>`,

@@ -4,7 +4,7 @@
 import { html, useEffect, useMemo, useRef, useState } from "../vendor/preact-htm.module.js";
 import { diffLines } from "../vendor/diff.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
 import { body, dirHref, pageHref, parent, render } from "./wiki-markdown.js";
 
@@ -35,6 +35,8 @@ const kb = (project) => `/api/v1/projects/${encodeURIComponent(project)}/kb`;
 const pageUrl = (project, path) =>
   `${kb(project)}/pages/${path.replace(/^\/fs\//, "").split("/").map(encodeURIComponent).join("/")}`;
 const short = (version) => (version ? version.replace(/^sha256:/, "").slice(0, 10) : "none");
+/** A version as people name it: when, who, and what the write said. */
+const versionName = (v) => `${when(v.at)} · ${v.actor}${v.summary ? " · " + v.summary : ` · ${v.op}`}${v.current ? " (current)" : ""}`;
 const needsReview = (row) => row.type === "file" && row.trust && row.trust !== "human_reviewed";
 
 function readQuery() {
@@ -97,22 +99,37 @@ function Tree({ rows, current }) {
   </nav>`;
 }
 
+const fileName = (path) => path.slice(path.lastIndexOf("/") + 1);
+
+/** A page's name for people: its title (frontmatter, else its first heading), else its file name. */
+const titleOf = (row) => row?.title || fileName(row?.path ?? "");
+
+const PAGE_COLUMNS = [
+  {
+    key: "page",
+    label: "Page",
+    value: (row) => (row.type === "dir" ? fileName(row.path) + "/" : titleOf(row)),
+    cell: (row) =>
+      row.type === "dir"
+        ? html`<a href=${dirHref(row.path)}>${fileName(row.path)}/</a> <span class="muted">${row.children} ${row.children === 1 ? "entry" : "entries"}</span>`
+        : html`<a href=${pageHref(row.path)}>${titleOf(row)}</a>`,
+  },
+  { key: "path", label: "File", value: (row) => row.path, cell: (row) => html`<span class="path">${row.path}</span>` },
+  { key: "page_type", label: "Type" },
+  { key: "status", label: "Status" },
+  { key: "tags", label: "Tags", value: (row) => (row.tags ?? []).join(" "), cell: (row) => (row.type === "dir" ? null : html`<${Tags} tags=${row.tags} />`) },
+  { key: "trust", label: "Trust", value: (row) => TRUST[row.trust] ?? "", cell: (row) => (row.type === "dir" ? null : html`<${Trust} row=${row} />`) },
+  {
+    key: "last_write_at",
+    label: "Last write",
+    value: (row) => row.last_write_at ?? "",
+    cell: (row) => html`${row.last_write_by ?? ""} <${When} iso=${row.last_write_at} />`,
+  },
+];
+
 function PageTable({ rows, caption }) {
   if (rows.length === 0) return html`<p class="muted">None.</p>`;
-  return html`<table>
-    <caption class="visually-hidden">${caption}</caption>
-    <thead><tr><th>Page</th><th>Title</th><th>Type</th><th>Status</th><th>Tags</th><th>Trust</th><th>Last write</th></tr></thead>
-    <tbody>${rows.map((row) =>
-      row.type === "dir"
-        ? html`<tr key=${row.path}><td data-label="Page"><a href=${dirHref(row.path)}>${row.path.slice(row.path.lastIndexOf("/") + 1)}/</a></td>
-            <td data-label="Title" colspan="6" class="muted">directory, ${row.children} ${row.children === 1 ? "entry" : "entries"}</td></tr>`
-        : html`<tr key=${row.path}><td data-label="Page"><a href=${pageHref(row.path)}>${row.path}</a></td>
-            <td data-label="Title">${row.title ?? ""}</td><td data-label="Type">${row.page_type ?? ""}</td>
-            <td data-label="Status">${row.status ?? ""}</td><td data-label="Tags"><${Tags} tags=${row.tags} /></td>
-            <td data-label="Trust"><${Trust} row=${row} /></td>
-            <td data-label="Last write">${row.last_write_by ?? ""} ${when(row.last_write_at)}</td></tr>`,
-    )}</tbody>
-  </table>`;
+  return html`<${Table} caption=${caption} columns=${PAGE_COLUMNS} rows=${rows} rowKey=${(row) => row.path} />`;
 }
 
 function DirectoryView({ dir, rows }) {
@@ -242,22 +259,22 @@ function History({ project, path, current, query, onReverted }) {
           compare(from, to);
         }}>
           <label>From version<select value=${from} onChange=${(event) => setPair({ from: event.currentTarget.value, to })}>
-            ${kept.map((v) => html`<option key=${v.id} value=${v.version}>${short(v.version)} · ${v.actor} · ${when(v.at)}</option>`)}
+            ${kept.map((v) => html`<option key=${v.id} value=${v.version} title=${v.version}>${versionName(v)}</option>`)}
           </select></label>
           <label>To version<select value=${to} onChange=${(event) => setPair({ from, to: event.currentTarget.value })}>
-            ${kept.map((v) => html`<option key=${v.id} value=${v.version}>${short(v.version)} · ${v.actor} · ${when(v.at)}</option>`)}
+            ${kept.map((v) => html`<option key=${v.id} value=${v.version} title=${v.version}>${versionName(v)}</option>`)}
           </select></label>
           <button type="submit" disabled=${act.busy || kept.length < 2}>Show difference</button>
         </form>
         ${shown ? html`<${Difference} before=${shown.before} after=${shown.after} label=${`Difference from ${short(shown.from)} to ${short(shown.to)}`} />` : null}
         <table>
           <caption class="visually-hidden">Versions of ${path}, newest first</caption>
-          <thead><tr><th>At</th><th>Who</th><th>What</th><th>Version</th><th>Size</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead><tr><th scope="col">At</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Version</th><th scope="col">Size</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>${data.versions.map((v) => html`<tr key=${v.id}>
-            <td data-label="At">${when(v.at)}</td><td data-label="Who">${v.actor}</td>
+            <td data-label="At"><${When} iso=${v.at} /></td><td data-label="Who">${v.actor}</td>
             <td data-label="What">${v.op}${v.summary ? " · " + v.summary : ""}${v.current ? html` <strong>(current)</strong>` : null}</td>
-            <td data-label="Version"><code>${short(v.version)}</code>${v.version && !v.kept ? " (forgotten)" : ""}</td>
-            <td data-label="Size">${v.size_bytes ?? ""}</td>
+            <td data-label="Version">${v.version ? html`<${Id} value=${v.version} label=${"version of " + when(v.at)} />` : "none"}${v.version && !v.kept ? " (forgotten)" : ""}</td>
+            <td data-label="Size"><${Bytes} count=${v.size_bytes} /></td>
             <td>${v.version && v.kept && !v.current
               ? html`<button type="button" disabled=${act.busy} onClick=${() => revert(v.version)} aria-label=${`Revert to ${short(v.version)}`}>Revert</button>`
               : null}</td>
@@ -384,6 +401,13 @@ function NewPage({ project, onMade }) {
   </section>`;
 }
 
+const LINT_COLUMNS = [
+  { key: "code", label: "Finding", value: (row) => row.code, cell: (row) => row.code.replaceAll("_", " ") },
+  { key: "path", label: "Page", cell: (row) => html`<a href=${pageHref(row.path)}><span class="path">${row.path}</span></a>` },
+  { key: "line", label: "Line", value: (row) => row.line ?? "" },
+  { key: "message", label: "What" },
+];
+
 function Lint({ project }) {
   const [fresh, setFresh] = useState(0);
   const lint = useLoad(() => get(`${kb(project)}/lint`, fresh ? { fresh: 1 } : {}), [project, fresh]);
@@ -392,15 +416,7 @@ function Lint({ project }) {
     <button type="button" onClick=${() => setFresh((n) => n + 1)}>Check again</button>
     <${Loaded} load=${lint} what="the lint findings">${(data) => html`
       <p>${data.findings.length} ${data.findings.length === 1 ? "finding" : "findings"}, checked ${when(data.checked_at)}.</p>
-      ${data.findings.length === 0 ? null : html`<table>
-        <caption class="visually-hidden">Lint findings</caption>
-        <thead><tr><th>Finding</th><th>Page</th><th>Line</th><th>What</th></tr></thead>
-        <tbody>${data.findings.map((finding, index) => html`<tr key=${index}>
-          <td data-label="Finding"><code>${finding.code}</code></td>
-          <td data-label="Page"><a href=${pageHref(finding.path)}>${finding.path}</a></td>
-          <td data-label="Line">${finding.line ?? ""}</td><td data-label="What">${finding.message}</td>
-        </tr>`)}</tbody>
-      </table>`}`}<//>
+      ${data.findings.length === 0 ? null : html`<${Table} caption="Lint findings" rows=${data.findings} columns=${LINT_COLUMNS} />`}`}<//>
   </section>`;
 }
 
@@ -410,11 +426,11 @@ function Stats({ project }) {
     <h3 id="wiki-view">Stats</h3>
     <${Loaded} load=${stats} what="the base's figures">${(data) => html`<dl class="facts">
       <dt>Pages</dt><dd>${data.pages}</dd>
-      <dt>Bytes</dt><dd>${data.bytes}</dd>
+      <dt>Size</dt><dd><${Bytes} count=${data.bytes} /></dd>
       <dt>Unverified</dt><dd>${data.unverified}</dd>
       <dt>Stale</dt><dd>${data.stale}</dd>
       <dt>Needs review</dt><dd>${data.needs_review.total} (unverified ${data.needs_review.unverified}, confirmed by a machine ${data.needs_review.machine_confirmed}, edited since review ${data.needs_review.edited_since_review})</dd>
-      <dt>Last change</dt><dd>${data.last_change_by ?? ""} ${when(data.last_change_at)}</dd>
+      <dt>Last change</dt><dd>${data.last_change_by ?? ""} <${When} iso=${data.last_change_at} /></dd>
     </dl>`}<//>
   </section>`;
 }
