@@ -178,3 +178,54 @@ def test_statement_search_and_the_open_item_live_in_the_address(console: Console
     p.go_back()  # the item closes; the statements stay
     expect(item).to_have_count(0)
     expect(matched).to_be_visible()
+
+
+HEADINGS = """() => {
+  const body = parseFloat(getComputedStyle(document.querySelector('.page-body p')).fontSize);
+  const sizes = [...document.querySelectorAll('.page-body :is(h4, h5, h6)')].map((h) => ({
+    written: Number(h.className.replace('md-h', '')), tag: h.tagName, size: parseFloat(getComputedStyle(h).fontSize) }));
+  return { body, sizes, title: parseFloat(getComputedStyle(document.getElementById('page-title')).fontSize) };
+}"""
+
+
+def test_headings_scale_from_the_pages_largest_with_no_skipped_level_and_a_table_of_contents(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, _, token = two_projects
+    base = Base(stack, first, token)
+    base.put(
+        "doc/scale.md",
+        "# Scale\n\nBody text.\n\n### Jumped to three\n\nMore.\n\n## Second\n\nText.\n\n#### Deep\n\nEnd "
+        + "words " * 400
+        + "\n\nSee [the guide](/doc/guide) and [nothing](/doc/none).\n",
+    )
+    base.put("doc/guide.md", page("The guide", "Guide.\n"))
+    console.sign_in(token)
+    console.section("Wiki")
+    p = console.page
+    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Scale").click()  # titled by its first heading
+    expect(p.get_by_role("heading", name="Scale", level=3)).to_be_visible()
+    expect(p.get_by_role("region", name="Page body")).to_contain_text("Body text.")
+    found = p.evaluate(HEADINGS)
+    sizes = found["sizes"]
+    assert [entry["written"] for entry in sizes] == [1, 3, 2, 4]
+    assert [entry["tag"] for entry in sizes] == ["H4", "H5", "H5", "H6"]  # no level skipped
+    assert all(entry["size"] >= found["body"] for entry in sizes), found
+    assert sizes[0]["size"] == max(entry["size"] for entry in sizes) < found["title"], found
+    assert sizes[2]["size"] > sizes[1]["size"] > sizes[3]["size"], found  # as written: ## > ### > ####
+    rendered = p.get_by_role("region", name="Page body")
+    expect(rendered.get_by_role("link", name="the guide")).to_be_visible()  # a site address finds guide.md
+    expect(rendered.get_by_role("link", name="nothing")).to_have_count(0)
+    result = p.evaluate(
+        "async () => { " + console.axe + "\n; const r = await axe.run(document, {runOnly: ['heading-order']});"
+        " return r.violations.length; }"
+    )
+    assert result == 0
+
+    toc = p.get_by_role("navigation", name="On this page")
+    toc.get_by_role("link", name="Deep").click()
+    expect(p.get_by_role("heading", name="Deep")).to_be_focused()
+    assert "at=h-deep" in p.url
+    p.go_back()
+    expect(p.get_by_role("heading", name="Scale", level=3)).to_be_visible()
+    console.assert_accessible("wiki-headings")

@@ -110,7 +110,9 @@ def test_the_tree_a_page_edit_and_save_a_link_and_its_backlink(
     expect(facts).to_contain_text("Unverified")
     rendered = p.get_by_role("region", name="Page body")
     expect(rendered).not_to_contain_text("type: Runbook")  # the frontmatter is drawn as facts, not body text
-    expect(rendered.get_by_text("(broken link: no page at /fs/svc/gone.md)")).to_be_visible()
+    quiet = rendered.locator(".unresolved-link", has_text="a page")  # quietly: no link, the why on hover
+    expect(quiet).to_have_attribute("title", "No page at /fs/svc/gone.md")
+    expect(quiet).to_contain_text("(no page at /fs/svc/gone.md)")
     expect(rendered.get_by_role("link", name="a page")).to_have_count(0)
     expect(rendered.get_by_role("link", name="the web")).to_have_attribute("href", "https://example.org/")
     expect(p.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")

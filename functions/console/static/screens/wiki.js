@@ -6,7 +6,7 @@ import { diffLines } from "../vendor/diff.module.js";
 import * as api from "../api.js";
 import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
-import { body, dirHref, pageHref, parent, render } from "./wiki-markdown.js";
+import { body, dirHref, pageHref, pageTitle, parent, renderPage } from "./wiki-markdown.js";
 
 const TRUST = {
   unverified: "Unverified",
@@ -308,6 +308,26 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
   </form>`;
 }
 
+/** The rendered body with its table of contents (from two headings); a heading's link is an
+ * address (`at=h-…`), so it is kept, shared and undone by Back like any other view. */
+function PageBody({ content, path, known, at }) {
+  const { body: children, headings } = useMemo(() => renderPage(body(content), path, known), [content, path, known]);
+  useEffect(() => {
+    if (!at) return;
+    const target = document.getElementById(at);
+    if (target) {
+      target.scrollIntoView({ block: "start" });
+      target.focus({ preventScroll: true });
+    }
+  }, [at, content]);
+  return html`${headings.length >= 2
+      ? html`<nav class="toc" aria-label="On this page"><h4>On this page</h4><ol>${headings.map(
+          (entry) => html`<li key=${entry.id} class=${"toc-" + entry.level}><a href=${pageHref(path, { at: entry.id })} aria-current=${at === entry.id ? "location" : null}>${entry.text}</a></li>`,
+        )}</ol></nav>`
+      : null}
+    <div class="page-body" aria-label="Page body" role="region">${children}</div>`;
+}
+
 function PageView({ project, path, query, rows, known, reloadRows }) {
   const [tick, setTick] = useState(0);
   const page = useLoad(() => get(pageUrl(project, path)), [project, path, tick]);
@@ -337,7 +357,7 @@ function PageView({ project, path, query, rows, known, reloadRows }) {
       (answer) => answer && again(),
     );
   return html`<article class="wiki-page" aria-labelledby="page-title">
-    <h3 id="page-title" tabindex="-1" ref=${heading}>${row?.title || path}</h3>
+    <h3 id="page-title" tabindex="-1" ref=${heading}>${pageTitle(row?.title, page.data?.content, path)}</h3>
     <p class="muted">${path}</p>
     <dl class="facts frontmatter">
       <dt>Type</dt><dd>${row?.page_type ?? html`<span class="muted">none</span>`}</dd>
@@ -368,7 +388,7 @@ function PageView({ project, path, query, rows, known, reloadRows }) {
               go({ dir: parent(path), deleted: path });
             }} />` : null}
         ${mode === "history" ? html`<${History} project=${project} path=${path} current=${data.version} query=${query} onReverted=${again} />` : null}
-        <div class="page-body" aria-label="Page body" role="region">${render(body(data.content), path, known)}</div>`;
+        <${PageBody} content=${data.content} path=${path} known=${known} at=${query.at} />`;
     }}<//>
     <section aria-labelledby="backlinks-title">
       <h4 id="backlinks-title">Backlinks</h4>
