@@ -78,7 +78,10 @@ def test_bind_a_project_to_a_base_from_the_list_then_unbind_it(
     expect(page.get_by_text(re.compile("^Reads no knowledge base"))).to_be_visible()
     console.assert_accessible("bar-unbound")
 
-    page.get_by_role("combobox", name="Knowledge base to bind").select_option("harbour")
+    picker = page.get_by_role("combobox", name="Knowledge base to bind")
+    expect(picker).to_have_value("")  # nothing preselected: Bind acts only on what is picked
+    expect(page.get_by_role("button", name="Bind", exact=True)).to_be_disabled()
+    picker.select_option("harbour")
     page.get_by_role("button", name="Bind", exact=True).click()
 
     expect(page.get_by_role("status").filter(has_text=f"{project} now reads harbour")).to_be_visible()
@@ -89,6 +92,14 @@ def test_bind_a_project_to_a_base_from_the_list_then_unbind_it(
     console.assert_accessible("bar-bound")
 
     page.get_by_role("button", name="Unbind", exact=True).click()
+    ask = page.get_by_role("group", name="Confirm: Unbind")
+    expect(ask).to_contain_text(f"{project} will read no knowledge base")
+    expect(ask.get_by_role("button", name="Cancel")).to_be_focused()  # Enter twice never acts
+    ask.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_text("Reads knowledge base harbour")).to_be_visible()  # nothing happened
+    page.get_by_role("button", name="Unbind", exact=True).click()
+    console.assert_accessible("bar-unbind-asks")
+    ask.get_by_role("button", name=f"Unbind {project}").click()
 
     expect(page.get_by_text(re.compile("^Reads no knowledge base"))).to_be_visible()
     expect(page.get_by_role("row").filter(has_text=project)).to_have_count(0)
@@ -175,6 +186,8 @@ def test_connection_lists_all_bindings_and_binds_by_typed_ids(console: Console, 
     expect(page.get_by_label("Project id")).to_have_value("")
 
     page.get_by_role("button", name=f"Unbind {project}").click()
+    expect(row).to_contain_text(f"{project} will read no knowledge base (it reads falcon now)")
+    row.get_by_role("button", name=f"Unbind {project}").click()
 
     expect(page.get_by_role("row").filter(has_text=project)).to_have_count(0)
 

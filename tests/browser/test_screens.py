@@ -92,6 +92,9 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     signed_in_on_falcon(console, "Curation")
     card = page.get_by_role("listitem", name="Conflict Project Falcon launch date")
     expect(card).to_be_visible()
+    # the winner preselected is FORAGER's suggestion (side 2 here), never simply side 1
+    assert conflict["suggested_winner_id"] and conflict["suggested_winner_id"] != conflict["sides"][0]["knowledge_id"], conflict
+    expect(card.get_by_role("combobox", name="Winner")).to_have_value(conflict["suggested_winner_id"])
     console.assert_accessible("curation")
 
     card.get_by_role("combobox", name="Decision").select_option("keep_both")
@@ -290,6 +293,8 @@ def test_replay_one_dead_letter_after_a_fix_and_discard_another(
     gone = page.get_by_role("form", name=f"Discard {refused['dead_letter_id']}")
     gone.get_by_role("combobox", name="Reason to discard").select_option("sender_error")
     gone.get_by_role("button", name="Discard").click()
+    expect(gone).to_contain_text('the reason "sender_error" is recorded')
+    gone.get_by_role("button", name="Discard it").click()
     expect(page.get_by_role("status").filter(has_text="Discarded")).to_be_visible()
 
     after = httpx.get(stack.url + base, headers=admin, params={"project": REF, "state": "all"}).json()["data"]

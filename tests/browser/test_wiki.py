@@ -216,7 +216,11 @@ def test_delete_a_page_and_it_is_gone(console: Console, operator: tuple[str, str
     p = console.page
     open_page(console, "tmp/old.md")
     p.get_by_role("button", name="Delete").click()
+    ask = p.get_by_role("form", name="Delete this page")
+    expect(ask.get_by_role("button", name="Keep it")).to_be_focused()  # asked in place; Enter keeps it
+    expect(ask).to_contain_text("its kept versions stay in History")
     p.get_by_label("Forget its history too").check()
+    expect(ask).to_contain_text("the page and its history are gone for good")
     console.assert_accessible("wiki-delete")
     p.get_by_role("button", name="Delete page").click()
     expect(p.get_by_role("status").filter(has_text="Deleted /fs/tmp/old.md.")).to_be_visible()

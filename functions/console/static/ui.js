@@ -1,6 +1,6 @@
 // What every screen shares: the console's context, loading a read, running an act, and the
 // API's sentence shown in place (never a blank panel).
-import { html, createContext, useCallback, useContext, useEffect, useState } from "./vendor/preact-htm.module.js";
+import { html, createContext, useCallback, useContext, useEffect, useRef, useState } from "./vendor/preact-htm.module.js";
 
 import { go, readRoute } from "./route.js";
 
@@ -239,5 +239,39 @@ export function Table({ caption, columns, rows, rowKey, pageSize = 50, filterAt 
           <button type="button" disabled=${at >= pages - 1} onClick=${() => setPage(at + 1)}>Next rows</button>
         </nav>`
       : null}
+  </div>`;
+}
+
+// ------------------------------------------------------------------ a dangerous act asks
+
+/**
+ * A button for an act that cannot be taken back: pressed, it asks in place, naming what will
+ * happen (`question`), with the act (`yes`) and **Cancel**; the focus goes to the question's
+ * Cancel, so Enter pressed twice never acts. `label` names the button (its text is `text`).
+ */
+export function Confirm({ text, label, question, yes, onConfirm, disabled }) {
+  const [asking, setAsking] = useState(false);
+  const keep = useRef(null);
+  const opener = useRef(null);
+  const wasAsking = useRef(false);
+  useEffect(() => {
+    if (asking) keep.current?.focus();
+    else if (wasAsking.current) opener.current?.focus();
+    wasAsking.current = asking;
+  }, [asking]);
+  if (!asking) {
+    return html`<button type="button" class="danger" ref=${opener} aria-label=${label ?? null} disabled=${disabled}
+      onClick=${() => setAsking(true)}>${text}</button>`;
+  }
+  return html`<div class="confirm" role="group" aria-label=${"Confirm: " + (label ?? text)}>
+    <p>${question}</p>
+    <div class="row">
+      <button type="button" class="danger" disabled=${disabled} onClick=${() => {
+        wasAsking.current = false;
+        setAsking(false);
+        onConfirm();
+      }}>${yes}</button>
+      <button type="button" ref=${keep} onClick=${() => setAsking(false)}>Cancel</button>
+    </div>
   </div>`;
 }

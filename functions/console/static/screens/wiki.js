@@ -287,6 +287,8 @@ function History({ project, path, current, query, onReverted }) {
 
 function Remove({ project, path, version, onDeleted, onCancel }) {
   const [forget, setForget] = useState(false);
+  const keep = useRef(null);
+  useEffect(() => keep.current?.focus(), []); // asked in place; Enter keeps the page
   const act = useAction();
   const remove = async (event) => {
     event.preventDefault();
@@ -297,12 +299,14 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
     });
     if (answer) onDeleted();
   };
-  return html`<form class="card" onSubmit=${remove} aria-label="Delete this page">
-    <p>Delete ${path}? Its history stays unless you forget it too.</p>
+  return html`<form class="card" onSubmit=${remove} aria-label="Delete this page" aria-describedby="delete-what">
+    <p id="delete-what">${forget
+      ? `Delete ${path} and forget every kept version of it: the page and its history are gone for good, and links to it lead nowhere.`
+      : `Delete ${path}: the page leaves the base and links to it lead nowhere; its kept versions stay in History.`}</p>
     <label class="check"><input type="checkbox" checked=${forget} onChange=${(event) => setForget(event.currentTarget.checked)} />Forget its history too</label>
     <div class="row">
       <button type="submit" class="danger" disabled=${act.busy}>Delete page</button>
-      <button type="button" onClick=${onCancel}>Keep it</button>
+      <button type="button" ref=${keep} onClick=${onCancel}>Keep it</button>
     </div>
     <${Problem} error=${act.error} />
   </form>`;
