@@ -229,3 +229,44 @@ def test_headings_scale_from_the_pages_largest_with_no_skipped_level_and_a_table
     p.go_back()
     expect(p.get_by_role("heading", name="Scale", level=3)).to_be_visible()
     console.assert_accessible("wiki-headings")
+
+
+def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_changes(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, _, token = two_projects
+    base = Base(stack, first, token)
+    for n in range(24):  # 48 entries: over the size a tree opens whole
+        base.put(f"area-{n:02d}/note-{n:02d}.md", page(f"Note number {n:02d}", "Text.\n"))
+    console.sign_in(token)
+    console.section("Wiki")
+    p = console.page
+    tree = p.get_by_role("navigation", name="Page tree")
+    expect(tree.get_by_role("link", name="area-03/")).to_be_visible()
+    expect(tree.get_by_role("link", name="Note number 03")).to_have_count(0)  # closed
+    tree.get_by_role("button", name="area-03").click()
+    expect(tree.get_by_role("button", name="area-03")).to_have_attribute("aria-expanded", "true")
+    tree.get_by_role("link", name="Note number 03").click()
+    crumbs = p.get_by_role("navigation", name="Breadcrumbs")
+    expect(crumbs.get_by_role("link")).to_have_text(["Pages", "area-03"])
+    expect(crumbs.locator("[aria-current=page]")).to_have_text("Note number 03")
+    p.reload()  # remembered in this browser
+    expect(tree.get_by_role("button", name="area-03")).to_have_attribute("aria-expanded", "true")
+    expect(tree.get_by_role("button", name="area-05")).to_have_attribute("aria-expanded", "false")
+
+    tree.get_by_label("Filter pages").fill("number 17")
+    expect(tree.get_by_role("link", name="Note number 17")).to_be_visible()
+    expect(tree.get_by_role("status")).to_have_text("1 page")
+
+    base.put("area-09/note-09.md", page("Note number 09, rewritten", "New.\n"), if_version=base_version(base, "area-09/note-09.md"))
+    p.get_by_role("link", name="Recent changes").click()
+    table = p.get_by_role("table", name="Recent changes, newest first")
+    expect(table.get_by_role("row").nth(1)).to_contain_text("Note number 09, rewritten")
+    console.assert_accessible("wiki-recent")
+
+
+def base_version(base: Base, path: str) -> str:
+    answer = base.get(path)
+    assert answer.status_code == 200, answer.text
+    version: str = answer.json()["version"]
+    return version

@@ -78,24 +78,76 @@ function Trust({ row }) {
   return html`<span class=${"trust trust-" + row.trust}>${TRUST[row.trust] ?? row.trust}</span>`;
 }
 
-function Tree({ rows, current }) {
+/** A tree of at most this many entries opens whole; a bigger one opens only where the person is. */
+const SMALL_TREE = 40;
+
+/** The directories the person opened or closed in this project's tree, kept in this browser
+ * (localStorage: only directory paths, nothing of a page's content). */
+function useRemembered(project) {
+  const key = `knowledge-console.tree.${project}`;
+  const read = () => {
+    try {
+      return JSON.parse(window.localStorage.getItem(key) ?? "{}") ?? {};
+    } catch {
+      return {};
+    }
+  };
+  const [chosen, setChosen] = useState(read);
+  useEffect(() => setChosen(read()), [key]);
+  const choose = (path, open) => {
+    const next = { ...chosen, [path]: open };
+    setChosen(next);
+    try {
+      window.localStorage.setItem(key, JSON.stringify(next));
+    } catch {
+      // storage refused (a private window): the choice lasts this visit
+    }
+  };
+  return [chosen, choose];
+}
+
+function Tree({ project, rows, current }) {
+  const [chosen, choose] = useRemembered(project);
+  const [filter, setFilter] = useState("");
   const byParent = new Map();
   for (const row of rows) {
     const key = parent(row.path);
     if (!byParent.has(key)) byParent.set(key, []);
     byParent.get(key).push(row);
   }
+  const small = rows.length <= SMALL_TREE;
+  const around = (dir) => Boolean(current) && (current === dir || current.startsWith(dir + "/"));
+  const isOpen = (dir) => (dir in chosen ? chosen[dir] : small) || around(dir);
+  const link = (row) =>
+    html`<a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null} title=${row.path}>${titleOf(row)}</a>`;
   const level = (dir) =>
     html`<ul>${(byParent.get(dir) ?? []).map((row) => {
-      const name = row.path.slice(row.path.lastIndexOf("/") + 1);
+      const name = fileName(row.path);
       if (row.type === "dir") {
-        return html`<li key=${row.path}><a href=${dirHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}/</a>${level(row.path)}</li>`;
+        const open = isOpen(row.path);
+        return html`<li key=${row.path} class="dir">
+          <button type="button" class="twisty" aria-expanded=${open ? "true" : "false"} aria-label=${name}
+            onClick=${() => choose(row.path, !open)}><span aria-hidden="true">${open ? "▾" : "▸"}</span></button>
+          <a href=${dirHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}/</a>
+          ${open ? level(row.path) : null}</li>`;
       }
-      return html`<li key=${row.path}><a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null} title=${row.path}>${row.title || name}</a></li>`;
+      return html`<li key=${row.path}>${link(row)}</li>`;
     })}</ul>`;
+  const words = filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const found = words.length
+    ? rows.filter((row) => row.type !== "dir" && words.every((word) => `${titleOf(row)} ${row.path}`.toLowerCase().includes(word)))
+    : [];
   return html`<nav class="wiki-tree" aria-label="Page tree">
     <h3><a href=${dirHref("/fs")}>Pages</a></h3>
-    ${rows.length === 0 ? html`<p class="muted">No page yet.</p>` : level("/fs")}
+    ${rows.length > 0
+      ? html`<label class="tree-filter">Filter pages<input type="search" value=${filter} onInput=${(event) => setFilter(event.currentTarget.value)} /></label>`
+      : null}
+    ${rows.length === 0
+      ? html`<p class="muted">No page yet.</p>`
+      : words.length
+        ? html`<p class="muted" role="status">${found.length} ${found.length === 1 ? "page" : "pages"}</p>
+            <ul class="found">${found.slice(0, 200).map((row) => html`<li key=${row.path}>${link(row)}</li>`)}</ul>`
+        : level("/fs")}
   </nav>`;
 }
 
@@ -132,11 +184,45 @@ function PageTable({ rows, caption }) {
   return html`<${Table} caption=${caption} columns=${PAGE_COLUMNS} rows=${rows} rowKey=${(row) => row.path} />`;
 }
 
+/** Where a page or directory sits: each directory from the base's root a link, itself the last. */
+function Crumbs({ path, known, last }) {
+  const parts = path.split("/").slice(2); // past "/fs"
+  const steps = parts.map((part, index) => "/fs/" + parts.slice(0, index + 1).join("/"));
+  return html`<nav class="crumbs" aria-label="Breadcrumbs"><ol>
+    <li><a href=${dirHref("/fs")}>Pages</a></li>
+    ${steps.map((step, index) =>
+      index === steps.length - 1
+        ? html`<li key=${step} aria-current="page">${last ?? parts[index]}</li>`
+        : html`<li key=${step}><a href=${dirHref(step)}>${known?.get(step)?.title || parts[index]}</a></li>`,
+    )}
+  </ol></nav>`;
+}
+
+/** Recent changes across the base: the pages last written, newest first (the listing's last write). */
+function RecentChanges({ rows }) {
+  const recent = rows
+    .filter((row) => row.type !== "dir" && row.last_write_at)
+    .sort((a, b) => (a.last_write_at < b.last_write_at ? 1 : -1))
+    .slice(0, 100);
+  return html`<section aria-labelledby="wiki-view">
+    <h3 id="wiki-view">Recent changes</h3>
+    <p>The ${recent.length} pages written last, newest first.</p>
+    ${recent.length === 0
+      ? html`<p class="muted">None.</p>`
+      : html`<${Table} caption="Recent changes, newest first" rows=${recent} rowKey=${(row) => row.path} columns=${[
+          { key: "when", label: "When", value: (row) => row.last_write_at, cell: (row) => html`<${When} iso=${row.last_write_at} />` },
+          PAGE_COLUMNS[0],
+          { key: "who", label: "Who", value: (row) => row.last_write_by ?? "" },
+          { key: "dir", label: "Directory", value: (row) => parent(row.path), cell: (row) => html`<a href=${dirHref(parent(row.path))}><span class="path">${parent(row.path)}/</span></a>` },
+        ]} />`}
+  </section>`;
+}
+
 function DirectoryView({ dir, rows }) {
   const inside = rows.filter((row) => parent(row.path) === dir && row.path !== dir);
   return html`<section aria-labelledby="wiki-view">
     <h3 id="wiki-view">Directory view</h3>
-    <p>${dir}/</p>
+    <${Crumbs} path=${dir} />
     <${PageTable} rows=${inside} caption=${"What " + dir + " holds"} />
   </section>`;
 }
@@ -360,7 +446,9 @@ function PageView({ project, path, query, rows, known, reloadRows }) {
     act.run(() => post(`${pageUrl(project, path)}/review`, { if_version: page.data.version }), "Reviewed.").then(
       (answer) => answer && again(),
     );
+  const title = pageTitle(row?.title, page.data?.content, path);
   return html`<article class="wiki-page" aria-labelledby="page-title">
+    <${Crumbs} path=${path} known=${known} last=${title} />
     <h3 id="page-title" tabindex="-1" ref=${heading}>${pageTitle(row?.title, page.data?.content, path)}</h3>
     <p class="muted">${path}</p>
     <dl class="facts frontmatter">
@@ -519,6 +607,7 @@ function SearchPages({ project, query }) {
 }
 
 const VIEWS = [
+  ["recent", "Recent changes"],
   ["review", "Needs review"],
   ["search", "Search pages"],
   ["lint", "Lint"],
@@ -531,10 +620,16 @@ export default function Wiki() {
   const query = useQuery();
   const listing = useLoad(() => (project ? listAll(project) : Promise.resolve([])), [project]);
   const known = useMemo(() => new Map((listing.data ?? []).map((row) => [row.path, row])), [listing.data]);
+  const view = query.page ? "page" : query.view ?? "dir";
+  const opened = useRef(false);
+  useEffect(() => {
+    // the listing feeds the tree and these views: opening one of them reads it afresh
+    if (opened.current && (view === "recent" || view === "review" || view === "dir")) listing.reload();
+    opened.current = true;
+  }, [view, query.dir]);
   if (!project) {
     return html`<p>The wiki is a project's knowledge base: pick a project in the bar.</p>`;
   }
-  const view = query.page ? "page" : query.view ?? "dir";
   const current = query.page ?? query.dir ?? null;
   return html`<nav class="wiki-views" aria-label="Wiki views"><ul>
       <li><a href=${dirHref("/fs")} aria-current=${view === "dir" ? "page" : null}>Directory view</a></li>
@@ -542,11 +637,12 @@ export default function Wiki() {
     </ul></nav>
     ${query.deleted ? html`<p role="status" class="notice">Deleted ${query.deleted}.</p>` : null}
     <${Loaded} load=${listing} what="the knowledge base's pages">${(rows) => html`<div class="wiki">
-      <${Tree} rows=${rows} current=${current} />
+      <${Tree} project=${project} rows=${rows} current=${current} />
       <div class="wiki-main">
         ${view === "page" ? html`<${PageView} key=${query.page} project=${project} path=${query.page} query=${query} rows=${rows} known=${known} reloadRows=${listing.reload} />` : null}
         ${view === "dir" ? html`<${DirectoryView} dir=${query.dir ?? "/fs"} rows=${rows} />` : null}
         ${view === "review" ? html`<${NeedsReview} rows=${rows} />` : null}
+        ${view === "recent" ? html`<${RecentChanges} rows=${rows} />` : null}
         ${view === "search" ? html`<${SearchPages} project=${project} query=${query} />` : null}
         ${view === "lint" ? html`<${Lint} project=${project} />` : null}
         ${view === "stats" ? html`<${Stats} project=${project} />` : null}
