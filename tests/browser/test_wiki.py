@@ -127,8 +127,10 @@ def test_the_tree_a_page_edit_and_save_a_link_and_its_backlink(
     editor = p.get_by_label("Content")
     expect(editor).to_have_value(re.compile("Run \\*\\*make deploy\\*\\*"))
     editor.fill(page("Deploy the hub", "# Deploy\n\nRun **make deploy-prod** now.\n"))
+    preview = p.get_by_role("region", name="Preview")  # beside the text, by the same renderer
+    expect(preview.locator("strong")).to_have_text("make deploy-prod")
     console.assert_accessible("wiki-edit")
-    p.get_by_role("button", name="Save").click()
+    editor.press("Control+s")  # saves, as in an editor
     expect(p.get_by_role("region", name="Page body")).to_contain_text("Run make deploy-prod now.")
     assert "make deploy-prod" in base.content("svc/deploy.md")
 
@@ -245,7 +247,10 @@ def test_new_page_lint_and_stats(console: Console, operator: tuple[str, str, str
     p.get_by_role("link", name="New page").click()
     p.get_by_label("Path").fill("fresh/new.md")
     p.get_by_role("button", name="Create").click()
-    expect(p.get_by_role("alert")).to_contain_text("if_version")
+    refusal = p.get_by_role("alert")
+    expect(refusal).to_contain_text("A page already exists at /fs/fresh/new.md: nothing was written.")
+    refusal.get_by_role("link", name="Open that page").click()
+    expect(p.get_by_role("heading", name="Fresh", level=3)).to_be_visible()
 
     p.get_by_role("link", name="Lint").click()
     expect(p.get_by_role("cell", name="broken link")).to_be_visible()

@@ -277,13 +277,29 @@ function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
   </section>`;
 }
 
-function Editor({ project, path, page, onDone }) {
+/** What the text will look like, drawn by the same safe renderer as the page itself. */
+function Preview({ text, path, known }) {
+  const drawn = useMemo(() => renderPage(body(text), path, known).body, [text, path, known]);
+  return html`<div class="preview" role="region" aria-label="Preview"><p class="muted preview-label" aria-hidden="true">Preview</p><div class="page-body">${drawn}</div></div>`;
+}
+
+/** Ctrl-S or Cmd-S saves (the form's own submit), instead of the browser's Save page. */
+const saveKey = (form) => (event) => {
+  if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s") {
+    event.preventDefault();
+    form.current?.requestSubmit();
+  }
+};
+
+function Editor({ project, path, page, known, onDone }) {
   const [text, setText] = useState(page.content);
   const [base, setBase] = useState(page.version);
   const [conflict, setConflict] = useState(null);
   const act = useAction();
+  const form = useRef(null);
   const save = async (event) => {
     event.preventDefault();
+    if (act.busy) return;
     const answer = await act.run(() => call("PUT", pageUrl(project, path), { body: { content: text, if_version: base } }));
     if (answer) return onDone(answer);
   };
@@ -303,9 +319,12 @@ function Editor({ project, path, page, onDone }) {
         setConflict(null);
       }} />`;
   }
-  return html`<form class="editor" onSubmit=${save}>
-    <label>Content<textarea name="content" rows="18" value=${text} onInput=${(event) => setText(event.currentTarget.value)}></textarea></label>
-    <p class="muted">Saving asks for version ${short(base)}: if someone else saved since, you choose what to keep.</p>
+  return html`<form class="editor" onSubmit=${save} ref=${form} onKeyDown=${saveKey(form)}>
+    <div class="split">
+      <label>Content<textarea name="content" rows="18" value=${text} onInput=${(event) => setText(event.currentTarget.value)}></textarea></label>
+      <${Preview} text=${text} path=${path} known=${known} />
+    </div>
+    <p class="muted">Ctrl-S (⌘-S) saves. Saving asks for the version you opened: if someone else saved since, you choose what to keep.</p>
     <div class="row">
       <button type="submit" class="primary" disabled=${act.busy}>Save</button>
       <button type="button" onClick=${() => onDone(null)}>Cancel</button>
@@ -468,7 +487,7 @@ function PageView({ project, path, query, rows, known, reloadRows }) {
     <${Problem} error=${act.error} /><${Notice} text=${act.notice} />
     <${Loaded} load=${page} what=${path}>${(data) => {
       if (mode === "edit") {
-        return html`<${Editor} key=${data.version} project=${project} path=${path} page=${data} onDone=${() => {
+        return html`<${Editor} key=${data.version} project=${project} path=${path} page=${data} known=${known} onDone=${() => {
           setMode("read");
           again();
         }} />`;
@@ -492,24 +511,42 @@ function PageView({ project, path, query, rows, known, reloadRows }) {
   </article>`;
 }
 
-function NewPage({ project, onMade }) {
+/** New page: a path nobody holds yet (`if_version: "absent"`); a path that is taken is said in
+ * words, with the page to open instead. */
+function NewPage({ project, known, onMade }) {
   const [path, setPath] = useState("");
   const [content, setContent] = useState(NEW_PAGE);
+  const [taken, setTaken] = useState(null);
   const act = useAction();
+  const form = useRef(null);
+  const canonical = (typed) => "/fs/" + typed.trim().replace(/^\/+/, "").replace(/^fs\//, "");
   const make = async (event) => {
     event.preventDefault();
-    const answer = await act.run(() => call("PUT", pageUrl(project, path.trim()), { body: { content, if_version: "absent" } }));
+    if (act.busy) return;
+    setTaken(null);
+    const asked = path.trim();
+    const answer = await act.run(() => call("PUT", pageUrl(project, asked), { body: { content, if_version: "absent" } }));
     if (answer) onMade(answer.path);
   };
+  useEffect(() => {
+    if (act.error?.status === 409) setTaken(canonical(path));
+  }, [act.error]);
   return html`<section aria-labelledby="wiki-view">
     <h3 id="wiki-view">New page</h3>
-    <form onSubmit=${make}>
+    <form onSubmit=${make} ref=${form} onKeyDown=${saveKey(form)} class="editor">
       <label>Path<input name="path" required placeholder="notes/deploy.md" value=${path} onInput=${(event) => setPath(event.currentTarget.value)} /></label>
-      <label class="wide">Content<textarea name="content" rows="14" value=${content} onInput=${(event) => setContent(event.currentTarget.value)}></textarea></label>
+      <div class="split">
+        <label>Content<textarea name="content" rows="14" value=${content} onInput=${(event) => setContent(event.currentTarget.value)}></textarea></label>
+        <${Preview} text=${content} path=${canonical(path || "new.md")} known=${known} />
+      </div>
       <button type="submit" class="primary" disabled=${act.busy}>Create</button>
     </form>
-    <p class="muted">Creating asks for a path nobody holds yet (<code>if_version: "absent"</code>).</p>
-    <${Problem} error=${act.error} />
+    <p class="muted">Creating asks for a path nobody holds yet; Ctrl-S (⌘-S) creates too.</p>
+    ${taken
+      ? html`<div class="error" role="alert"><p>A page already exists at ${taken}: nothing was written.
+          <a href=${pageHref(taken)}>Open that page</a>, or choose another path.</p>
+          <p class="muted">${act.error?.message}</p></div>`
+      : html`<${Problem} error=${act.error} />`}
   </section>`;
 }
 
@@ -646,7 +683,7 @@ export default function Wiki() {
         ${view === "search" ? html`<${SearchPages} project=${project} query=${query} />` : null}
         ${view === "lint" ? html`<${Lint} project=${project} />` : null}
         ${view === "stats" ? html`<${Stats} project=${project} />` : null}
-        ${view === "new" ? html`<${NewPage} project=${project} onMade=${(path) => {
+        ${view === "new" ? html`<${NewPage} project=${project} known=${known} onMade=${(path) => {
           listing.reload();
           go({ page: path });
         }} />` : null}
