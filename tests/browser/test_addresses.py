@@ -270,3 +270,29 @@ def base_version(base: Base, path: str) -> str:
     assert answer.status_code == 200, answer.text
     version: str = answer.json()["version"]
     return version
+
+
+def test_a_difference_is_folded_to_its_hunks_and_versions_are_named_by_time_and_summary(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    first, _, token = two_projects
+    base = Base(stack, first, token)
+    lines = [f"Line {n} of the runbook." for n in range(1, 61)]
+    made = base.put("long/runbook.md", page("Long runbook", "\n".join(lines) + "\n"))
+    lines[29] = "Line 30 of the changed runbook."
+    base.put("long/runbook.md", page("Long runbook", "\n".join(lines) + "\n"), if_version=made["version"])
+    console.sign_in(token)
+    console.section("Wiki")
+    p = console.page
+    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Long runbook").click()
+    p.get_by_role("button", name="History").click()
+    history = p.get_by_role("region", name="History")
+    expect(history.get_by_role("combobox", name="From version").locator("option").first).to_contain_text(" UTC · ")
+    history.get_by_role("button", name="Show difference").click()
+    difference = history.get_by_label(re.compile("^Difference from"))
+    expect(difference.locator("ins mark")).to_have_text("changed ")
+    expect(difference.locator(".fold").first).to_contain_text("unchanged lines")
+    assert difference.locator(".ctx").count() == 6  # three lines of context each side, not sixty
+    history.get_by_role("button", name="Show every line").click()
+    expect(difference.locator(".ctx")).to_have_count(59 + 6)  # the whole page: frontmatter too
+    console.assert_accessible("wiki-diff-folded")

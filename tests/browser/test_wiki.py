@@ -161,7 +161,7 @@ def test_two_sessions_edit_one_page_and_the_second_resolves_the_conflict(
         expect(conflict.get_by_label("Your version", exact=True)).to_contain_text("second line, mine")
         difference = conflict.get_by_label("Difference from their version to yours")
         expect(difference.locator("del")).to_contain_text("- second line, theirs")
-        expect(difference.locator("ins")).to_contain_text("+ second line, mine")
+        expect(difference.locator("ins").first).to_contain_text("+ second line, mine")  # one element a line
         assert "mine" not in base.content("notes/shared.md")  # nothing written before the choice
         conflict.get_by_role("button", name="Keep mine").scroll_into_view_if_needed()
         other.assert_accessible("wiki-conflict")
@@ -194,6 +194,8 @@ def test_history_shows_a_difference_and_reverts_and_review_changes_trust(
     difference = history.get_by_label(re.compile("^Difference from"))
     expect(difference.locator("del")).to_contain_text("- Rotate every 90 days.")
     expect(difference.locator("ins")).to_contain_text("+ Rotate every 30 days.")
+    expect(difference.locator("del mark")).to_have_text("90")  # the changed word, inside the changed line
+    expect(difference.locator("ins mark")).to_have_text("30")
     history.get_by_role("table").scroll_into_view_if_needed()  # the screenshot shows the difference
     console.assert_accessible("wiki-history")
 

@@ -2,7 +2,7 @@
 // the pages API (/api/v1/projects/{id}/kb/*). Loaded only when the Wiki section opens, with its
 // vendored markdown-it and diff. docs/console.md, The wiki.
 import { html, useEffect, useMemo, useRef, useState } from "../vendor/preact-htm.module.js";
-import { diffLines } from "../vendor/diff.module.js";
+import { diffWordsWithSpace, structuredPatch } from "../vendor/diff.module.js";
 import * as api from "../api.js";
 import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
@@ -236,20 +236,75 @@ function NeedsReview({ rows }) {
   </section>`;
 }
 
-/** Two texts' difference, line by line: removed lines <del>, added <ins>. */
+/** One changed line's words: `removed` and `added` compared word by word; the removed line ("-")
+ * shows its own words with those the added line lacks marked, the added line ("+") likewise. */
+function wordsOf(removed, added, side) {
+  if (removed === null || added === null) return side === "-" ? removed : added;
+  return diffWordsWithSpace(removed, added).map((part, index) => {
+    if (side === "-" ? part.added : part.removed) return null; // the other line's words
+    if (part.added || part.removed) return html`<mark key=${index}>${part.value}</mark>`;
+    return part.value;
+  });
+}
+
+/** One hunk's lines: a run of removed lines beside the run of added lines after it is read pair
+ * by pair, each pair's changed words marked. */
+function hunkLines(lines) {
+  const out = [];
+  for (let index = 0; index < lines.length; ) {
+    const sign = lines[index][0];
+    if (sign === "-") {
+      let end = index;
+      while (end < lines.length && lines[end][0] === "-") end += 1;
+      let after = end;
+      while (after < lines.length && lines[after][0] === "+") after += 1;
+      const removed = lines.slice(index, end).map((line) => line.slice(1));
+      const added = lines.slice(end, after).map((line) => line.slice(1));
+      removed.forEach((line, n) => out.push(html`<del>- ${n < added.length ? wordsOf(line, added[n], "-") : line}</del>`));
+      added.forEach((line, n) => out.push(html`<ins>+ ${n < removed.length ? wordsOf(removed[n], line, "+") : line}</ins>`));
+      index = after;
+    } else if (sign === "+") {
+      out.push(html`<ins>+ ${lines[index].slice(1)}</ins>`);
+      index += 1;
+    } else if (sign === "\\") {
+      index += 1; // "\ No newline at end of file"
+    } else {
+      out.push(html`<span class="ctx">  ${lines[index].slice(1)}</span>`);
+      index += 1;
+    }
+  }
+  return out;
+}
+
+/** Two texts' difference folded to the changed hunks (three lines of context around each; the
+ * unchanged lines between said as a count), removed lines <del>, added <ins>, the changed words
+ * inside a changed line marked; **Show every line** unfolds it. */
 export function Difference({ before, after, label }) {
-  const parts = diffLines(before ?? "", after ?? "");
-  const changed = parts.some((part) => part.added || part.removed);
+  const [whole, setWhole] = useState(false);
+  const old = before ?? "";
+  const now = after ?? "";
+  const patch = useMemo(() => structuredPatch("before", "after", old, now, "", "", { context: whole ? Number.MAX_SAFE_INTEGER : 3 }), [old, now, whole]);
+  const hunks = patch.hunks;
+  const total = now.split("\n").length;
+  let shownUpTo = 1;
+  const parts = [];
+  hunks.forEach((hunk, index) => {
+    if (hunk.newStart > shownUpTo) {
+      const skipped = hunk.newStart - shownUpTo;
+      parts.push(html`<span class="fold" key=${"f" + index}>⋯ ${skipped} unchanged ${skipped === 1 ? "line" : "lines"}</span>`);
+    }
+    parts.push(html`<span class="hunk" key=${"h" + index}>Lines ${hunk.newStart}–${hunk.newStart + Math.max(0, hunk.newLines - 1)}</span>`);
+    parts.push(...hunkLines(hunk.lines));
+    shownUpTo = hunk.newStart + hunk.newLines;
+  });
+  if (hunks.length && shownUpTo <= total && !whole) {
+    const skipped = total - shownUpTo + 1;
+    if (skipped > 0 && now.length) parts.push(html`<span class="fold" key="end">⋯ ${skipped} unchanged ${skipped === 1 ? "line" : "lines"}</span>`);
+  }
   return html`<figure class="difference">
-    <figcaption>${label}${changed ? "" : " (no difference)"}</figcaption>
-    <pre aria-label=${label}>${parts.map((part, index) => {
-      const lines = part.value.replace(/\n$/, "").split("\n");
-      const mark = part.added ? "+ " : part.removed ? "- " : "  ";
-      const text = lines.map((line) => mark + line + "\n").join("");
-      if (part.added) return html`<ins key=${index}>${text}</ins>`;
-      if (part.removed) return html`<del key=${index}>${text}</del>`;
-      return html`<span key=${index}>${text}</span>`;
-    })}</pre>
+    <figcaption>${label}${hunks.length ? "" : " (no difference)"}
+      ${hunks.length ? html` <button type="button" class="link" aria-pressed=${whole} onClick=${() => setWhole(!whole)}>${whole ? "Fold unchanged lines" : "Show every line"}</button>` : null}</figcaption>
+    <pre aria-label=${label}>${parts}</pre>
   </figure>`;
 }
 
