@@ -108,11 +108,19 @@ class Console:
         secrets.register(session_id)
         assert session_id not in self.page.url
 
+    def open_menu(self) -> None:
+        """At 360 px the bar and the tabs are behind **Menu**: open it when it is there and closed."""
+        menu = self.page.get_by_role("button", name="Menu")
+        if menu.is_visible() and menu.get_attribute("aria-expanded") == "false":
+            menu.click()
+
     def section(self, title: str) -> None:
+        self.open_menu()
         self.page.get_by_role("navigation", name="Knowledge sections").get_by_role("link", name=title).click()
         expect(self.page.get_by_role("heading", name=title, level=2)).to_be_visible()
 
     def pick_project(self, project: str) -> None:
+        self.open_menu()
         self.page.get_by_role("combobox", name="Project", exact=True).select_option(project)
 
     def session_cookie(self) -> str:

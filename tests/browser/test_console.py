@@ -314,3 +314,23 @@ def test_settings_are_written_and_the_credential_never_read_back(console: Consol
             stack.url + "/settings", headers=headers, json={"knowledge_auto_study": before["auto_study"]}
         )
         assert restored.status_code == 200, restored.text
+
+
+def test_at_360_pixels_the_bar_and_the_tabs_fold_into_a_menu(console: Console, stack: LocalStack) -> None:
+    page = console.page
+    page.set_viewport_size({"width": 360, "height": 780})
+    console.sign_in(stack.admin_token)
+    tabs = page.get_by_role("navigation", name="Knowledge sections")
+    menu = page.get_by_role("button", name="Menu")
+    expect(tabs).to_be_hidden()
+    expect(page.get_by_role("combobox", name="Project", exact=True)).to_be_hidden()
+    expect(page.get_by_role("heading", name="Connection", level=2)).to_be_in_viewport()
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    console.assert_accessible("menu-360")
+    tabs.get_by_role("link", name="Event log").click()
+    expect(page.get_by_role("heading", name="Event log", level=2)).to_be_focused()
+    expect(tabs).to_be_hidden()  # closed after the move
+    page.set_viewport_size({"width": 1280, "height": 800})
+    expect(menu).to_be_hidden()
+    expect(tabs).to_be_visible()

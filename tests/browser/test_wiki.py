@@ -376,6 +376,12 @@ def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, s
     open_page(console, "narrow/long-name-of-a-directory/page.md")
     expect(console.page.get_by_role("region", name="Backlinks")).to_contain_text("No page links here.")
     assert console.page.evaluate("() => document.documentElement.scrollWidth") <= 360
+    # 360 px first: the bar and the tabs are behind Menu, so the title and the body are on the first screen
+    console.page.evaluate("() => window.scrollTo(0, 0)")
+    expect(console.page.get_by_role("navigation", name="Knowledge sections")).to_be_hidden()
+    title = console.page.get_by_role("heading", name="Narrow", level=3).bounding_box()
+    body = console.page.get_by_role("region", name="Page body").bounding_box()
+    assert title and body and title["y"] < 400 and body["y"] < 780, (title, body)
     console.assert_accessible("wiki-page-360")
 
 

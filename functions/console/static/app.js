@@ -111,8 +111,13 @@ function Shell({ me, setMe }) {
   const setProject = useCallback((next) => go(id, {}, next), [id]);
   const status = useLoad(() => api.get("/knowledge/status"), []);
   const bindings = useLoad(() => api.get("/knowledge/project-map"), []);
+  // at 360 px the bar and the tabs fold into a Menu (console.css), closed after each move
+  const [menu, setMenu] = useState(false);
   useEffect(() => {
-    const follow = () => setRoute(readRoute());
+    const follow = () => {
+      setRoute(readRoute());
+      setMenu(false);
+    };
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
@@ -143,6 +148,7 @@ function Shell({ me, setMe }) {
     bindingsError: bindings.error,
     refresh,
   };
+  const section = screen(id);
   return html`<${Console.Provider} value=${context}>
     <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
     <header class="top">
@@ -151,8 +157,16 @@ function Shell({ me, setMe }) {
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main" tabindex="-1">
-      <${Bar} />
-      <${Tabs} active=${id} status=${status.data} project=${project} />
+      <div class="menu-bar">
+        <button type="button" class="menu-toggle" aria-expanded=${menu ? "true" : "false"} aria-controls="navigation"
+          onClick=${() => setMenu(!menu)}>Menu</button>
+        <span class="where">${section.title}<span class="muted"> · ${project || "Console default"}</span></span>
+      </div>
+      <div id="navigation" class=${menu ? "navigation open" : "navigation"}>
+        ${menu ? html`<p class="who-narrow muted">Signed in as <strong>${me.name}</strong></p>` : null}
+        <${Bar} />
+        <${Tabs} active=${id} status=${status.data} project=${project} />
+      </div>
       <${Problem} error=${status.error} />
       ${status.data && id !== "connection" ? html`<${OffCard} status=${status.data} />` : null}
       ${seen ? html`<${Section} key=${id} id=${id} />` : html`<${Unseen} key=${project} project=${project}><${Section} key=${id} id=${id} /><//>`}
