@@ -169,7 +169,7 @@ def test_statement_search_and_the_open_item_live_in_the_address(console: Console
     expect(matched).to_be_visible()
     assert "q=launch" in p.url and f"project={REF}" in p.url, p.url
     p.get_by_role("button", name=re.compile("^Open ki_")).first.click()
-    item = p.get_by_role("region", name=re.compile("^Item ki_"))
+    item = p.get_by_role("region", name=re.compile("^Item: "))
     expect(item).to_be_visible()
     p.reload()
     expect(item).to_be_visible()

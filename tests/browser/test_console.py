@@ -125,7 +125,7 @@ def test_make_a_knowledge_base_binds_it_and_the_event_log_records_it(
     expect(page.get_by_role("button", name="Study", exact=True)).to_be_visible()
 
     console.section("Event log")
-    entry = page.get_by_role("row").filter(has_text="knowledge_base_created")
+    entry = page.get_by_role("row").filter(has_text="knowledge base created")
     expect(entry).to_have_count(1)
     expect(entry).to_contain_text(name)
     console.assert_accessible("event-log")
@@ -156,7 +156,7 @@ def test_the_event_log_lists_newest_first_and_pages(console: Console, operator: 
     page.get_by_role("combobox", name="Events a page").select_option("10")
 
     expect(page.get_by_text("newest first; page 1.")).to_be_visible()
-    rows = page.get_by_role("row").filter(has_text="knowledge_base_created")
+    rows = page.get_by_role("row").filter(has_text="knowledge base created")
     expect(rows.first).to_contain_text(f"base 5 {project}")
     expect(page.get_by_role("button", name="Newest")).to_be_disabled()
     shown = rows.count()

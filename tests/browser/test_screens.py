@@ -53,7 +53,7 @@ def test_search_retrieve_and_an_items_evidence(console: Console, stack: LocalSta
         page.get_by_role("combobox", name="Type").get_by_role("option", name=re.compile(r"\(\d+\)$")).first
     ).to_be_attached()
     page.get_by_role("button", name=re.compile("^Open ki_")).first.click()
-    item = page.get_by_role("region", name=re.compile("^Item ki_"))
+    item = page.get_by_role("region", name=re.compile("^Item: "))
     expect(item.get_by_role("heading", name="Evidence")).to_be_visible()
     expect(item.get_by_role("listitem").first).to_be_visible()
     console.assert_accessible("search-item")

@@ -2,7 +2,7 @@
 // rendered context shown verbatim, and an item with its evidence.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
+import { Id, Loaded, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
 import * as route from "../route.js";
 
 const FILTERS = [
@@ -19,9 +19,9 @@ function Item({ id, close }) {
   const panel = useRef(null);
   useEffect(() => panel.current?.focus(), [id]);
   return html`<section class="card" aria-labelledby="item-title" tabindex="-1" ref=${panel}>
-    <h3 id="item-title">Item <code>${id}</code></h3>
+    <h3 id="item-title">Item: ${item.data?.statement ?? id}</h3>
     <${Loaded} load=${item} what="the item">
-      ${(found) => html`<p>${found.statement}</p>
+      ${(found) => html`<p class="muted">Id <${Id} value=${id} label=${"the item's id"} /></p>
         <dl class="facts">
           <dt>Type</dt><dd>${found.type}</dd>
           <dt>Support</dt><dd>${found.support} · confidence ${found.confidence}</dd>

@@ -639,9 +639,16 @@ function Stats({ project }) {
   </section>`;
 }
 
+/** A snippet's text as it reads, not as it is written: markdown's marks dropped, a link its words. */
+const plain = (text) =>
+  text
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/^\s{0,3}(#{1,6}|>|[-*+]|\d+\.)\s+/gm, "")
+    .replace(/(\*\*|__|\*|`)/g, "");
+
 function Snippet({ fragments }) {
   return html`<p class="snippet">${(fragments ?? []).map((fragment, index) =>
-    fragment.hit ? html`<mark key=${index}>${fragment.text}</mark>` : fragment.text,
+    fragment.hit ? html`<mark key=${index}>${plain(fragment.text)}</mark>` : plain(fragment.text),
   )}</p>`;
 }
 
@@ -688,7 +695,7 @@ function SearchPages({ project, query }) {
         ? html`<p class="muted">Every word must match: path, title, tags, type, status or body.</p>`
         : html`<p role="status">${data.total} ${data.total === 1 ? "page matches" : "pages match"}.</p>
           <ol class="hits" aria-label="Pages that match">${data.hits.map((hit) => html`<li key=${hit.path}>
-            <a href=${pageHref(hit.path)}>${hit.title || hit.path}</a> <span class="muted">${hit.path}${hit.type ? " · " + hit.type : ""}${hit.status ? " · " + hit.status : ""}</span>
+            <a href=${pageHref(hit.path)}>${hit.title || fileName(hit.path)}</a> <span class="muted">${hit.path}${hit.type ? " · " + hit.type : ""}${hit.status ? " · " + hit.status : ""}</span>
             <${Snippet} fragments=${hit.snippet} />
           </li>`)}</ol>
           <div class="row">
