@@ -183,7 +183,8 @@ def test_statement_search_and_the_open_item_live_in_the_address(console: Console
 HEADINGS = """() => {
   const body = parseFloat(getComputedStyle(document.querySelector('.page-body p')).fontSize);
   const sizes = [...document.querySelectorAll('.page-body :is(h4, h5, h6)')].map((h) => ({
-    written: Number(h.className.replace('md-h', '')), tag: h.tagName, size: parseFloat(getComputedStyle(h).fontSize) }));
+    written: Number(h.className.replace('md-h', '')), tag: h.tagName,
+    size: parseFloat(getComputedStyle(h).fontSize) }));
   return { body, sizes, title: parseFloat(getComputedStyle(document.getElementById('page-title')).fontSize) };
 }"""
 
@@ -203,7 +204,9 @@ def test_headings_scale_from_the_pages_largest_with_no_skipped_level_and_a_table
     console.sign_in(token)
     console.section("Wiki")
     p = console.page
-    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Scale").click()  # titled by its first heading
+    p.get_by_role("navigation", name="Page tree").get_by_role(
+        "link", name="Scale"
+    ).click()  # titled by its first heading
     expect(p.get_by_role("heading", name="Scale", level=3)).to_be_visible()
     expect(p.get_by_role("region", name="Page body")).to_contain_text("Body text.")
     found = p.evaluate(HEADINGS)
@@ -258,7 +261,11 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     expect(tree.get_by_role("link", name="Note number 17")).to_be_visible()
     expect(tree.get_by_role("status")).to_have_text("1 page")
 
-    base.put("area-09/note-09.md", page("Note number 09, rewritten", "New.\n"), if_version=base_version(base, "area-09/note-09.md"))
+    base.put(
+        "area-09/note-09.md",
+        page("Note number 09, rewritten", "New.\n"),
+        if_version=base_version(base, "area-09/note-09.md"),
+    )
     p.get_by_role("link", name="Recent changes").click()
     table = p.get_by_role("table", name="Recent changes, newest first")
     expect(table.get_by_role("row").nth(1)).to_contain_text("Note number 09, rewritten")

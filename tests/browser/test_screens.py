@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -93,7 +92,9 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     card = page.get_by_role("listitem", name="Conflict Project Falcon launch date")
     expect(card).to_be_visible()
     # the winner preselected is FORAGER's suggestion (side 2 here), never simply side 1
-    assert conflict["suggested_winner_id"] and conflict["suggested_winner_id"] != conflict["sides"][0]["knowledge_id"], conflict
+    assert (
+        conflict["suggested_winner_id"] and conflict["suggested_winner_id"] != conflict["sides"][0]["knowledge_id"]
+    ), conflict
     expect(card.get_by_role("combobox", name="Winner")).to_have_value(conflict["suggested_winner_id"])
     console.assert_accessible("curation")
 
@@ -167,7 +168,9 @@ def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Conso
         params={"project": REF, "limit": 100},
     ).json()["data"]["events"]
     downloaded = [
-        e for e in events if e["event_type"] == "knowledge_export_downloaded" and e["payload"].get("record") == export_id.group(0)
+        e
+        for e in events
+        if e["event_type"] == "knowledge_export_downloaded" and e["payload"].get("record") == export_id.group(0)
     ]
     assert len(downloaded) == 1, downloaded
 

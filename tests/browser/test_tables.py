@@ -18,11 +18,11 @@ WIDE = {"width": 1280, "height": 800}
 NARROW = {"width": 360, "height": 780}
 
 
-def fill_base(base: Base, count: int) -> None:
+def fill_base(pages: Base, count: int) -> None:
     """`count` pages that each link to two pages that do not exist (two lint findings a page), with
     the long words real pages have (Unverified, Troubleshooting, a long tag)."""
     for n in range(count):
-        base.put(
+        pages.put(
             f"handbook/section-{n:03d}/troubleshooting-the-deployment-{n:03d}.md",
             page(
                 f"Troubleshooting the deployment pipeline {n:03d}",
@@ -34,13 +34,17 @@ def fill_base(base: Base, count: int) -> None:
 
 
 def test_no_table_breaks_a_word_and_lint_sorts_filters_and_pages(
-    console: Console, operator: tuple[str, str, str], base: Base
+    console: Console,
+    operator: tuple[str, str, str],
+    base: Base,  # noqa: F811 (the fixture imported above)
 ) -> None:
     fill_base(base, 30)
     open_wiki(console, operator)
     p = console.page
     screens = {
-        "Directory view": lambda: p.get_by_role("navigation", name="Page tree").get_by_role("link", name="handbook/").click(),
+        "Directory view": lambda: (
+            p.get_by_role("navigation", name="Page tree").get_by_role("link", name="handbook/").click()
+        ),
         "Needs review": lambda: p.get_by_role("link", name="Needs review").click(),
         "Lint": lambda: p.get_by_role("link", name="Lint").click(),
     }

@@ -298,7 +298,10 @@ def test_the_consoles_script_is_answered_the_hand_over_itself_and_one_event_is_r
     )
     assert answer.status == 200, answer.body
     assert "Location" not in answer.headers
-    assert answer.body["data"]["url"].startswith("http") and answer.headers["X-Export-Sha256"] == answer.body["data"]["sha256"]
+    assert (
+        answer.body["data"]["url"].startswith("http")
+        and answer.headers["X-Export-Sha256"] == answer.body["data"]["sha256"]
+    )
     assert len(knowledge_on.events.recent("knowledge_export_downloaded")) == before + 1
 
 

@@ -114,7 +114,9 @@ def get_download(id: ExportId, project: Project = None) -> Response[str]:
         # console was told only "303" and sent the browser to ask again: two hand-overs, two events
         # for one click. Its script is answered the hand-over itself and goes to the URL: one event.
         body = ok(ArchiveHandedOver(**handed.__dict__), message="The archive is verified; fetch url.")
-        return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=body.model_dump_json(), headers=headers)
+        return Response(
+            status_code=200, content_type=content_types.APPLICATION_JSON, body=body.model_dump_json(), headers=headers
+        )
     body = ok(ArchiveHandedOver(**handed.__dict__), message="The archive is verified; follow Location.")
     return Response(
         status_code=303,
