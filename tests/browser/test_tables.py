@@ -66,7 +66,7 @@ def test_no_table_breaks_a_word_and_lint_sorts_filters_and_pages(
     expect(table.get_by_role("row")).to_have_count(51)
     p.get_by_role("button", name="Next rows").click()
     expect(p.get_by_text(f"Rows 51–{min(100, total)} of {total}")).to_be_visible()
-    p.get_by_label("Filter").fill("section-007")
+    p.get_by_label("Filter rows").fill("section-007")
     expect(p.get_by_role("status").filter(has_text=re.compile(rf"^[1-9] of {total} rows$"))).to_be_visible()
     for cell in table.get_by_role("cell").filter(has=p.get_by_role("link")).all():
         assert "section-007" in cell.inner_text()

@@ -122,7 +122,10 @@ function Shell({ me, setMe }) {
     return () => window.removeEventListener("hashchange", follow);
   }, []);
   useEffect(() => {
-    // the address says the section and the project in full, so a copied link names them
+    // the address says the section and the project in full, so a copied link names them; never
+    // over a newer address (an effect may run after the person has moved on)
+    const now = readRoute();
+    if (now.id !== route.id || now.params.toString() !== route.params.toString()) return;
     const params = Object.fromEntries([...route.params].filter(([key]) => key !== "project"));
     settle(id, id === route.id ? params : {}, project);
   }, [route]);

@@ -213,7 +213,7 @@ export function Table({ caption, columns, rows, rowKey, pageSize = 50, filterAt 
   return html`<div class="table">
     ${rows.length >= filterAt
       ? html`<div class="row table-tools">
-          <label>Filter<input type="search" value=${filter} onInput=${(event) => {
+          <label>Filter rows<input type="search" value=${filter} onInput=${(event) => {
             setFilter(event.currentTarget.value);
             setPage(0);
           }} /></label>
