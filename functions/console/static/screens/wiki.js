@@ -316,8 +316,13 @@ function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
     );
   return html`<section class="card conflict" aria-labelledby="conflict-title">
     <h4 id="conflict-title">Conflict: someone else saved first</h4>
-    <p>Your edit was not saved: ${theirs.last_write?.actor ?? "someone"} saved version ${short(theirs.version)}
-      ${theirs.last_write?.at ? " at " + when(theirs.last_write.at) : ""} after you began. Choose what to keep; nothing is written until you do.</p>
+    <p>${theirs.content === null
+      ? html`Your edit was not saved: someone deleted this page after you began.`
+      : html`Your edit was not saved: <strong>${theirs.last_write?.actor ?? "someone"}</strong> saved this page
+          ${theirs.last_write?.at ? html` <${When} iso=${theirs.last_write.at} />` : ""} after you began
+          (<span title=${theirs.version}>their version</span>).`}
+      Nothing is written until you choose: <strong>Keep mine</strong> saves your text over theirs,
+      <strong>Keep theirs</strong> drops your edit, <strong>Merge by hand</strong> takes your text back to the editor on top of theirs.</p>
     <div class="both">
       <div><h5>Their version</h5><pre aria-label="Their version">${theirs.content ?? "(deleted)"}</pre></div>
       <div><h5>Your version</h5><pre aria-label="Your version">${mine}</pre></div>
