@@ -56,7 +56,7 @@ def test_a_wiki_page_address_names_its_project_through_reload_a_new_session_and_
     expect(p.get_by_role("combobox", name="Project", exact=True)).to_have_value(first)
     console.pick_project(second)
     console.section("Wiki")
-    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Page one").click()
+    p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="Page one").click()
     expect(p.get_by_role("heading", name="Page one", level=3)).to_be_visible()
     address = p.url
     assert f"project={second}" in address and "page=%2Ffs%2Fsvc%2Fone.md" in address, address
@@ -139,7 +139,7 @@ def test_focus_moves_to_the_new_content_and_the_skip_link_reaches_it(
     expect(p.get_by_role("heading", name="Connection", level=2)).to_be_focused()  # after sign-in
     console.section("Wiki")
     expect(p.get_by_role("heading", name="Wiki", level=2)).to_be_focused()  # after navigation
-    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Focus one").click()
+    p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="Focus one").click()
     expect(p.get_by_role("heading", name="Focus one", level=3)).to_be_focused()
     p.get_by_role("button", name="Edit").click()
     p.get_by_label("Content", exact=True).fill(page("Focus one", "Body, saved.\n"))
@@ -205,7 +205,7 @@ def test_headings_scale_from_the_pages_largest_with_no_skipped_level_and_a_table
     console.section("Wiki")
     p = console.page
     p.get_by_role("navigation", name="Page tree").get_by_role(
-        "link", name="Scale"
+        "treeitem", name="Scale"
     ).click()  # titled by its first heading
     expect(p.get_by_role("heading", name="Scale", level=3)).to_be_visible()
     expect(p.get_by_role("region", name="Page body")).to_contain_text("Body text.")
@@ -245,20 +245,30 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     console.section("Wiki")
     p = console.page
     tree = p.get_by_role("navigation", name="Page tree")
-    expect(tree.get_by_role("link", name="area-03/")).to_be_visible()
-    expect(tree.get_by_role("link", name="Note number 03")).to_have_count(0)  # closed
-    tree.get_by_role("button", name="area-03").click()
-    expect(tree.get_by_role("button", name="area-03")).to_have_attribute("aria-expanded", "true")
-    tree.get_by_role("link", name="Note number 03").click()
+    area = tree.get_by_role("treeitem", name="area-03/")
+    expect(area).to_be_visible()
+    expect(tree.get_by_role("treeitem", name="Note number 03")).to_have_count(0)  # closed
+    # the ARIA tree: one Tab stop, arrows move, Right opens a directory and enters it
+    expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
+    tree.get_by_role("treeitem", name="area-00/").focus()
+    for _ in range(3):
+        p.keyboard.press("ArrowDown")
+    expect(area).to_be_focused()
+    p.keyboard.press("ArrowRight")
+    expect(area).to_have_attribute("aria-expanded", "true")
+    p.keyboard.press("ArrowRight")
+    expect(tree.get_by_role("treeitem", name="Note number 03")).to_be_focused()
+    expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
+    p.keyboard.press("Enter")
     crumbs = p.get_by_role("navigation", name="Breadcrumbs")
     expect(crumbs.get_by_role("link")).to_have_text(["Pages", "area-03"])
     expect(crumbs.locator("[aria-current=page]")).to_have_text("Note number 03")
     p.reload()  # remembered in this browser
-    expect(tree.get_by_role("button", name="area-03")).to_have_attribute("aria-expanded", "true")
-    expect(tree.get_by_role("button", name="area-05")).to_have_attribute("aria-expanded", "false")
+    expect(area).to_have_attribute("aria-expanded", "true")
+    expect(tree.get_by_role("treeitem", name="area-05/")).to_have_attribute("aria-expanded", "false")
 
     tree.get_by_label("Filter pages").fill("number 17")
-    expect(tree.get_by_role("link", name="Note number 17")).to_be_visible()
+    expect(tree.get_by_role("link", name="Note number 17")).to_be_visible()  # the filter lists links
     expect(tree.get_by_role("status")).to_have_text("1 page")
 
     base.put(
@@ -291,7 +301,7 @@ def test_a_difference_is_folded_to_its_hunks_and_versions_are_named_by_time_and_
     console.sign_in(token)
     console.section("Wiki")
     p = console.page
-    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="Long runbook").click()
+    p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="Long runbook").click()
     p.get_by_role("button", name="History").click()
     history = p.get_by_role("region", name="History")
     expect(history.get_by_role("combobox", name="From version").locator("option").first).to_contain_text(" UTC · ")

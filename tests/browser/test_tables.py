@@ -43,7 +43,7 @@ def test_no_table_breaks_a_word_and_lint_sorts_filters_and_pages(
     p = console.page
     screens = {
         "Directory view": lambda: (
-            p.get_by_role("navigation", name="Page tree").get_by_role("link", name="handbook/").click()
+            p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="handbook/").click()
         ),
         "Needs review": lambda: p.get_by_role("link", name="Needs review").click(),
         "Lint": lambda: p.get_by_role("link", name="Lint").click(),

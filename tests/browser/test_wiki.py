@@ -97,7 +97,7 @@ def test_the_tree_a_page_edit_and_save_a_link_and_its_backlink(
     p = console.page
 
     expect(p.get_by_role("heading", name="Directory view")).to_be_visible()
-    p.get_by_role("navigation", name="Page tree").get_by_role("link", name="svc/").click()
+    p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="svc/").click()
     expect(p.get_by_role("table").get_by_role("link", name="Start here")).to_be_visible()
     console.assert_accessible("wiki-directory")
 

@@ -120,18 +120,73 @@ function Tree({ project, rows, current }) {
   const isOpen = (dir) => (dir in chosen ? chosen[dir] : small) || around(dir);
   const link = (row) =>
     html`<a href=${pageHref(row.path)} aria-current=${current === row.path ? "page" : null} title=${row.path}>${titleOf(row)}</a>`;
-  const level = (dir) =>
-    html`<ul>${(byParent.get(dir) ?? []).map((row) => {
+  // The ARIA tree pattern (navigation treeview): one Tab stop (the item last moved to, else the
+  // page shown, else the first); Up and Down move, Right opens a directory or enters it, Left
+  // closes it or goes to its parent, Home and End, Enter follows the link.
+  const visible = [];
+  const walk = (dir) => {
+    for (const row of byParent.get(dir) ?? []) {
+      visible.push(row);
+      if (row.type === "dir" && isOpen(row.path)) walk(row.path);
+    }
+  };
+  walk("/fs");
+  const [active, setActive] = useState(null);
+  const stop = visible.some((row) => row.path === active) ? active : visible.some((row) => row.path === current) ? current : visible[0]?.path;
+  const moveTo = (path) => {
+    setActive(path);
+    const find = () => treeRef.current?.querySelector(`[data-path="${CSS.escape(path)}"]`);
+    const item = find();
+    if (item) item.focus(); // at once: the next key press starts from here
+    else requestAnimationFrame(() => find()?.focus());
+  };
+  const treeRef = useRef(null);
+  const key = (event) => {
+    const at = visible.findIndex((row) => row.path === event.target.dataset?.path);
+    if (at < 0) return;
+    const row = visible[at];
+    const moves = {
+      ArrowDown: () => visible[at + 1] && moveTo(visible[at + 1].path),
+      ArrowUp: () => at > 0 && moveTo(visible[at - 1].path),
+      Home: () => moveTo(visible[0].path),
+      End: () => moveTo(visible[visible.length - 1].path),
+      ArrowRight: () => {
+        if (row.type !== "dir") return;
+        if (!isOpen(row.path)) choose(row.path, true);
+        else if (visible[at + 1] && parent(visible[at + 1].path) === row.path) moveTo(visible[at + 1].path);
+      },
+      ArrowLeft: () => {
+        if (row.type === "dir" && isOpen(row.path) && !around(row.path)) choose(row.path, false);
+        else if (parent(row.path) !== "/fs") moveTo(parent(row.path));
+      },
+    };
+    if (moves[event.key]) {
+      event.preventDefault();
+      moves[event.key]();
+    }
+  };
+  const level = (dir, depth) =>
+    html`<ul role=${depth === 1 ? "tree" : "group"} aria-label=${depth === 1 ? "Pages and directories" : null}
+      ref=${depth === 1 ? treeRef : null} onKeyDown=${depth === 1 ? key : null}>${(byParent.get(dir) ?? []).map((row, index, all) => {
       const name = fileName(row.path);
+      const common = {
+        "data-path": row.path,
+        role: "treeitem",
+        "aria-level": depth,
+        "aria-setsize": all.length,
+        "aria-posinset": index + 1,
+        tabindex: row.path === stop ? "0" : "-1",
+        "aria-current": current === row.path ? "page" : null,
+        onFocus: () => setActive(row.path),
+      };
       if (row.type === "dir") {
         const open = isOpen(row.path);
-        return html`<li key=${row.path} class="dir">
-          <button type="button" class="twisty" aria-expanded=${open ? "true" : "false"} aria-label=${name}
-            onClick=${() => choose(row.path, !open)}><span aria-hidden="true">${open ? "▾" : "▸"}</span></button>
-          <a href=${dirHref(row.path)} aria-current=${current === row.path ? "page" : null}>${name}/</a>
-          ${open ? level(row.path) : null}</li>`;
+        return html`<li key=${row.path} class="dir" role="none">
+          <span class="twisty" aria-hidden="true" onClick=${() => choose(row.path, !open)}>${open ? "▾" : "▸"}</span>
+          <a ...${common} href=${dirHref(row.path)} aria-expanded=${open ? "true" : "false"}>${name}/</a>
+          ${open ? level(row.path, depth + 1) : null}</li>`;
       }
-      return html`<li key=${row.path}>${link(row)}</li>`;
+      return html`<li key=${row.path} role="none"><a ...${common} href=${pageHref(row.path)} title=${row.path}>${titleOf(row)}</a></li>`;
     })}</ul>`;
   const words = filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
   const found = words.length
@@ -147,7 +202,7 @@ function Tree({ project, rows, current }) {
       : words.length
         ? html`<p class="muted" role="status">${found.length} ${found.length === 1 ? "page" : "pages"}</p>
             <ul class="found">${found.slice(0, 200).map((row) => html`<li key=${row.path}>${link(row)}</li>`)}</ul>`
-        : level("/fs")}
+        : level("/fs", 1)}
   </nav>`;
 }
 
