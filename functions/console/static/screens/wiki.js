@@ -340,7 +340,7 @@ export function Difference({ before, after, label }) {
   const now = after ?? "";
   const patch = useMemo(() => structuredPatch("before", "after", old, now, "", "", { context: whole ? Number.MAX_SAFE_INTEGER : 3 }), [old, now, whole]);
   const hunks = patch.hunks;
-  const total = now.split("\n").length;
+  const total = now.split("\n").length - (now.endsWith("\n") ? 1 : 0); // a last newline ends a line, it starts none
   let shownUpTo = 1;
   const parts = [];
   hunks.forEach((hunk, index) => {
@@ -375,8 +375,8 @@ function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
       ? html`Your edit was not saved: someone deleted this page after you began.`
       : html`Your edit was not saved: <strong>${theirs.last_write?.actor ?? "someone"}</strong> saved this page
           ${theirs.last_write?.at ? html` <${When} iso=${theirs.last_write.at} />` : ""} after you began
-          (<span title=${theirs.version}>their version</span>).`}
-      Nothing is written until you choose: <strong>Keep mine</strong> saves your text over theirs,
+          (<span title=${theirs.version}>their version</span>).`}${" "}
+      Nothing is written until you choose: <strong>Keep mine</strong> saves your text over theirs,${" "}
       <strong>Keep theirs</strong> drops your edit, <strong>Merge by hand</strong> takes your text back to the editor on top of theirs.</p>
     <div class="both">
       <div><h5>Their version</h5><pre aria-label="Their version">${theirs.content ?? "(deleted)"}</pre></div>
