@@ -658,7 +658,7 @@ function NewPage({ project, known, onMade }) {
     </form>
     <p class="muted">Creating asks for a path nobody holds yet; Ctrl-S (⌘-S) creates too.</p>
     ${taken
-      ? html`<div class="error" role="alert"><p>A page already exists at ${taken}: nothing was written.
+      ? html`<div class="error" role="alert"><p>A page already exists at ${taken}: nothing was written.${" "}
           <a href=${pageHref(taken)}>Open that page</a>, or choose another path.</p>
           <p class="muted">${act.error?.message}</p></div>`
       : html`<${Problem} error=${act.error} />`}
