@@ -471,6 +471,10 @@ function History({ project, path, current, query, onReverted }) {
     <${Problem} error=${shownLoad.error} />
     <${Loaded} load=${versions} what="the page's versions">${(data) => {
       const kept = data.versions.filter((v) => v.version && v.kept);
+      const named = (version) => {
+        const v = kept.find((entry) => entry.version === version);
+        return v ? `${when(v.at)} (${v.actor})` : short(version);
+      };
       const from = pair.from || query.from || kept[1]?.version || "";
       const to = pair.to || query.to || kept[0]?.version || "";
       return html`
@@ -486,7 +490,7 @@ function History({ project, path, current, query, onReverted }) {
           </select></label>
           <button type="submit" disabled=${act.busy || kept.length < 2}>Show difference</button>
         </form>
-        ${shown ? html`<${Difference} before=${shown.before} after=${shown.after} label=${`Difference from ${short(shown.from)} to ${short(shown.to)}`} />` : null}
+        ${shown ? html`<${Difference} before=${shown.before} after=${shown.after} label=${`Difference from ${named(shown.from)} to ${named(shown.to)}`} />` : null}
         <table>
           <caption class="visually-hidden">Versions of ${path}, newest first</caption>
           <thead><tr><th scope="col">At</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Version</th><th scope="col">Size</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
