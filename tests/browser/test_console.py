@@ -78,7 +78,10 @@ def test_bind_a_project_to_a_base_from_the_list_then_unbind_it(
     expect(page.get_by_text(re.compile("^Reads no knowledge base"))).to_be_visible()
     console.assert_accessible("bar-unbound")
 
-    page.get_by_role("combobox", name="Knowledge base to bind").select_option("harbour")
+    picker = page.get_by_role("combobox", name="Knowledge base to bind")
+    expect(picker).to_have_value("")  # nothing preselected: Bind acts only on what is picked
+    expect(page.get_by_role("button", name="Bind", exact=True)).to_be_disabled()
+    picker.select_option("harbour")
     page.get_by_role("button", name="Bind", exact=True).click()
 
     expect(page.get_by_role("status").filter(has_text=f"{project} now reads harbour")).to_be_visible()
@@ -89,6 +92,14 @@ def test_bind_a_project_to_a_base_from_the_list_then_unbind_it(
     console.assert_accessible("bar-bound")
 
     page.get_by_role("button", name="Unbind", exact=True).click()
+    ask = page.get_by_role("group", name="Confirm: Unbind")
+    expect(ask).to_contain_text(f"{project} will read no knowledge base")
+    expect(ask.get_by_role("button", name="Cancel")).to_be_focused()  # Enter twice never acts
+    ask.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_text("Reads knowledge base harbour")).to_be_visible()  # nothing happened
+    page.get_by_role("button", name="Unbind", exact=True).click()
+    console.assert_accessible("bar-unbind-asks")
+    ask.get_by_role("button", name=f"Unbind {project}").click()
 
     expect(page.get_by_text(re.compile("^Reads no knowledge base"))).to_be_visible()
     expect(page.get_by_role("row").filter(has_text=project)).to_have_count(0)
@@ -114,7 +125,7 @@ def test_make_a_knowledge_base_binds_it_and_the_event_log_records_it(
     expect(page.get_by_role("button", name="Study", exact=True)).to_be_visible()
 
     console.section("Event log")
-    entry = page.get_by_role("row").filter(has_text="knowledge_base_created")
+    entry = page.get_by_role("row").filter(has_text="knowledge base created")
     expect(entry).to_have_count(1)
     expect(entry).to_contain_text(name)
     console.assert_accessible("event-log")
@@ -145,7 +156,7 @@ def test_the_event_log_lists_newest_first_and_pages(console: Console, operator: 
     page.get_by_role("combobox", name="Events a page").select_option("10")
 
     expect(page.get_by_text("newest first; page 1.")).to_be_visible()
-    rows = page.get_by_role("row").filter(has_text="knowledge_base_created")
+    rows = page.get_by_role("row").filter(has_text="knowledge base created")
     expect(rows.first).to_contain_text(f"base 5 {project}")
     expect(page.get_by_role("button", name="Newest")).to_be_disabled()
     shown = rows.count()
@@ -175,6 +186,8 @@ def test_connection_lists_all_bindings_and_binds_by_typed_ids(console: Console, 
     expect(page.get_by_label("Project id")).to_have_value("")
 
     page.get_by_role("button", name=f"Unbind {project}").click()
+    expect(row).to_contain_text(f"{project} will read no knowledge base (it reads falcon now)")
+    row.get_by_role("button", name=f"Unbind {project}").click()
 
     expect(page.get_by_role("row").filter(has_text=project)).to_have_count(0)
 
@@ -301,3 +314,23 @@ def test_settings_are_written_and_the_credential_never_read_back(console: Consol
             stack.url + "/settings", headers=headers, json={"knowledge_auto_study": before["auto_study"]}
         )
         assert restored.status_code == 200, restored.text
+
+
+def test_at_360_pixels_the_bar_and_the_tabs_fold_into_a_menu(console: Console, stack: LocalStack) -> None:
+    page = console.page
+    page.set_viewport_size({"width": 360, "height": 780})
+    console.sign_in(stack.admin_token)
+    tabs = page.get_by_role("navigation", name="Knowledge sections")
+    menu = page.get_by_role("button", name="Menu")
+    expect(tabs).to_be_hidden()
+    expect(page.get_by_role("combobox", name="Project", exact=True)).to_be_hidden()
+    expect(page.get_by_role("heading", name="Connection", level=2)).to_be_in_viewport()
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    console.assert_accessible("menu-360")
+    tabs.get_by_role("link", name="Event log").click()
+    expect(page.get_by_role("heading", name="Event log", level=2)).to_be_focused()
+    expect(tabs).to_be_hidden()  # closed after the move
+    page.set_viewport_size({"width": 1280, "height": 800})
+    expect(menu).to_be_hidden()
+    expect(tabs).to_be_visible()

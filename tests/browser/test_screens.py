@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -53,7 +52,7 @@ def test_search_retrieve_and_an_items_evidence(console: Console, stack: LocalSta
         page.get_by_role("combobox", name="Type").get_by_role("option", name=re.compile(r"\(\d+\)$")).first
     ).to_be_attached()
     page.get_by_role("button", name=re.compile("^Open ki_")).first.click()
-    item = page.get_by_role("region", name=re.compile("^Item ki_"))
+    item = page.get_by_role("region", name=re.compile("^Item: "))
     expect(item.get_by_role("heading", name="Evidence")).to_be_visible()
     expect(item.get_by_role("listitem").first).to_be_visible()
     console.assert_accessible("search-item")
@@ -92,6 +91,11 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     signed_in_on_falcon(console, "Curation")
     card = page.get_by_role("listitem", name="Conflict Project Falcon launch date")
     expect(card).to_be_visible()
+    # the winner preselected is FORAGER's suggestion (side 2 here), never simply side 1
+    assert (
+        conflict["suggested_winner_id"] and conflict["suggested_winner_id"] != conflict["sides"][0]["knowledge_id"]
+    ), conflict
+    expect(card.get_by_role("combobox", name="Winner")).to_have_value(conflict["suggested_winner_id"])
     console.assert_accessible("curation")
 
     card.get_by_role("combobox", name="Decision").select_option("keep_both")
@@ -144,13 +148,12 @@ def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Conso
     expect(notice).to_be_visible()
     export_id = re.search(r"exp_\w+", notice.inner_text() or "")
     assert export_id is not None
-    row = page.get_by_role("row").filter(has_text=export_id.group(0))
-    deadline = time.monotonic() + 60
-    while "completed" not in row.inner_text():
-        assert time.monotonic() < deadline, row.inner_text()
-        time.sleep(0.5)
-        page.get_by_role("button", name="Read the history again").click()
-    digest = row.get_by_label(f"SHA-256 of {export_id.group(0)}").inner_text()
+    row = page.get_by_role("row").filter(has=page.get_by_role("button", name=f"Download {export_id.group(0)}"))
+    expect(row).to_contain_text("completed", timeout=60_000)  # the list reads itself again while it runs
+    expect(row.get_by_role("button", name=f"Copy SHA-256 of {export_id.group(0)}")).to_be_visible()
+    digest = row.locator("td[data-label='SHA-256'] code").get_attribute("title")  # shortened on screen
+    assert digest and re.fullmatch(r"[0-9a-f]{64}", digest), digest
+    assert console.broken_words() == []
     console.assert_accessible("exports")
 
     with page.expect_download() as download:
@@ -158,6 +161,18 @@ def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Conso
 
     saved = download.value.path()
     assert hashlib.sha256(Path(saved).read_bytes()).hexdigest() == digest
+    # one click, one hand-over: one knowledge_export_downloaded event for it
+    events = httpx.get(
+        console.stack.url + "/knowledge/events",
+        headers=bearer(console.stack.admin_token),
+        params={"project": REF, "limit": 100},
+    ).json()["data"]["events"]
+    downloaded = [
+        e
+        for e in events
+        if e["event_type"] == "knowledge_export_downloaded" and e["payload"].get("record") == export_id.group(0)
+    ]
+    assert len(downloaded) == 1, downloaded
 
 
 def test_import_by_path_and_watch_the_job_finish(console: Console) -> None:
@@ -201,7 +216,7 @@ def test_a_source_opens_to_its_text_and_chunks_and_evidence_stands_in_its_contex
     page.get_by_label("Words").fill("the setup guide")
     page.get_by_role("button", name="Search", exact=True).click()
     page.get_by_role("button", name=re.compile("^Open ki_")).first.click()
-    item = page.get_by_role("region", name=re.compile("^Item ki_"))
+    item = page.get_by_role("region", name=re.compile("^Item: "))
     item.get_by_text("In context").first.click()
     excerpt = "Then read [the setup guide](setup/index.md) and [changing the colors](setup/changing-the-colors.md)."
     expect(item.locator("mark").first).to_have_text(excerpt)  # the file's own words, white space folded
@@ -320,6 +335,8 @@ def test_replay_one_dead_letter_after_a_fix_and_discard_another(
     gone = page.get_by_role("form", name=f"Discard {refused['dead_letter_id']}")
     gone.get_by_role("combobox", name="Reason to discard").select_option("sender_error")
     gone.get_by_role("button", name="Discard").click()
+    expect(gone).to_contain_text('the reason "sender_error" is recorded')
+    gone.get_by_role("button", name="Discard it").click()
     expect(page.get_by_role("status").filter(has_text="Discarded")).to_be_visible()
 
     after = httpx.get(stack.url + base, headers=admin, params={"project": REF, "state": "all"}).json()["data"]

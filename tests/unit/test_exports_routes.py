@@ -280,6 +280,31 @@ def test_the_verifier_receives_the_archive_and_the_next_download_hands_it_over_b
     assert export_verifier.take() == []  # handed over: nothing asked again
 
 
+def test_the_consoles_script_is_answered_the_hand_over_itself_and_one_event_is_recorded(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+) -> None:
+    """A page's script cannot read a redirect, so the console's request (its header) is answered
+    200 with the envelope: it goes to the URL itself, and one click is one hand-over, one event."""
+    export_id = completed(api)
+    assert verified(api, export_verifier, export_id).status == 303
+    before = len(knowledge_on.events.recent("knowledge_export_downloaded"))
+    answer = api.call(
+        "GET",
+        f"/knowledge/exports/{export_id}/download",
+        OPERATOR,
+        query={"project": "falcon"},
+        resource="/knowledge/exports/{id}/download",
+        headers={"X-Knowledge-Console": "1"},
+    )
+    assert answer.status == 200, answer.body
+    assert "Location" not in answer.headers
+    assert (
+        answer.body["data"]["url"].startswith("http")
+        and answer.headers["X-Export-Sha256"] == answer.body["data"]["sha256"]
+    )
+    assert len(knowledge_on.events.recent("knowledge_export_downloaded")) == before + 1
+
+
 def test_a_second_download_does_not_fetch_the_archive_again(
     api: Api, knowledge_on: Runtime, forager: Engine, book: sim_exports.ExportBook, export_verifier: ExportVerifier
 ) -> None:

@@ -1,10 +1,11 @@
 // The knowledge console: sign in, the bar, the sections. No build step: the browser loads these
 // modules as shipped. docs/console.md.
-import { html, render, useCallback, useEffect, useState } from "./vendor/preact-htm.module.js";
+import { html, render, useCallback, useEffect, useRef, useState } from "./vendor/preact-htm.module.js";
 import * as api from "./api.js";
 import { Bar } from "./bar.js";
 import { EnableKnowledge } from "./enable.js";
 import { screen, screens } from "./registry.js";
+import { go, hasMoved, href, markMoved, readRoute, settle } from "./route.js";
 import "./screens/index.js";
 import { Console, Loaded, Problem, connectionState, useLoad, when } from "./ui.js";
 
@@ -19,6 +20,7 @@ function SignIn({ sentence, onSignedIn }) {
     try {
       const me = await api.signIn(token.trim());
       setToken("");
+      markMoved();
       onSignedIn(me);
     } catch (refusal) {
       setToken("");
@@ -40,15 +42,16 @@ function SignIn({ sentence, onSignedIn }) {
   </main>`;
 }
 
-function currentId() {
-  return window.location.hash.replace(/^#\/?/, "").split("?")[0] || screens()[0].id;
+/** The section the address names, or the first one. */
+function sectionOf(route) {
+  return screens().some((entry) => entry.id === route.id) ? route.id : screens()[0].id;
 }
 
-function Tabs({ active, status }) {
+function Tabs({ active, status, project }) {
   return html`<nav class="tabs" aria-label="Knowledge sections"><ul>
     ${screens().map((entry) => {
       const count = entry.badge && status ? entry.badge(status) : null;
-      return html`<li key=${entry.id}><a href=${"#/" + entry.id} aria-current=${entry.id === active ? "page" : null}>
+      return html`<li key=${entry.id}><a href=${href(entry.id, {}, project)} aria-current=${entry.id === active ? "page" : null}>
         ${entry.title}${count ? html` <span class="badge">${count}<span class="visually-hidden"> ${entry.badgeLabel ?? "waiting"}</span></span>` : null}
       </a></li>`;
     })}
@@ -58,11 +61,15 @@ function Tabs({ active, status }) {
 function Section({ id }) {
   const entry = screen(id);
   const module = useLoad(() => entry.load(), [entry.id]);
+  const title = useRef(null);
   useEffect(() => {
     document.title = `${entry.title} · Knowledge console`;
+    // the new content has the focus (after sign-in, and after each move between sections), unless
+    // the section already put it somewhere inside itself
+    if (hasMoved() && !title.current?.closest("section")?.contains(document.activeElement)) title.current?.focus();
   }, [entry.id]);
   return html`<section aria-labelledby="section-title">
-    <h2 id="section-title">${entry.title}</h2>
+    <h2 id="section-title" tabindex="-1" ref=${title}>${entry.title}</h2>
     <${Loaded} load=${module} what=${"the " + entry.title + " section"}>
       ${(loaded) => html`<${loaded.default} key=${entry.id} />`}
     <//>
@@ -79,17 +86,49 @@ function OffCard({ status }) {
   </section>`;
 }
 
+/** A project the address names that the person may not pick: the API's own answer for it (a
+ * project without standing is answered as a missing one, 404 not_found), never another project. */
+function Unseen({ project, children }) {
+  const probe = useLoad(() => api.get("/knowledge/events", { project, limit: 1 }), [project]);
+  if (probe.error) {
+    return html`<section class="card" aria-labelledby="unseen-title">
+      <h2 id="unseen-title" tabindex="-1">Not found</h2>
+      <p class="error" role="alert">${probe.error.message}</p>
+      <p>Pick a project in the bar.</p>
+    </section>`;
+  }
+  if (probe.loading) return html`<p class="muted" role="status">Reading ${project}…</p>`;
+  return children;
+}
+
 function Shell({ me, setMe }) {
-  const [id, setId] = useState(currentId());
+  const [route, setRoute] = useState(readRoute());
+  const id = sectionOf(route);
   const defaultProject = me.projects[0]?.project ?? "";
-  const [project, setProject] = useState(defaultProject);
+  const project = route.params.has("project") ? route.params.get("project") : defaultProject;
+  const consoleDefault = me.organizations.includes(me.installation_organization);
+  const seen = project === "" ? consoleDefault : me.projects.some((row) => row.project === project);
+  const setProject = useCallback((next) => go(id, {}, next), [id]);
   const status = useLoad(() => api.get("/knowledge/status"), []);
   const bindings = useLoad(() => api.get("/knowledge/project-map"), []);
+  // at 360 px the bar and the tabs fold into a Menu (console.css), closed after each move
+  const [menu, setMenu] = useState(false);
   useEffect(() => {
-    const follow = () => setId(currentId());
+    const follow = () => {
+      setRoute(readRoute());
+      setMenu(false);
+    };
     window.addEventListener("hashchange", follow);
     return () => window.removeEventListener("hashchange", follow);
   }, []);
+  useEffect(() => {
+    // the address says the section and the project in full, so a copied link names them; never
+    // over a newer address (an effect may run after the person has moved on)
+    const now = readRoute();
+    if (now.id !== route.id || now.params.toString() !== route.params.toString()) return;
+    const params = Object.fromEntries([...route.params].filter(([key]) => key !== "project"));
+    settle(id, id === route.id ? params : {}, project);
+  }, [route]);
   const refresh = useCallback(() => {
     status.reload();
     bindings.reload();
@@ -106,26 +145,44 @@ function Shell({ me, setMe }) {
     me,
     project,
     setProject,
+    seen,
     status: status.data,
     bindings: bindings.data,
     bindingsError: bindings.error,
     refresh,
   };
+  const section = screen(id);
   return html`<${Console.Provider} value=${context}>
-    <a class="skip" href="#main">Skip to the section</a>
+    <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
     <header class="top">
       <h1>Knowledge console</h1>
       <span class="who">Signed in as <strong>${me.name}</strong>${me.session?.expires_at ? html`, session until ${when(me.session.expires_at)}` : null}</span>
       <button type="button" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main" tabindex="-1">
-      <${Bar} />
-      <${Tabs} active=${id} status=${status.data} />
+      <div class="menu-bar">
+        <button type="button" class="menu-toggle" aria-expanded=${menu ? "true" : "false"} aria-controls="navigation"
+          onClick=${() => setMenu(!menu)}>Menu</button>
+        <span class="where">${section.title}<span class="muted"> · ${project || "Console default"}</span></span>
+      </div>
+      <div id="navigation" class=${menu ? "navigation open" : "navigation"}>
+        ${menu ? html`<p class="who-narrow muted">Signed in as <strong>${me.name}</strong></p>` : null}
+        <${Bar} />
+        <${Tabs} active=${id} status=${status.data} project=${project} />
+      </div>
       <${Problem} error=${status.error} />
       ${status.data && id !== "connection" ? html`<${OffCard} status=${status.data} />` : null}
-      <${Section} key=${id} id=${id} />
+      ${seen ? html`<${Section} key=${id} id=${id} />` : html`<${Unseen} key=${project} project=${project}><${Section} key=${id} id=${id} /><//>`}
     </main>
   <//>`;
+}
+
+/** The skip link: focus to the section's own content (a hash link would change the address). */
+function skip(event) {
+  event.preventDefault();
+  const target = document.getElementById("section-title") ?? document.getElementById("unseen-title");
+  target?.focus();
+  target?.scrollIntoView({ block: "start" });
 }
 
 function App() {

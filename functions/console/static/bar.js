@@ -3,7 +3,7 @@
 // and the FORAGER state in a word.
 import { html, useState } from "./vendor/preact-htm.module.js";
 import * as api from "./api.js";
-import { Notice, Problem, connectionState, may, scoped, useAction, useConsole, useLoad } from "./ui.js";
+import { Confirm, Notice, Problem, connectionState, may, scoped, useAction, useConsole, useLoad } from "./ui.js";
 
 /** The knowledge base a project reads ("" = the console default), or "" when unbound. */
 export function readsFor(bindings, project) {
@@ -14,9 +14,10 @@ export function readsFor(bindings, project) {
 
 function BindPicker({ project, reads, act, refresh }) {
   const bases = useLoad(() => api.get("/knowledge/projects"), []);
+  // nothing is preselected: Bind acts on the base the person picked, never on the list's first
   const [picked, setPicked] = useState("");
   const choices = (bases.data?.projects ?? []).filter((base) => base.project_ref !== reads);
-  const chosen = picked || choices[0]?.project_ref || "";
+  const chosen = choices.some((base) => base.project_ref === picked) ? picked : "";
   const bind = (event) => {
     event.preventDefault();
     act.run(
@@ -31,7 +32,7 @@ function BindPicker({ project, reads, act, refresh }) {
   return html`<form class="bind" onSubmit=${bind}>
     <label>Knowledge base to bind
       <select value=${chosen} onChange=${(event) => setPicked(event.currentTarget.value)} disabled=${!bases.data}>
-        ${bases.data === null ? html`<option value="">Reading FORAGER's list…</option>` : null}
+        ${bases.data === null ? html`<option value="">Reading FORAGER's list…</option>` : html`<option value="">Choose a knowledge base</option>`}
         ${choices.map((base) => html`<option value=${base.project_ref}>${base.name} (${base.project_ref})</option>`)}
       </select>
     </label>
@@ -63,7 +64,7 @@ function MakeBase({ project, act, refresh }) {
 }
 
 export function Bar() {
-  const { me, project, setProject, status, bindings, bindingsError, refresh } = useConsole();
+  const { me, project, setProject, seen, status, bindings, bindingsError, refresh } = useConsole();
   const act = useAction();
   const reads = readsFor(bindings, project);
   const state = connectionState(status);
@@ -84,18 +85,20 @@ export function Bar() {
       <select value=${project} onChange=${(event) => setProject(event.currentTarget.value)}>
         ${me.projects.map((row) => html`<option value=${row.project}>${row.project} (${row.role})</option>`)}
         ${consoleDefault ? html`<option value="">Console default</option>` : null}
+        ${seen ? null : html`<option value=${project} disabled>${project || "Console default"} (not found)</option>`}
       </select>
     </label>
     <p class="reads">
       ${bindingsError ? html`<span class="error">${bindingsError.message}</span>` : bindings === null ? "Reading the bindings…" : reads ? html`Reads knowledge base <code>${reads}</code>` : "Reads no knowledge base"}
       <br /><span class=${"state state-" + state.key}>FORAGER ${state.word}</span>
     </p>
-    ${manage && bindings !== null
+    ${manage && seen && bindings !== null
       ? html`<div class="actions"><${BindPicker} key=${project + reads} project=${project} reads=${reads} act=${act} refresh=${refresh} />
           ${reads
             ? html`<div class="row">
                 ${project ? html`<button type="button" disabled=${act.busy} onClick=${study}>Study</button>` : null}
-                <button type="button" class="danger" disabled=${act.busy} onClick=${unbind}>Unbind</button>
+                <${Confirm} text="Unbind" disabled=${act.busy} onConfirm=${unbind} yes=${"Unbind " + (project || "the console default")}
+                  question=${`${project || "The console default"} will read no knowledge base: its sections show nothing from ${reads} until it is bound again. Nothing in FORAGER is deleted.`} />
               </div>`
             : html`<${MakeBase} project=${project} act=${act} refresh=${refresh} />`}</div>`
       : null}

@@ -1,12 +1,12 @@
 // Knowledge changes: findings (what changed in the knowledge base since the colony studied it)
 // with Queue and Dismiss; Scan and Seed for the project in the bar (never the console default).
-import { html, useState } from "../vendor/preact-htm.module.js";
+import { html } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Loaded, Notice, Problem, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
 
 export default function KnowledgeChanges() {
   const { project, refresh } = useConsole();
-  const [status, setStatus] = useState("open");
+  const [status, setStatus] = useAddressed("status", "open");
   const findings = useLoad(() => api.get("/knowledge/changes", { ...scoped(project), status }), [project, status]);
   const act = useAction();
   const run = (path, notice) =>

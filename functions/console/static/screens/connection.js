@@ -4,7 +4,7 @@
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
 import { EnableKnowledge } from "../enable.js";
-import { Notice, Problem, connectionState, may, useAction, useConsole, when } from "../ui.js";
+import { Confirm, Notice, Problem, connectionState, may, useAction, useConsole, when } from "../ui.js";
 
 const TITLES = { off: "Not configured", unreachable: "Unreachable", working: "Working" };
 
@@ -96,8 +96,9 @@ function AllBindings({ bindings, manage, refresh }) {
             ${manage
               ? html`<td><div class="row">
                   <button type="button" aria-label=${"Study " + row.project} disabled=${act.busy} onClick=${() => study(row.project)}>Study</button>
-                  <button type="button" class="danger" aria-label=${"Unbind " + row.project} disabled=${act.busy}
-                    onClick=${() => bind(row.project, "", `${row.project} reads no knowledge base now.`)}>Unbind</button>
+                  <${Confirm} text="Unbind" label=${"Unbind " + row.project} disabled=${act.busy} yes=${"Unbind " + row.project}
+                    question=${`${row.project} will read no knowledge base (it reads ${row.knowledge_base} now). Nothing in FORAGER is deleted.`}
+                    onConfirm=${() => bind(row.project, "", `${row.project} reads no knowledge base now.`)} />
                 </div></td>`
               : null}
           </tr>`,
@@ -108,8 +109,9 @@ function AllBindings({ bindings, manage, refresh }) {
           <td data-label="Bound">${fallback ? `${fallback.bound_by ?? ""} ${when(fallback.bound_at)}` : ""}</td>
           ${manage
             ? html`<td>${fallback
-                ? html`<button type="button" class="danger" aria-label="Unbind the console default" disabled=${act.busy}
-                    onClick=${() => bind("", "", "The console default reads no knowledge base now.")}>Unbind</button>`
+                ? html`<${Confirm} text="Unbind" label="Unbind the console default" disabled=${act.busy} yes="Unbind the console default"
+                    question=${`The console default will read no knowledge base (it reads ${fallback.knowledge_base} now): a section opened for it shows nothing. Nothing in FORAGER is deleted.`}
+                    onConfirm=${() => bind("", "", "The console default reads no knowledge base now.")} />`
                 : null}</td>`
             : null}
         </tr>

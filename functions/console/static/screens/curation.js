@@ -2,7 +2,7 @@
 // (Unmerge), item review; the commercial gate's 402 shown as what it is.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Loaded, Notice, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
 
 const ACTIONS = {
   contradiction: ["accept_winner", "keep_both", "dismiss"],
@@ -20,7 +20,9 @@ function Refusal({ error }) {
 function Conflict({ conflict, act, done }) {
   const { project } = useConsole();
   const actions = ACTIONS[conflict.type] ?? ["keep_both", "dismiss"];
-  const [choice, setChoice] = useState({ action: actions[0], winner_id: conflict.sides[0]?.knowledge_id ?? "", notes: "" });
+  // the winner preselected is FORAGER's suggestion when it has one, else none: the person picks
+  const suggested = conflict.sides.some((side) => side.knowledge_id === conflict.suggested_winner_id) ? conflict.suggested_winner_id : "";
+  const [choice, setChoice] = useState({ action: actions[0], winner_id: suggested, notes: "" });
   const decided = conflict.status !== "open";
   const resolve = (event) => {
     event.preventDefault();
@@ -49,17 +51,18 @@ function Conflict({ conflict, act, done }) {
             ${actions.map((action) => html`<option value=${action}>${action.replace("_", " ")}</option>`)}</select></label>
           ${choice.action === "accept_winner"
             ? html`<label>Winner<select value=${choice.winner_id} onChange=${(event) => setChoice({ ...choice, winner_id: event.currentTarget.value })}>
-                ${conflict.sides.map((side, n) => html`<option value=${side.knowledge_id}>side ${n + 1}</option>`)}</select></label>`
+                ${suggested ? null : html`<option value="">Choose the side that wins</option>`}
+                ${conflict.sides.map((side, n) => html`<option value=${side.knowledge_id}>side ${n + 1}${side.knowledge_id === suggested ? " (FORAGER's suggestion)" : ""}</option>`)}</select></label>`
             : null}
           <label>Notes<input maxlength="2000" value=${choice.notes} onInput=${(event) => setChoice({ ...choice, notes: event.currentTarget.value })} /></label>
-          <button type="submit" class="primary" disabled=${act.busy}>Resolve</button>
+          <button type="submit" class="primary" disabled=${act.busy || (choice.action === "accept_winner" && !choice.winner_id)}>Resolve</button>
         </form>`}
   </li>`;
 }
 
 function Conflicts() {
   const { project } = useConsole();
-  const [status, setStatus] = useState("open");
+  const [status, setStatus] = useAddressed("conflicts", "open");
   const list = useLoad(() => api.get("/knowledge/conflicts", { ...scoped(project), status }), [project, status]);
   const act = useAction();
   return html`<section class="card" aria-labelledby="conflicts-title">

@@ -3,7 +3,7 @@
 // Discard (with a reason), and the installation's list for a manager.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, may, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Confirm, Loaded, Notice, Problem, may, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
 
 const FIXES = ["fixed_consumer", "fixed_binding", "fixed_engine"];
 const DISCARDS = ["sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable"];
@@ -57,13 +57,12 @@ function Entry({ entry, installation, act, done }) {
           <label>The change<input required maxlength="200" value=${fix.change} onInput=${(event) => setFix({ ...fix, change: event.currentTarget.value })} /></label>
           <button type="submit" disabled=${act.busy}>Replay after fix</button>
         </form>`}
-        <form onSubmit=${(event) => {
-            event.preventDefault();
-            post("discard", { ...where, reason: discard }, (a) => `Discarded: ${a.effect}`);
-          }} aria-label=${"Discard " + entry.dead_letter_id}>
+        <form onSubmit=${(event) => event.preventDefault()} aria-label=${"Discard " + entry.dead_letter_id}>
           <label>Reason to discard<select value=${discard} onChange=${(event) => setDiscard(event.currentTarget.value)}>
             ${DISCARDS.map((reason) => html`<option value=${reason}>${reason}</option>`)}</select></label>
-          <button type="submit" class="danger" disabled=${act.busy}>Discard</button>
+          <${Confirm} text="Discard" disabled=${act.busy} yes="Discard it"
+            question=${`Discard this ${label} for good? It is never applied, it leaves the queue, and the reason "${discard}" is recorded with your name.`}
+            onConfirm=${() => post("discard", { ...where, reason: discard }, (a) => `Discarded: ${a.effect}`)} />
         </form>`
       : html`<p class="muted">${entry.state}${entry.resolution ? ` by ${entry.resolution.actor} (${entry.resolution.reason}) ${when(entry.resolution.at)}` : ""}</p>`}
   </li>`;
@@ -71,7 +70,9 @@ function Entry({ entry, installation, act, done }) {
 
 export default function DeadLetters() {
   const { me, project, status, refresh } = useConsole();
-  const [installation, setInstallation] = useState(false);
+  const [whole, setWhole] = useAddressed("installation", "");
+  const installation = whole === "1";
+  const setInstallation = (on) => setWhole(on ? "1" : "");
   const list = useLoad(
     () => api.get("/knowledge/feed/dead-letters", installation ? { installation: true } : scoped(project)),
     [project, installation],

@@ -1,14 +1,17 @@
 // Event log: the project's events, newest first, paged by the log's own cursor.
 import { html, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, scoped, useConsole, useLoad, when } from "../ui.js";
+import { Loaded, When, scoped, useConsole, useLoad } from "../ui.js";
 
 const SIZES = [10, 20, 50];
+
+/** An event type or a payload key in words: "knowledge_base_created" -> "knowledge base created". */
+const words = (name) => String(name).replaceAll("_", " ");
 
 function summary(payload) {
   return Object.entries(payload ?? {})
     .filter(([, value]) => value !== null && value !== "" && typeof value !== "object")
-    .map(([key, value]) => `${key}: ${value}`)
+    .map(([key, value]) => `${words(key)}: ${value}`)
     .join(" · ");
 }
 
@@ -30,8 +33,8 @@ export default function EventLog() {
             <tbody>
               ${answer.events.map(
                 (event) => html`<tr key=${event.event_id}>
-                  <td data-label="When">${when(event.at)}</td>
-                  <td data-label="Event"><code>${event.event_type}</code></td>
+                  <td data-label="When"><${When} iso=${event.at} /></td>
+                  <td data-label="Event"><span title=${event.event_type}>${words(event.event_type)}</span></td>
                   <td data-label="Who">${event.actor}</td>
                   <td data-label="Details">${summary(event.payload)}</td>
                 </tr>`,

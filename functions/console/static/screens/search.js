@@ -2,7 +2,8 @@
 // rendered context shown verbatim, and an item with its evidence.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Problem, scoped, useAction, useConsole, useLoad } from "../ui.js";
+import { Id, Loaded, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
+import * as route from "../route.js";
 
 const FILTERS = [
   ["type", "Type"],
@@ -18,9 +19,9 @@ function Item({ id, close }) {
   const panel = useRef(null);
   useEffect(() => panel.current?.focus(), [id]);
   return html`<section class="card" aria-labelledby="item-title" tabindex="-1" ref=${panel}>
-    <h3 id="item-title">Item <code>${id}</code></h3>
+    <h3 id="item-title">Item: ${item.data?.statement ?? id}</h3>
     <${Loaded} load=${item} what="the item">
-      ${(found) => html`<p>${found.statement}</p>
+      ${(found) => html`<p class="muted">Id <${Id} value=${id} label=${"the item's id"} /></p>
         <dl class="facts">
           <dt>Type</dt><dd>${found.type}</dd>
           <dt>Support</dt><dd>${found.support} · confidence ${found.confidence}</dd>
@@ -68,10 +69,16 @@ function InContext({ link }) {
   </details>`;
 }
 
+const KEYS = ["q", ...FILTERS.map(([key]) => key)];
+
+/** Statements: the words and filters asked live in the address (`find=1&q=…&type=…`), so Back,
+ * a reload and a shared link show the same statements. */
 function Statements({ open }) {
   const { project } = useConsole();
-  const [query, setQuery] = useState({ q: "", type: "", status: "", support: "", review_status: "" });
-  const [asked, setAsked] = useState(null);
+  const address = useAddress();
+  const asked = address.find ? Object.fromEntries(KEYS.map((key) => [key, address[key] ?? ""])) : null;
+  const askedKey = JSON.stringify(asked);
+  const [query, setQuery] = useState(() => asked ?? Object.fromEntries(KEYS.map((key) => [key, ""])));
   const [facets, setFacets] = useState({});
   const page = useLoad(
     () =>
@@ -83,11 +90,13 @@ function Statements({ open }) {
               return answer;
             },
           ),
-    [project, asked],
+    [project, askedKey],
   );
   const submit = (event) => {
     event.preventDefault();
-    setAsked({ ...query });
+    const next = route.href("search", { find: 1, ...query, item: address.item });
+    if (window.location.hash === next) page.reload();
+    else window.location.hash = next;
   };
   const set = (key) => (event) => setQuery({ ...query, [key]: event.currentTarget.value });
   return html`<section class="card" aria-labelledby="search-title">
@@ -158,7 +167,10 @@ function Retrieve({ open }) {
 }
 
 export default function Search() {
-  const [item, setItem] = useState(null);
+  const address = useAddress();
+  const item = address.item ?? null;
+  // the item open is in the address too: Back closes it, a link shares it
+  const setItem = (id) => route.go("search", { ...address, project: undefined, item: id });
   return html`
     ${item ? html`<${Item} key=${item} id=${item} close=${() => setItem(null)} />` : null}
     <${Statements} open=${setItem} />

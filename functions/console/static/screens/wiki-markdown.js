@@ -6,6 +6,7 @@
 // docs/console.md, The wiki.
 import "../vendor/markdown-it.min.js";
 import { h } from "../vendor/preact-htm.module.js";
+import { href } from "../route.js";
 
 const markdownit = globalThis.markdownit;
 const parser = markdownit({ html: false, linkify: true, typographer: false });
@@ -45,7 +46,8 @@ export function resolve(from, target) {
   return "/" + parts.join("/");
 }
 
-/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?}. */
+/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?}. A link
+ * written without `.md` (a site's address: `/guide/install`) opens the page `install.md` there. */
 export function classify(href, from, known) {
   const raw = (href ?? "").trim();
   if (/^https?:\/\//i.test(raw)) return { kind: "external", href: raw };
@@ -59,13 +61,14 @@ export function classify(href, from, known) {
   if (!target) return { kind: "inert" };
   const path = resolve(from, target.replace(/\/+$/, ""));
   if (path === null) return { kind: "broken", path: target };
-  const entry = known.get(path);
+  const entry = known.get(path) ?? (/\.[A-Za-z0-9]+$/.test(path) ? undefined : known.get(path + ".md"));
   if (!entry) return { kind: "broken", path };
-  return { kind: entry.type === "dir" ? "dir" : "page", path };
+  return { kind: entry.type === "dir" ? "dir" : "page", path: entry.path ?? path };
 }
 
-export const pageHref = (path) => "#/wiki?" + new URLSearchParams({ page: path });
-export const dirHref = (path) => "#/wiki?" + new URLSearchParams({ dir: path });
+/** A page's and a directory's address in the wiki of the project the address names. */
+export const pageHref = (path, more = {}) => href("wiki", { page: path, ...more });
+export const dirHref = (path) => href("wiki", { dir: path });
 
 function link(href, children, context) {
   const where = classify(href, context.from, context.known);
@@ -77,7 +80,8 @@ function link(href, children, context) {
     case "dir":
       return h("a", { href: dirHref(where.path) }, children);
     case "broken":
-      return h("span", { class: "broken-link", title: `No page at ${where.path}` }, children, h("span", { class: "broken-mark" }, ` (broken link: no page at ${where.path})`));
+      // quietly: a lint concern (Lint lists it), not red noise in the text
+      return h("span", { class: "unresolved-link", title: `No page at ${where.path}` }, children, h("span", { class: "visually-hidden" }, ` (no page at ${where.path})`));
     default:
       return h("span", { class: "inert-link", title: "Not followed: only pages and http(s) addresses are links" }, children);
   }
@@ -88,7 +92,15 @@ function element(token, children, context) {
   const tag = token.tag;
   if (tag === "a") return link(token.attrGet("href"), children, context);
   const heading = /^h([1-6])$/.exec(tag);
-  if (heading) return h(`h${Math.min(6, Number(heading[1]) + 3)}`, null, children); // under the page's own h3
+  if (heading) {
+    // under the page's own h3: the page's top level is h4, and no level is skipped (axe's
+    // heading-order); the size follows what the author wrote (`#` the largest)
+    const written = Number(heading[1]);
+    const level = Math.min(6, 4 + (written - context.top), context.last + 1);
+    context.last = level;
+    const entry = context.headings[context.next++];
+    return h(`h${level}`, { class: `md-h${written}`, id: entry?.id, tabindex: "-1" }, children);
+  }
   if (!BLOCKS.has(tag)) return h("div", null, children);
   const props = {};
   if (tag === "ol" && /^\d+$/.test(token.attrGet("start") ?? "")) props.start = Number(token.attrGet("start"));
@@ -139,7 +151,39 @@ function build(tokens, context) {
   return stack[0].children;
 }
 
-/** The page's body as Preact children. from: the page's path; known: Map path -> listing row. */
+/** A heading's anchor: its words, lower case, joined by hyphens ("h-" first; unique on the page). */
+function slug(text, taken) {
+  const base = "h-" + (text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "") || "section");
+  let id = base;
+  for (let n = 2; taken.has(id); n += 1) id = `${base}-${n}`;
+  taken.add(id);
+  return id;
+}
+
+/** The page's body as Preact children, and its headings (level as written, text, id) for the table
+ * of contents. from: the page's path; known: Map path -> listing row. */
+export function renderPage(markdown, from, known) {
+  const tokens = parser.parse(markdown, {});
+  const taken = new Set();
+  const headings = [];
+  tokens.forEach((token, index) => {
+    if (token.type !== "heading_open") return;
+    const text = (tokens[index + 1]?.children ?? []).map((child) => child.content).join("").trim();
+    headings.push({ level: Number(token.tag.slice(1)), text, id: slug(text, taken) });
+  });
+  const top = Math.min(...headings.map((entry) => entry.level), 6);
+  const context = { from, known, headings, top, last: 3, next: 0 };
+  return { body: build(tokens, context), headings };
+}
+
+/** The page's body as Preact children. */
 export function render(markdown, from, known) {
-  return build(parser.parse(markdown, {}), { from, known });
+  return renderPage(markdown, from, known).body;
+}
+
+/** A page's title as people name it: frontmatter `title`, else its first `#` heading, else its file name. */
+export function pageTitle(title, content, path) {
+  if (title) return title;
+  const first = /^#\s+(.+?)\s*#*\s*$/m.exec(body(content ?? ""));
+  return first ? first[1] : path.slice(path.lastIndexOf("/") + 1);
 }

@@ -1,0 +1,55 @@
+// The address is the state: `#/<section>?project=<id>&<the section's own words>`. The section, the
+// project (`project=` empty: the console default), a wiki page, its version, search words and
+// filters all live here, so reload, Back/Forward, a new session and a shared link land on the same
+// view. Every change of view is a new history entry (location.hash); nothing else holds it.
+// docs/console.md, Addresses.
+
+/** The address as {id, params}: id is the section ("" when none is named). */
+export function readRoute() {
+  const hash = window.location.hash.replace(/^#\/?/, "");
+  const at = hash.indexOf("?");
+  const id = at < 0 ? hash : hash.slice(0, at);
+  return { id, params: new URLSearchParams(at < 0 ? "" : hash.slice(at + 1)) };
+}
+
+/** The project the address names: a string ("" = the console default), or null when it names none. */
+export function routeProject() {
+  const { params } = readRoute();
+  return params.has("project") ? params.get("project") : null;
+}
+
+/** The address of a section's view in a project (the current project unless one is given). */
+export function href(id, params = {}, project = routeProject()) {
+  const query = new URLSearchParams();
+  if (project !== null && project !== undefined) query.set("project", project);
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") query.set(key, String(value));
+  }
+  const text = query.toString();
+  return "#/" + id + (text ? "?" + text : "");
+}
+
+/** Go to a view: a new history entry, so Back returns to where the person was. */
+export function go(id, params = {}, project = routeProject()) {
+  const next = href(id, params, project);
+  if (window.location.hash !== next) window.location.hash = next;
+}
+
+/** The same view, said fully (the project named), without a new history entry. */
+export function settle(id, params, project) {
+  const next = href(id, params, project);
+  if (window.location.hash !== next) window.history.replaceState(window.history.state, "", next);
+}
+
+// Focus follows the person's own moves (a new address, signing in), never a page's first load:
+// a reload leaves the focus where the browser puts it, so the skip link is the first Tab stop.
+let moved = false;
+window.addEventListener("hashchange", () => {
+  moved = true;
+});
+/** Whether the person has moved since the page loaded (then new content takes the focus). */
+export const hasMoved = () => moved;
+/** Signing in is a move too. */
+export const markMoved = () => {
+  moved = true;
+};
