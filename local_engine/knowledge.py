@@ -104,11 +104,13 @@ class Knowledge:
     def evidence(self, knowledge_id: str) -> list[dict[str, Any]]:
         links = []
         for row in self.store.rows(
-            "SELECT e.*, s.name AS source_name, s.text AS text FROM evidence e JOIN sources s USING (source_id)"
+            # only the excerpt is read of the text (SQLite's substr counts characters, as Python's offsets do)
+            "SELECT e.*, s.name AS source_name, substr(s.text, e.char_start + 1, e.char_end - e.char_start) AS excerpt"
+            " FROM evidence e JOIN sources s USING (source_id)"
             " WHERE e.knowledge_id = ? ORDER BY e.char_start",
             knowledge_id,
         ):
-            excerpt = (row["text"] or "")[row["char_start"] : row["char_end"]]
+            excerpt = row["excerpt"] or ""
             found = bool(excerpt) and _hash(excerpt) == row["excerpt_hash"]
             links.append(
                 {

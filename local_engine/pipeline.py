@@ -415,16 +415,16 @@ def provenance(store: Store, work: Work) -> Counts:
 def validation(store: Store, work: Work) -> Counts:
     """Every excerpt must still be the text at its offsets, with the hash it was stored with."""
     counts = Counts()
-    for row in store.rows(
-        "SELECT e.char_start, e.char_end, e.excerpt_hash, s.text FROM evidence e JOIN sources s USING (source_id)"
-        " WHERE s.job_id = ? AND s.status = 'evidenced'",
-        work.job_id,
-    ):
-        excerpt = row["text"][row["char_start"] : row["char_end"]]
-        if excerpt and sha256(excerpt.encode("utf-8")) == row["excerpt_hash"]:
-            counts.processed += 1
-        else:
-            counts.warnings += 1
+    for source in _each(work, _mine(store, work, "evidenced")):
+        text = source["text"] or ""
+        for row in store.rows(
+            "SELECT char_start, char_end, excerpt_hash FROM evidence WHERE source_id = ?", source["source_id"]
+        ):
+            excerpt = text[row["char_start"] : row["char_end"]]
+            if excerpt and sha256(excerpt.encode("utf-8")) == row["excerpt_hash"]:
+                counts.processed += 1
+            else:
+                counts.warnings += 1
     return counts
 
 

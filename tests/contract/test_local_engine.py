@@ -327,3 +327,19 @@ def test_every_statement_quotes_the_normalized_text_at_its_offsets(parts: list[s
         assert extraction.clean(excerpt) == sentence.statement
     for chunk in spans:
         assert 0 <= chunk.start <= chunk.end <= len(text)
+
+
+def test_an_excerpt_after_wide_characters_is_still_the_text_at_its_offsets(api: httpx.Client, tmp_path: Path) -> None:
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    (folder / "café.md").write_text(
+        "# Café ☕\n\nÜber 🚣🚣 émigrés row the canal at dawn 🌅 daily.\n\nThe canal café opens at seven.\n"
+    )
+    ref = new_base(api)
+    ingest(api, ref, folder)
+    hits = api.get(f"/api/projects/{ref}/search", params={"q": "canal"}).json()["hits"]
+    assert len(hits) == 2
+    for hit in hits:
+        (link,) = api.get(f"/api/knowledge/{hit['knowledge_id']}/evidence").json()["evidence"]
+        text = api.get(f"/api/sources/{link['source_id']}").json()["text"]
+        assert link["excerpt"] == text[link["char_start"] : link["char_end"]] == hit["statement"]
