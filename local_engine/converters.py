@@ -101,16 +101,21 @@ class MarkdownConverter:
 
 
 class TextConverter:
-    """Plain text: ``.txt`` and friends, and a file with no suffix that is UTF-8 text
-    (``LICENSE``, ``METADATA``, ``README``)."""
+    """Plain text: ``.txt`` and friends, and any other file whose first kilobyte is UTF-8 text with
+    no NUL byte (``LICENSE``, ``METADATA``, ``LICENSE.APACHE``, ``NOTICE``). It is asked last."""
 
     suffixes = (".txt", ".text", ".rst", ".csv", ".log", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json")
 
     def accepts(self, name: str, head: bytes) -> bool:
-        suffix = _suffix(name)
-        if suffix in self.suffixes:
+        if _suffix(name) in self.suffixes:
             return True
-        return suffix == "" and b"\x00" not in head
+        if not head or b"\x00" in head:
+            return False
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return exc.start >= len(head) - 3  # a character cut by the kilobyte's end, not binary
+        return True
 
     def convert(self, name: str, data: bytes) -> Extracted:
         return Extracted(_utf8(name, data), "text", "text/plain", "text")

@@ -111,6 +111,9 @@ def folder(tmp_path: Path) -> Path:
     (root / "review.docx").write_bytes(docx_bytes())
     (root / "broken.pdf").write_bytes(b"%PDF-1.7 this is not really a pdf")
     (root / "copy-of-boats.md").write_bytes((root / "guides" / "boats.md").read_bytes())
+    (root / "LICENSE.APACHE").write_text(
+        "Licensed under the Apache License, Version 2.0, for the rowing club's code.\n"
+    )
     return root
 
 
@@ -119,7 +122,7 @@ def test_a_folder_becomes_sources_chunks_statements_and_evidence(api: httpx.Clie
     job = ingest(api, ref, folder)
     assert job["status"] == "completed", job
     stages = {s["name"]: s for s in job["stages"]}
-    assert stages["source_registration"]["processed"] == 6
+    assert stages["source_registration"]["processed"] == 7
     assert stages["parsing_extraction"]["failed"] == 1  # broken.pdf, a source's failure: the job goes on
     sources = {s["name"]: s for s in api.get(f"/api/projects/{ref}/sources").json()["sources"]}
     assert sources["handbook/broken.pdf"]["processing_status"] == "failed"
@@ -135,6 +138,7 @@ def test_a_folder_becomes_sources_chunks_statements_and_evidence(api: httpx.Clie
         ("handbook/ferry.html", "ferry leaves pier four"),
         ("handbook/warehouse.pdf", "parked in bay seven"),
         ("handbook/review.docx", "churn fell by four percent"),
+        ("handbook/LICENSE.APACHE", "Apache License"),  # text with a suffix no format claims
     ):
         page = api.get(f"/api/sources/{sources[name]['source_id']}").json()
         assert phrase in page["text"] and page["chunks"] and page["knowledge_count"] >= 1, name
@@ -201,17 +205,19 @@ def test_a_path_under_no_input_root_is_refused_before_a_job_is_made(tmp_path: Pa
     inside, outside = tmp_path / "workspace", tmp_path / "elsewhere"
     inside.mkdir()
     outside.mkdir()
-    with start_engine(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced:
-        with httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
-            ref = new_base(client)
-            for path in (outside, inside / ".." / "elsewhere", Path("/etc")):
-                refused = client.post(
-                    f"/api/projects/{ref}/jobs", json={"paths": [str(path)]}, headers={"Idempotency-Key": str(path)}
-                )
-                assert refused.status_code == 403 and refused.json()["error"]["code"] == "path_not_allowed"
-            assert fenced.jobs(ref) == []
-            (inside / "a.md").write_text("# A\n\nA file inside the workspace is read like any other.\n")
-            assert ingest(client, ref, inside)["status"] == "completed"
+    with (
+        start_engine(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced,
+        httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client,
+    ):
+        ref = new_base(client)
+        for path in (outside, inside / ".." / "elsewhere", Path("/etc")):
+            refused = client.post(
+                f"/api/projects/{ref}/jobs", json={"paths": [str(path)]}, headers={"Idempotency-Key": str(path)}
+            )
+            assert refused.status_code == 403 and refused.json()["error"]["code"] == "path_not_allowed"
+        assert fenced.jobs(ref) == []
+        (inside / "a.md").write_text("# A\n\nA file inside the workspace is read like any other.\n")
+        assert ingest(client, ref, inside)["status"] == "completed"
 
 
 def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
@@ -222,7 +228,7 @@ def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
     first = api.get(f"/api/projects/{ref}/revisions/head").json()
     again = ingest(api, ref, folder)
     registration = again["stages"][0]
-    assert (registration["skipped"], registration["processed"]) == (5, 1)  # only the failed file is tried again
+    assert (registration["skipped"], registration["processed"]) == (6, 1)  # only the failed file is tried again
     second = api.get(f"/api/projects/{ref}/revisions/head").json()
     assert second["logical_content_hash"] == first["logical_content_hash"]
     assert first["publication_status"] == "partial" and first["failed_source_count"] == 1
@@ -257,7 +263,7 @@ def test_cancel_stops_at_a_boundary_and_retry_resumes_from_the_checkpoint(
     finally:
         engine.set_job_pace("clock")
     done = finished(api, ref, job["job_id"])
-    assert done["status"] == "completed" and done["stages"][0]["processed"] == 6  # registration ran once
+    assert done["status"] == "completed" and done["stages"][0]["processed"] == 7  # registration ran once
     assert api.get(f"/api/projects/{ref}/search", params={"q": "kayaks"}).json()["hits"]
 
 
@@ -300,7 +306,7 @@ def test_a_kill_9_mid_job_leaves_the_engine_consistent_and_the_job_resumes(tmp_p
             assert done["status"] == "completed", done
             assert client.get(f"/api/projects/{ref}/search", params={"q": "kayaks"}).json()["hits"]
             sources = client.get(f"/api/projects/{ref}/sources").json()["sources"]
-            assert len(sources) == 6
+            assert len(sources) == 7
     finally:
         process.kill()
         process.wait()
