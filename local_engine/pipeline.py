@@ -287,9 +287,10 @@ def normalization(store: Store, work: Work) -> Counts:
 def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
     for source in _each(work, _mine(store, work, "normalized")):
+        text = source["text"]
+        structure = extraction.blocks(text)  # parsed outside the lock, and once: kept for the next stage
+        kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
         with store.transaction() as db:
-            text = source["text"]
-            structure = extraction.blocks(text)
             for span in extraction.chunk(text, structure):
                 db.execute(
                     "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
@@ -306,7 +307,7 @@ def chunking(store: Store, work: Work) -> Counts:
                         text[span.start : span.end],
                     ),
                 )
-            _advance(db, source["source_id"], "chunked")
+            _advance(db, source["source_id"], "chunked", structure=kept)
             counts.processed += 1
     return counts
 
@@ -318,11 +319,11 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     created = now_text()
     for source in _each(work, _mine(store, work, "chunked")):
+        text = source["text"]
+        structure = [extraction.Block(*kept) for kept in json.loads(source["structure"] or "[]")]
+        spans = extraction.chunk(text, structure)
+        found = extraction.sentences(text, structure, spans)
         with store.transaction() as db:
-            text = source["text"]
-            structure = extraction.blocks(text)
-            spans = extraction.chunk(text, structure)
-            found = extraction.sentences(text, structure, spans)
             if not found:
                 counts.skipped += 1
             for sentence in found:
@@ -347,7 +348,7 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
                         created,
                     ),
                 )
-            _advance(db, source["source_id"], "stated")
+            _advance(db, source["source_id"], "stated", structure=None)
             counts.processed += 1
     return counts
 

@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS sources (
     superseded_by TEXT,
     raw_text TEXT,
     page_starts TEXT,
+    structure TEXT,
     text TEXT,
     created_at TEXT NOT NULL,
     UNIQUE (ref, relative_path)
