@@ -28,6 +28,7 @@ engine reads a document"):
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ class Lines:
     """Offsets to 1-based line numbers and back."""
 
     def __init__(self, text: str) -> None:
-        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
         self.length = len(text)
 
     def offset(self, line: int) -> int:  # line is 0-based here (markdown-it's maps)
@@ -219,7 +220,7 @@ def _units(text: str, block: Block) -> list[tuple[int, int]]:
 def _sentence_ends(text: str, start: int, end: int) -> list[int]:
     ends = []
     for match in SENTENCE_END.finditer(text, start, end):
-        before = text[start : match.start()]
+        before = text[max(start, match.start() - 40) : match.start()]  # the word before the stop, not the run
         word = re.search(r"([\w.]+)$", before)
         last = (word.group(1) if word else "").lower()
         if (len(last) == 1 and last.isalpha()) or last.rstrip(".") in ABBREVIATIONS:

@@ -3,8 +3,8 @@
 Every answer is a query of the store (``store.py``); nothing here is written into the code.
 Search is FTS5 over the knowledge base's own statement index, ordered by ``bm25()`` (title
 weighted 2, statement 1); a query's words are each quoted, so FTS5's operators (``AND``,
-``NEAR``, ``*``, ``"``, ``:``) are read as words, and joined by ``OR`` so a question finds the
-statements that share any of its words, those sharing most ranked first. Evidence is the
+``NEAR``, ``*``, ``"``, ``:``) are read as words; the statements holding all of them are the
+candidates first, then (while too few do) those holding any, all ranked by BM25. Evidence is the
 source's stored text at the evidence's offsets, so the excerpt is exactly what the text says;
 an excerpt whose hash no longer matches is ``missing_excerpt``.
 """
@@ -30,10 +30,11 @@ def _hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def match_expression(query: str) -> str | None:
-    """The FTS5 MATCH text for a person's words: each word quoted, any of them."""
+def match_expression(query: str, joined: str = "OR") -> str | None:
+    """The FTS5 MATCH text for a person's words: each word quoted (FTS5's operators are words),
+    all of them (``AND``) or any (``OR``)."""
     words = [w.lower() for w in QUERY_WORDS.findall(query)][:MAX_QUERY_WORDS]
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words)) or None
+    return f" {joined} ".join(f'"{w}"' for w in dict.fromkeys(words)) or None
 
 
 def source_json(row: sqlite3.Row) -> dict[str, Any]:
@@ -131,21 +132,18 @@ class Knowledge:
         return links
 
     def search(self, ref: str, query: str, limit: int, include_historical: bool) -> list[tuple[float, dict[str, Any]]]:
-        """(score, hit) best first: BM25 over the base's own statement index."""
-        expression = match_expression(query)
-        if expression is None or not self.store.has_index(ref):
+        """(score, hit) best first: BM25 over the base's own statement index. The candidates are the
+        statements holding every word of the query, then, while fewer than ``limit`` do, those
+        holding any (an OR over common words scores most of a large base: asked first, it made a
+        search at 100k statements several times slower; docs/benchmarks.md, "Local engine")."""
+        every, either = match_expression(query, "AND"), match_expression(query, "OR")
+        if every is None or either is None or not self.store.has_index(ref):
             return []
-        hidden = () if include_historical else HISTORICAL
-        marks = ",".join("?" * len(hidden)) or "''"
-        rows = self.store.rows(
-            f"SELECT s.*, bm25({self.store.fts(ref, 's')}, 2.0, 1.0) AS rank"  # noqa: S608 - the base's own table
-            f" FROM {self.store.fts(ref, 's')} f JOIN statements s ON s.rowid = f.rowid"
-            f" WHERE f.{self.store.fts(ref, 's')} MATCH ? AND s.status NOT IN ({marks})"
-            " ORDER BY rank, s.knowledge_id LIMIT ?",
-            expression,
-            *hidden,
-            limit,
-        )
+        rows = self._ranked(ref, every, limit, include_historical)
+        if len(rows) < limit and every != either:
+            seen = {row["knowledge_id"] for row in rows}
+            more = [r for r in self._ranked(ref, either, limit, include_historical) if r["knowledge_id"] not in seen]
+            rows = sorted([*rows, *more[: limit - len(rows)]], key=lambda r: (r["rank"], r["knowledge_id"]))
         words = {w.lower() for w in QUERY_WORDS.findall(query)}
         found = []
         for row in rows:
@@ -154,6 +152,20 @@ class Knowledge:
             matched = sorted(words & said) or sorted(words)[:3]
             found.append((score, {"row": row, "why": f"BM25 full-text match on {', '.join(matched)}"}))
         return found
+
+    def _ranked(self, ref: str, expression: str, limit: int, include_historical: bool) -> list[sqlite3.Row]:
+        hidden = () if include_historical else HISTORICAL
+        marks = ",".join("?" * len(hidden)) or "''"
+        table = self.store.fts(ref, "s")
+        return self.store.rows(
+            f"SELECT s.*, bm25({table}, 2.0, 1.0) AS rank"  # noqa: S608 - the base's own table
+            f" FROM {table} f JOIN statements s ON s.rowid = f.rowid"
+            f" WHERE f.{table} MATCH ? AND s.status NOT IN ({marks})"
+            " ORDER BY rank, s.knowledge_id LIMIT ?",
+            expression,
+            *hidden,
+            limit,
+        )
 
     def statements(self, ref: str) -> list[sqlite3.Row]:
         return self.store.rows(

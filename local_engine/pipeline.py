@@ -326,28 +326,30 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
         with store.transaction() as db:
             if not found:
                 counts.skipped += 1
-            for sentence in found:
-                statement = sentence.statement
-                db.execute(
-                    "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
-                    " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'DirectFact', 'Active', ?, ?, ?, ?, ?)",
-                    (
-                        short_id("ki", source["source_id"], sentence.start, statement),
-                        work.ref,
-                        source["source_id"],
-                        short_id("ch", source["source_id"], sentence.chunk_index),
-                        extraction.title(statement),
-                        statement,
-                        extraction.statement_type(statement),
-                        extraction.subject(statement, sentence.heading),
-                        extraction.confidence(statement),
-                        extraction.first_date(statement),
-                        sentence.start,
-                        sentence.end,
-                        created,
-                    ),
+            rows = [
+                (
+                    short_id("ki", source["source_id"], sentence.start, sentence.statement),
+                    work.ref,
+                    source["source_id"],
+                    short_id("ch", source["source_id"], sentence.chunk_index),
+                    extraction.title(sentence.statement),
+                    sentence.statement,
+                    extraction.statement_type(sentence.statement),
+                    extraction.subject(sentence.statement, sentence.heading),
+                    extraction.confidence(sentence.statement),
+                    extraction.first_date(sentence.statement),
+                    sentence.start,
+                    sentence.end,
+                    created,
                 )
+                for sentence in found
+            ]
+            db.executemany(
+                "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
+                " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'DirectFact', 'Active', ?, ?, ?, ?, ?)",
+                rows,
+            )
             _advance(db, source["source_id"], "stated", structure=None)
             counts.processed += 1
     return counts
@@ -386,17 +388,17 @@ def provenance(store: Store, work: Work) -> Counts:
             text = source["text"]
             lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
             pages = json.loads(source["page_starts"] or "[]")
+            rows = []
             for item in db.execute(
                 "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?",
                 (source["source_id"],),
             ):
                 excerpt = text[item["char_start"] : item["char_end"]]
                 line, where = location(lines, pages, item["char_start"])
-                db.execute(
-                    "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
-                    " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                evidence_id = short_id("ev", item["knowledge_id"], source["source_id"], item["char_start"])
+                rows.append(
                     (
-                        short_id("ev", item["knowledge_id"], source["source_id"], item["char_start"]),
+                        evidence_id,
                         item["knowledge_id"],
                         source["source_id"],
                         item["chunk_id"],
@@ -406,9 +408,14 @@ def provenance(store: Store, work: Work) -> Counts:
                         where,
                         sha256(excerpt.encode("utf-8")),
                         EXTRACTOR,
-                    ),
+                    )
                 )
-                counts.processed += 1
+            db.executemany(
+                "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
+                " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            counts.processed += len(rows)
             _advance(db, source["source_id"], "evidenced")
     return counts
 
