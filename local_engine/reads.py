@@ -522,28 +522,10 @@ class ReadsApi:
         q = (query.get("q") or "").strip().lower()
         page = _int(query, "page", 1, 1, 1_000_000)
         page_size = _int(query, "page_size", 25, 1, 100)
+        candidates: list[tuple[dict[str, Any], Any]] = [(self._item_row(records, i), i) for i in records.spec.items]
+        candidates += [(self.index.item_row(stored), None) for stored in self.index.statements(records.ref)]
         rows = []
-        for item in records.spec.items:
-            row = self._item_row(records, item)
-            words = {
-                "type": row["type"],
-                "status": wire_word(row["status"]),
-                "support": wire_word(row["support"]),
-                "review_status": row["review_status"],
-            }
-            if any(wanted and words[name] not in wanted for name, wanted in filters.items()):
-                continue
-            if q and q not in f"{item.title} {item.statement}".lower():
-                continue
-            if entity_id and entity_id not in {e["entity_id"] for e in row["entities"]}:
-                continue
-            if source_id:
-                evidence = self._evidence(records, item)
-                if source_id not in {e["source_id"] for e in evidence}:
-                    continue
-            rows.append((row, words))
-        for stored in self.index.statements(records.ref):
-            row = self.index.item_row(stored)
+        for row, item in candidates:
             words = {
                 "type": row["type"],
                 "status": wire_word(row["status"]),
@@ -554,7 +536,9 @@ class ReadsApi:
                 continue
             if q and q not in f"{row['title']} {row['statement']}".lower():
                 continue
-            if entity_id or (source_id and source_id not in self.index.statement_sources(row["knowledge_id"])):
+            if entity_id and entity_id not in {e["entity_id"] for e in row["entities"]}:
+                continue
+            if source_id and source_id not in self._sources_of(records, row, item):
                 continue
             rows.append((row, words))
         facets: dict[str, dict[str, int]] = {name: {} for name in filters}
@@ -572,6 +556,12 @@ class ReadsApi:
                 "facets": facets,
             },
         )
+
+    def _sources_of(self, records: Records, row: dict[str, Any], item: ItemSpec | None) -> set[str]:
+        """The sources a statement stands on: the fixture's evidence, or the store's."""
+        if item is None:
+            return self.index.statement_sources(row["knowledge_id"])
+        return {str(e["source_id"]) for e in self._evidence(records, item) if e["source_id"]}
 
     def duplicates(self, request: Request) -> Response:
         records = self._project(request)

@@ -212,7 +212,7 @@ def test_sources_list_and_one_source_page(api: Api, knowledge_on: Runtime) -> No
     page = get(api, "/knowledge/sources/{id}", record=LAUNCH_PLAN).body["data"]
     assert page["source"]["source_id"] == LAUNCH_PLAN
     assert page["chunk_total"] == len(page["chunks"]) == 2
-    assert {"chunk_id", "index", "location", "text", "char_start", "char_end", "token_estimate", "content_hash"} == set(
+    assert {"chunk_id", "index", "location", "text", "char_start", "char_end", "token_estimate", "content_hash", "heading"} == set(
         page["chunks"][0]
     )
 
