@@ -24,6 +24,9 @@ CHUNK_PAGE = 200
 CHUNK_TEXT_MAX = 400
 QUERY_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 MAX_QUERY_WORDS = 32
+COMMON_SHARE = 0.05
+"""A word in more of a base's statements than this share is common: it joins an ``AND``, not an ``OR``."""
+COMMON_FLOOR = 200
 
 
 def _hash(text: str) -> str:
@@ -134,13 +137,14 @@ class Knowledge:
     def search(self, ref: str, query: str, limit: int, include_historical: bool) -> list[tuple[float, dict[str, Any]]]:
         """(score, hit) best first: BM25 over the base's own statement index. The candidates are the
         statements holding every word of the query, then, while fewer than ``limit`` do, those
-        holding any (an OR over common words scores most of a large base: asked first, it made a
-        search at 100k statements several times slower; docs/benchmarks.md, "Local engine")."""
+        holding any of its informative words (an ``OR`` over a word in most statements would score
+        most of a large base; docs/benchmarks.md, "Local engine")."""
         every, either = match_expression(query, "AND"), match_expression(query, "OR")
         if every is None or either is None or not self.store.has_index(ref):
             return []
         rows = self._ranked(ref, every, limit, include_historical)
         if len(rows) < limit and every != either:
+            either = self._informative(ref, query) or either
             seen = {row["knowledge_id"] for row in rows}
             more = [r for r in self._ranked(ref, either, limit, include_historical) if r["knowledge_id"] not in seen]
             rows = sorted([*rows, *more[: limit - len(rows)]], key=lambda r: (r["rank"], r["knowledge_id"]))
@@ -152,6 +156,24 @@ class Knowledge:
             matched = sorted(words & said) or sorted(words)[:3]
             found.append((score, {"row": row, "why": f"BM25 full-text match on {', '.join(matched)}"}))
         return found
+
+    def _informative(self, ref: str, query: str) -> str | None:
+        """``OR`` over the query's words that are not in most of the base: a word in more than
+        :data:`COMMON_SHARE` of its statements ranks little and costs a pass over them all
+        (its count is read with a cap, so asking costs at most that many index rows)."""
+        table = self.store.fts(ref, "s")
+        total = int(self.store.value(f"SELECT count(*) FROM {table}_docsize") or 0)  # noqa: S608 - our table
+        cap = max(COMMON_FLOOR, int(total * COMMON_SHARE))
+        kept = []
+        for word in dict.fromkeys(w.lower() for w in QUERY_WORDS.findall(query)[:MAX_QUERY_WORDS]):
+            seen = self.store.value(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",  # noqa: S608
+                f'"{word}"',
+                cap,
+            )
+            if int(seen or 0) < cap:
+                kept.append(word)
+        return " OR ".join(f'"{w}"' for w in kept) or None
 
     def _ranked(self, ref: str, expression: str, limit: int, include_historical: bool) -> list[sqlite3.Row]:
         hidden = () if include_historical else HISTORICAL

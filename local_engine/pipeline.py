@@ -101,9 +101,15 @@ def _each(work: Work, items: Iterable[T]) -> Iterator[T]:
         yield item
 
 
-def _mine(store: Store, work: Work, status: str) -> list[sqlite3.Row]:
-    """The job's sources in ``status``: what the stage before left for this one."""
-    return store.rows("SELECT * FROM sources WHERE job_id = ? AND status = ? ORDER BY name", work.job_id, status)
+def _mine(store: Store, work: Work, status: str) -> Iterator[sqlite3.Row]:
+    """The job's sources in ``status`` (what the stage before left for this one), read one at a
+    time: a source's text is in memory only while its turn lasts, never the batch's."""
+    for (source_id,) in store.rows(
+        "SELECT source_id FROM sources WHERE job_id = ? AND status = ? ORDER BY name", work.job_id, status
+    ):
+        row = store.row("SELECT * FROM sources WHERE source_id = ? AND status = ?", source_id, status)
+        if row is not None:
+            yield row
 
 
 def _advance(db: sqlite3.Connection, source_id: str, status: str, **columns: Any) -> None:

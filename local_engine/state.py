@@ -261,9 +261,12 @@ class EngineState:
             return [self._counted(p).to_json() for p in self.projects.values()]
 
     def get_project(self, project_ref: str) -> Project | None:
+        """The knowledge base as it was made (its counts are the listing's: counting a large
+        base's statements is a pass over them, which a read that only asks whether it exists
+        must not pay)."""
         with self.lock:
             project = self.projects.get(project_ref)
-            return None if project is None else self._counted(project)
+            return None if project is None else copy.copy(project)
 
     def _counted(self, project: Project) -> Project:
         """The project with what the pipeline stored added to its counts and state."""
