@@ -160,6 +160,7 @@ def run_as_pasted(
     (``link_state=False``), and ``uv run`` runs the command in this test's own environment (the
     locked one)."""
     if link_state:
+        if not (cwd / ".devstack").is_symlink():
         (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
     script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
     prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
@@ -292,17 +293,18 @@ def readme_walk() -> list[str]:
     return walk
 
 
-def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack, tmp_path: Path) -> None:
-    # Given the README's walk: a project, its admin role for the admin, its knowledge base, bound
+def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack) -> None:
+    # Given the README's walk: a project, its admin role for the admin, its knowledge base, bound,
+    # a folder of the workspace imported into it and searched
     assert shutil.which("curl") and shutil.which("jq"), "the walk runs curl and jq as a reader does"
     walk = readme_walk()
     [project] = re.findall(r"project create (\S+)", " ".join(walk))
     assert f"principal grant local-admin --role {project}=admin" in " ".join(walk)
     readme = (ROOT / "README.md").read_text()
     after = readme[readme.index("\n".join(walk)) :].split("```", 1)[1]
-    assert after.strip().startswith("Then import a folder into it"), "the walk hands over to the import"
-    # When bash runs it as pasted
-    done = run_as_pasted(walk, own_stack, tmp_path)
+    assert after.strip().startswith("Run it from the workspace"), "the README says where it runs"
+    # When bash runs it as pasted, in the workspace
+    done = run_as_pasted(walk, own_stack, own_stack.workspace)
     # Then every command succeeds, the knowledge base made is printed,
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
     made = json.loads(done.stdout.splitlines()[0])
@@ -313,7 +315,9 @@ def test_the_readmes_own_project_walk_works_as_pasted(own_stack: LocalStack, tmp
     assert {"project": project, "knowledge_base": made} in [
         {"project": b["project"], "knowledge_base": b["knowledge_base"]} for b in bindings["bindings"]
     ]
-    assert json.loads("\n".join(done.stdout.splitlines()[1:]))["knowledge_base"] == made
+    assert json.loads("\n".join(done.stdout.splitlines()[1:-1]))["knowledge_base"] == made
+    # and the folder imported into it answers its search with the file's statement
+    assert done.stdout.splitlines()[-1] == "High tide at the north pier comes forty minutes after the harbour mouth."
     bases = httpx.get(f"{own_stack.url}/knowledge/projects", headers=admin, timeout=30.0).json()["data"]
     assert made in [b["project_ref"] for b in bases["projects"]]
 

@@ -212,9 +212,17 @@ def test_sources_list_and_one_source_page(api: Api, knowledge_on: Runtime) -> No
     page = get(api, "/knowledge/sources/{id}", record=LAUNCH_PLAN).body["data"]
     assert page["source"]["source_id"] == LAUNCH_PLAN
     assert page["chunk_total"] == len(page["chunks"]) == 2
-    assert {"chunk_id", "index", "location", "text", "char_start", "char_end", "token_estimate", "content_hash", "heading"} == set(
-        page["chunks"][0]
-    )
+    assert {
+        "chunk_id",
+        "index",
+        "location",
+        "text",
+        "char_start",
+        "char_end",
+        "token_estimate",
+        "content_hash",
+        "heading",
+    } == set(page["chunks"][0])
 
 
 def test_a_source_page_keeps_the_first_200_chunks_cut_to_400_characters() -> None:
