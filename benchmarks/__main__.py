@@ -10,6 +10,7 @@ import argparse
 import json
 import platform
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -53,33 +54,26 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     return arguments
 
 
+def _only(arguments: argparse.Namespace) -> int:
+    """One part alone, printed as its table and as JSON (no bench-results.json)."""
+    parts: dict[str, tuple[Callable[[], Any], Callable[[Any], None]]] = {
+        "console": (console.measure, console.report),
+        "search": (search.measure, search.report),
+        "doors": (requests.measure_doors, requests.report_doors),
+        "idle": (lambda: idle.measure(arguments.idle_seconds), idle.report),
+        "engine": (engine.measure, engine.report),
+    }
+    measure, report = parts[arguments.only]
+    result = measure()
+    report(result)
+    print(json.dumps(result))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = _arguments(argv)
-    if arguments.only == "console":
-        row = console.measure()
-        console.report(row)
-        print(json.dumps(row))
-        return 0
-    if arguments.only == "search":
-        rows = search.measure()
-        search.report(rows)
-        print(json.dumps(rows))
-        return 0
-    if arguments.only == "doors":
-        rows = requests.measure_doors()
-        requests.report_doors(rows)
-        print(json.dumps(rows))
-        return 0
-    if arguments.only == "engine":
-        result = engine.measure()
-        engine.report(result)
-        print(json.dumps(result))
-        return 0
-    if arguments.only == "idle":
-        row = idle.measure(arguments.idle_seconds)
-        idle.report(row)
-        print(json.dumps(row))
-        return 0
+    if arguments.only is not None:
+        return _only(arguments)
     results: dict[str, Any] = {
         "measured_at": datetime.now(UTC).isoformat(),
         "python": platform.python_version(),

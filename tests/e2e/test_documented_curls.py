@@ -159,8 +159,7 @@ def run_as_pasted(
     ``knowledge-admin --local`` reads) is the stack's state unless the block names its own
     (``link_state=False``), and ``uv run`` runs the command in this test's own environment (the
     locked one)."""
-    if link_state:
-        if not (cwd / ".devstack").is_symlink():
+    if link_state and not (cwd / ".devstack").is_symlink():  # the workspace's walks share one link
         (cwd / ".devstack").symlink_to(stack.state_dir, target_is_directory=True)
     script = "\n".join(block).replace(DOCUMENTED_URL, stack.url)
     prelude = 'set -euo pipefail\nuv() { [ "$1" = run ] || return 2; shift; "$@"; }\n'
