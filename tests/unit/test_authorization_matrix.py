@@ -315,6 +315,8 @@ def test_the_matrix_has_every_kind_of_caller_the_issue_names() -> None:
         "project-viewer",
         "admin-of-another-project",
         "roleless-owner",
+        "owner-of-another-organization",
+        "admin-and-owner-of-another-organization",
         "agent",
     } <= names
     assert {f"lacks-{p.value}" for p in Permission} <= names
