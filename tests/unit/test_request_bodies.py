@@ -87,6 +87,27 @@ def test_a_body_past_the_bounds_from_a_caller_without_the_permission_is_still_40
     assert answer.status == 403, answer.raw
 
 
+@pytest.mark.parametrize("route", BODY_ROUTES, **ROUTE_IDS)
+def test_a_key_given_twice_is_a_400_naming_the_key(api: Api, knowledge_on: Runtime, route: RouteInfo) -> None:
+    """JSON's parsers disagree on which of two equal keys wins (issue 39: the last won, silently)."""
+    answer = call(api, route, '{"project": "falcon", "project": "elsewhere"}', JSON)
+    assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.raw
+    assert answer.body["message"] == "project: is given twice in one object."
+
+
+def test_a_key_given_twice_deep_in_a_body_is_named_and_one_that_is_no_name_is_not_echoed() -> None:
+    with pytest.raises(UnreadableBody) as nested:
+        read_json('{"files": [{"name": "a", "size_bytes": 1, "name": "b"}]}')
+    assert nested.value.field == "name"
+    with pytest.raises(UnreadableBody) as odd:
+        read_json('{"\\u0000x": 1, "\\u0000x": 2}')
+    assert odd.value.field == "body"
+
+
+def test_equal_keys_in_different_objects_are_read() -> None:
+    assert read_json('{"a": {"k": 1}, "b": {"k": 2}}') == {"a": {"k": 1}, "b": {"k": 2}}
+
+
 def test_a_body_at_the_bounds_is_read() -> None:
     body = '{"a": ' + nested(MAX_DEPTH - 1) + ', "b": ' + "9" * MAX_NUMBER_CHARACTERS + "}"
     assert read_json(body)["b"] == int("9" * MAX_NUMBER_CHARACTERS)

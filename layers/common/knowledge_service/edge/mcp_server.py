@@ -255,7 +255,11 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
     except UnicodeDecodeError:
         return rpc_error(-32700, "Parse error: the body is not UTF-8.")
     except UnreadableBody as unreadable:
-        return rpc_error(-32700, f"Parse error: {unreadable.message}")
+        if unreadable.field == "body":
+            return rpc_error(-32700, f"Parse error: {unreadable.message}")
+        # JSON, but not text UTF-8 carries (a lone surrogate) or a key given twice: the field named
+        kind = (-32602, "Invalid params") if unreadable.field.startswith("params") else (-32600, "Invalid request")
+        return rpc_error(kind[0], f"{kind[1]}: {unreadable.message}", _known_id(body))
     except ValueError:
         return rpc_error(-32700, "Parse error: the body is not JSON.")
     try:
@@ -266,6 +270,19 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
         request_id = raw.get("id") if isinstance(raw, dict) else None
         known = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
         return rpc_error(-32600, f"Invalid request: {field}: {first['msg']}", known)
+
+
+def _known_id(body: bytes) -> int | str | None:
+    """The id of a message that parsed as JSON but was refused after (already held to the edge's
+    bounds), so its refusal answers the caller's id; None when it has no usable one."""
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        return None
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id
 
 
 def rpc_error(code: int, message: str, request_id: int | str | None = None, *, status: int = 400) -> dict[str, Any]:

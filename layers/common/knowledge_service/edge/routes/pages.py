@@ -128,7 +128,7 @@ def _json_body(request: Request, model: type[_Body], *, empty_ok: bool = False) 
     try:
         parsed = read_json(data, MAX_BODY_BYTES)  # the one bounded reader: size, depth and numbers before parsing
     except UnreadableBody as unreadable:
-        raise invalid("body", unreadable.message.removeprefix("body: ")) from unreadable
+        raise invalid(unreadable.field, unreadable.message.removeprefix(f"{unreadable.field}: ")) from unreadable
     except (UnicodeDecodeError, ValueError) as error:
         raise invalid("body", "is not valid JSON in UTF-8.") from error
     try:
