@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import http.client
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -34,6 +37,34 @@ def call(
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# ---------------------------------------------------------------- the request line, as sent
+@pytest.mark.parametrize(
+    "target",
+    [
+        "//knowledge/status",
+        "//knowledge/status?project=falcon",
+        "//modules",
+        "///knowledge/status",
+        "//api/v1/projects/falcon/kb/pages/a.md",
+        "//v/knowledge.get?workspace=falcon",
+    ],
+)
+def test_a_leading_doubled_slash_over_http_is_no_route(stack: LocalStack, target: str) -> None:
+    """Issue 39's probe: ``//knowledge/status`` answered 200 over HTTP (the HTTP server collapsed
+    the leading ``//`` before the gateway saw it) while the gateway's own test passed. Sent here
+    as a client sends it, the request line untouched (httpx would normalise the URL)."""
+    address = urlsplit(stack.url)
+    connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=30)
+    try:
+        connection.request("GET", target, headers=bearer(stack.admin_token))
+        answer = connection.getresponse()
+        body = json.loads(answer.read())
+    finally:
+        connection.close()
+    assert answer.status == 404, body
+    assert (body["success"], body["code"]) == (False, "not_found")
 
 
 # ---------------------------------------------------------------- status
