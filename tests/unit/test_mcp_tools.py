@@ -99,17 +99,28 @@ def rt(knowledge_on: Runtime) -> Runtime:
 
 # ------------------------------------------------------------------------------ the door
 @pytest.mark.parametrize("header", [None, "Bearer km_" + "x" * 43, "Bearer ks_" + "x" * 43, "Basic a"])
-def test_no_live_credential_is_401_problem_json_before_the_sdk_sees_the_body(rt: Runtime, header: str | None) -> None:
+def test_no_live_credential_is_401_json_rpc_before_the_sdk_sees_the_body(rt: Runtime, header: str | None) -> None:
     answer = handle({"httpMethod": "POST", "headers": {"Authorization": header} if header else {}, "body": "{"})
     assert answer["statusCode"] == 401
-    assert answer["headers"]["Content-Type"] == "application/problem+json"
-    assert json.loads(answer["body"])["code"] == "unauthenticated"
+    assert answer["headers"]["Content-Type"] == "application/json"
+    body = json.loads(answer["body"])
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32001)
+    assert body["error"]["data"] == {"code": "unauthenticated", "status": 401}
     assert answer["headers"]["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_a_body_over_its_bound_is_413_before_it_is_parsed(rt: Runtime) -> None:
+def test_a_body_over_its_bound_is_413_as_a_json_rpc_error_before_it_is_parsed(rt: Runtime) -> None:
+    """Issue 39: an over-5 MiB body was answered problem+json, not the JSON-RPC error the docs describe."""
     credential = start(rt, ["knowledge_search"])
-    assert post(credential, "x" * (MAX_BODY + 1))["statusCode"] == 413
+    answer = post(credential, "x" * (MAX_BODY + 1))
+    assert answer["statusCode"] == 413
+    assert answer["headers"]["Content-Type"] == "application/json"
+    body = json.loads(answer["body"])
+    assert (body["jsonrpc"], body["error"]["code"], body["error"]["data"]["code"]) == (
+        "2.0",
+        -32600,
+        "payload_too_large",
+    )
 
 
 @pytest.mark.parametrize(
