@@ -211,6 +211,46 @@ def test_a_body_missing_one_required_field_is_refused_naming_that_field(
     assert answer.body["message"].startswith(f"{field}: "), answer.raw
 
 
+# ------------------------------------------------------------------ a route that takes no body
+FORM_BODIES = {("POST", "/knowledge/upload"), ("POST", "/knowledge/preflight")}
+OPTIONAL_BODY = {("POST", "/knowledge/entities/{id}/unmerge")}  # `{notes?}` or none
+NO_BODY_ROUTES = [
+    r
+    for r in knowledge_routes()
+    if r.body_model is None and (r.method, r.path) not in FORM_BODIES | OPTIONAL_BODY and r.path != "/console"
+]
+DEEP = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_the_walk_finds_the_routes_that_take_no_body() -> None:
+    named = {("POST", p) for p in ("/knowledge/session", "/knowledge/seed", "/knowledge/feed/sync")}
+    assert named | {("POST", "/knowledge/changes/scan")} <= {(r.method, r.path) for r in NO_BODY_ROUTES}
+
+
+@pytest.mark.parametrize("body", ['{"a": 1}', "[]", "null", "x", DEEP], ids=["object", "array", "null", "text", "deep"])
+@pytest.mark.parametrize("route", NO_BODY_ROUTES, **ROUTE_IDS)
+def test_a_route_that_takes_no_body_refuses_one(api: Api, knowledge_on: Runtime, route: RouteInfo, body: str) -> None:
+    """Issue 39: POST /knowledge/session, seed, feed/sync and changes/scan took any body, 100k deep included."""
+    answer = call(api, route, body, JSON)
+    assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.raw
+    assert answer.body["message"].startswith("body: is not taken by this route"), answer.raw
+
+
+@pytest.mark.parametrize("route", [r for r in NO_BODY_ROUTES if r.method == "POST"], **ROUTE_IDS)
+def test_an_empty_object_or_nothing_is_no_body(api: Api, knowledge_on: Runtime, route: RouteInfo) -> None:
+    for body in ("", "{}", " { } "):
+        answer = call(api, route, body, JSON)
+        assert not (answer.status == 400 and "not taken" in answer.raw), (body, answer.raw)
+
+
+def test_a_body_sent_to_a_route_that_takes_none_is_still_403_without_the_permission(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    route = next(r for r in NO_BODY_ROUTES if r.path == "/knowledge/seed")
+    answer = call(api, route, DEEP, JSON, who=principal("rita", Permission.READ_KNOWLEDGE))
+    assert answer.status == 403, answer.raw
+
+
 # ------------------------------------------------------------------ paths no route matches
 
 
