@@ -76,6 +76,21 @@ def test_the_cookie_authenticates_reads_on_every_surface(knowledge_on: Runtime, 
     )
 
 
+def test_a_get_that_starts_work_takes_the_console_header_with_the_cookie(knowledge_on: Runtime, api: Api) -> None:
+    """Issue 39: GET kb/archive starts the archive's build; a cross-site image carrying the cookie
+    must not start it. With the console's header (or a bearer token) it is answered as before."""
+    session_id = sign_in(api)
+    target = {"resource": "/api/v1/projects/{id}/kb/archive"}
+    refused = by_session(api, "GET", "/api/v1/projects/falcon/kb/archive", session_id, **target)
+    assert (refused.status, refused.body["code"]) == (403, "csrf_header_required")
+    allowed = by_session(api, "GET", "/api/v1/projects/falcon/kb/archive", session_id, csrf=True, **target)
+    assert allowed.status in (303, 409), allowed.raw
+    reads = by_session(
+        api, "GET", "/api/v1/projects/falcon/kb/stats", session_id, resource="/api/v1/projects/{id}/kb/stats"
+    )
+    assert reads.status == 200, reads.raw  # a read that starts nothing needs no header
+
+
 def test_a_state_changing_call_with_the_cookie_but_without_the_console_header_is_refused(
     knowledge_on: Runtime, api: Api
 ) -> None:
