@@ -298,3 +298,13 @@ def test_kept_bytes_of_the_right_size_but_not_the_version_abort_the_build(
     with pytest.raises(Exception, match="do not match its version"):
         _build(pages)
     assert rt.kb_archives.size_of(archive_key("falcon", rt.pages.generation("falcon")[0])) is None
+
+
+def test_forgetting_a_version_moves_the_generation_and_the_bytes_used(pages: Pages) -> None:
+    """Stats right after a forget, and the next archive's generation: both read the generation."""
+    _seed(pages, PAGES)
+    rt = pages.runtime
+    generation, used = rt.pages.generation("falcon")
+    version = archive.snapshot(rt.pages, "falcon")[1][0].version
+    rt.pages.forget_version("falcon", version, 10)
+    assert rt.pages.generation("falcon") == (generation + 1, used - 10)
