@@ -241,3 +241,26 @@ def test_every_accepted_name_reaches_the_engine_as_it_was_accepted(name: str) ->
     except PathRefused:
         return
     assert _through_both_sides(accepted) == accepted
+
+
+# ---------------------------------------------------------------------- the engine's reader, alone
+def _form_of(disposition: str, tail: str = "--b-1--\r\n") -> bytes:
+    return f"--b-1\r\nContent-Disposition: {disposition}\r\n\r\nx\r\n{tail}".encode()
+
+
+@pytest.mark.parametrize("kind", ["attachment", "inline", "form-datum"])
+def test_the_engine_refuses_a_part_that_is_not_form_data(kind: str) -> None:
+    with pytest.raises(engine_form.FormRefused, match="not form-data"):
+        engine_form.parse(_form_of(f'{kind}; name="files"; filename="a.md"'), "b-1")
+
+
+def test_the_engine_refuses_a_body_that_ends_before_its_closing_delimiter() -> None:
+    with pytest.raises(engine_form.FormRefused, match="ends early"):
+        engine_form.parse(_form_of('form-data; name="files"; filename="a.md"', tail="--b-"), "b-1")
+
+
+def test_the_engines_parts_are_what_was_sent_and_cannot_be_changed_after() -> None:
+    (part,) = engine_form.parse(_form_of('form-data; name="files"; filename="a%3Bb.md"'), "b-1")
+    assert (part.name, part.filename, part.data) == ("files", "a;b.md", b"x")
+    with pytest.raises(AttributeError):
+        part.filename = "other"  # type: ignore[misc]
