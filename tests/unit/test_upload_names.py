@@ -264,3 +264,15 @@ def test_the_engines_parts_are_what_was_sent_and_cannot_be_changed_after() -> No
     assert (part.name, part.filename, part.data) == ("files", "a;b.md", b"x")
     with pytest.raises(AttributeError):
         part.filename = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("before", ["Content-Type: application/octet-stream", "A-Header: x", "Zed: y"])
+def test_the_engine_finds_the_disposition_among_a_parts_other_headers(before: str) -> None:
+    body = f'--b-1\r\n{before}\r\nContent-Disposition: form-data; name="files"; filename="a.md"\r\n\r\nx\r\n--b-1--\r\n'
+    (part,) = engine_form.parse(body.encode(), "b-1")
+    assert (part.name, part.filename) == ("files", "a.md")
+
+
+def test_the_engine_refuses_a_body_its_parser_cannot_read() -> None:
+    with pytest.raises(engine_form.FormRefused, match="cannot be read"):
+        engine_form.parse(b"--b-1\r\nno colon here\r\n\r\nx\r\n--b-1--\r\n", "b-1")
