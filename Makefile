@@ -19,7 +19,7 @@ PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --duration
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test tiers check deep lint format template build unit contract e2e fuzz openapi bench capacity clean vendor browser screenshots
+.PHONY: help install run invoke test tiers check deep lint format template build unit contract e2e fuzz mutate openapi bench capacity clean vendor browser screenshots
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -89,6 +89,10 @@ capacity: install ## the capacity model: replay the mix on a local stack, print 
 
 openapi: install ## write docs/openapi.json from the code (CI fails when it drifts)
 	$(UV) run python -m knowledge_service.edge.openapi > docs/openapi.json
+
+mutate: install ## a mutation round on one module and the tests that reach it (outside make test): make mutate MODULE=kb/hub.py [TESTS="tests/unit/test_kb_retries.py"] [SAMPLE=40]
+	@test -n "$(MODULE)" || { echo "usage: make mutate MODULE=<a module's file> [TESTS=<test files>] [SAMPLE=<n>]"; exit 2; }
+	$(UV) run python -m tests.mutate "$(MODULE)" $(if $(TESTS),--tests $(TESTS)) $(if $(SAMPLE),--sample $(SAMPLE))
 
 fuzz: install ## the long schemathesis run alone: 50 examples, fuzzing until 1,200 s are spent (CI runs one pass of 5)
 	FUZZ_EXAMPLES=50 FUZZ_PHASES=examples,coverage,fuzzing FUZZ_MAX_SECONDS=1200 $(UV) run pytest -q tests/e2e/test_fuzz.py

@@ -287,6 +287,8 @@ class Gateway:
     ) -> HttpAnswer:
         """Answer one HTTP request (``target`` is the request line's path and query)."""
         request_id = str(uuid.uuid4())
+        if target.startswith("//"):  # before any normalisation: a path whose first segment is empty
+            return self.responses.render("MISSING_AUTHENTICATION_TOKEN", request_id)
         parts = _request_target(target)
         raw_path = parts.path or "/"
         if self.local_route is not None and (raw_path.startswith("/_local/") or raw_path == OPENAPI_PATH):
@@ -645,12 +647,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         headers = list(self.headers.items())
         try:
-            answer = self.gateway.handle(self.command, self.path, headers, body, self.client_address[0])
+            answer = self.gateway.handle(self.command, self._target(), headers, body, self.client_address[0])
         except Exception:
             log.exception("the local gateway failed")
             answer = envelope_answer(500, "The local gateway failed; see its log.", "internal")
         self._write(answer)
         self._log_line(answer.status, started)
+
+    def _target(self) -> str:
+        """The request line's target exactly as the client sent it. ``self.path`` is not: since
+        CPython 3.11.4 http.server collapses a leading ``//`` there (an open-redirect guard for
+        its file server), which routed ``//knowledge/status`` to ``/knowledge/status``; API
+        Gateway answers it as no route (issue 39)."""
+        words = self.requestline.split()
+        return words[1] if len(words) == 3 else self.path
 
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from . import feed, pipeline
+from . import feed, multipart, pipeline
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import EngineState, IdempotencyConflict
 
@@ -467,39 +467,14 @@ def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]],
             boundary = value.strip('"')
     if not boundary:
         raise ApiError(400, "bad_request", "The multipart body names no boundary.")
-    body = request.body
-    delimiter = b"--" + boundary.encode()
-    fields: dict[str, str] = {}
-    files: list[tuple[str, int]] = []
-    payloads: list[bytes] = []
-    position = body.find(delimiter)
-    if position < 0:
-        raise ApiError(400, "bad_request", "The multipart body has no part.")
-    while True:
-        position += len(delimiter)
-        if body[position : position + 2] == b"--":
-            return fields, files, payloads
-        head_end = body.find(b"\r\n\r\n", position)
-        end = body.find(b"\r\n" + delimiter, head_end)
-        if head_end < 0 or end < 0:
-            raise ApiError(400, "bad_request", "The multipart body ends early.")
-        head = body[position:head_end].decode("utf-8", "replace")
-        disposition = next((line for line in head.split("\r\n") if line.lower().startswith("content-disposition")), "")
-        params = dict(_disposition(disposition))
-        if "filename" in params:
-            files.append((params["filename"], end - head_end - 4))
-            payloads.append(bytes(body[head_end + 4 : end]))
-        elif "name" in params:
-            fields[params["name"]] = body[head_end + 4 : end].decode("utf-8", "replace")
-        position = end + 2
-
-
-def _disposition(line: str) -> list[tuple[str, str]]:
-    out = []
-    for parameter in line.split(";")[1:]:
-        name, _, value = parameter.strip().partition("=")
-        out.append((name.lower(), value.strip().strip('"')))
-    return out
+    try:  # python-multipart's framing, each filename percent-decoded (local_engine/multipart.py)
+        parts = multipart.parse(request.body, boundary)
+    except multipart.FormRefused as refused:
+        raise ApiError(400, "bad_request", str(refused)) from None
+    fields = {p.name: p.data.decode("utf-8", "replace") for p in parts if p.filename is None}
+    named = [p for p in parts if p.filename is not None]
+    files = [(str(p.filename), len(p.data)) for p in named]
+    return fields, files, [bytes(p.data) for p in named]
 
 
 # ---------------------------------------------------------------------- the ports

@@ -17,7 +17,11 @@ from knowledge_service.edge.catalog import RouteInfo
 from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
 
 OTHER_PROJECT = "elsewhere"  # another organization's project
+OTHER_ORGANIZATION = "other-org"  # elsewhere's organization
 INSTALLATION_ORGANIZATION = "colony"  # the installation's organization (and falcon's)
+CONSOLE_DEFAULT_SETTINGS = frozenset({("POST", "/knowledge/project-map")})
+"""Admin-rank routes whose console default is held to ``manage_settings`` (the ruling "Binding is a
+project's own setting"), not to ownership of the installation's organization."""
 MANAGE = {Permission.MANAGE_KNOWLEDGE.value, Permission.MANAGE_SETTINGS.value}
 SIGN_IN = ("POST", "/knowledge/session")
 
@@ -53,7 +57,13 @@ def callers() -> list[Caller]:
         Caller("admin-of-another-project", roles={OTHER_PROJECT: ProjectRole.ADMIN}),
         Caller("roleless-owner", owns=frozenset({INSTALLATION_ORGANIZATION})),
         Caller("project-admin-and-owner", roles=admin, owns=frozenset({INSTALLATION_ORGANIZATION})),
-        Caller("owner-of-another-organization", owns=frozenset({"other-org"})),
+        Caller("owner-of-another-organization", owns=frozenset({OTHER_ORGANIZATION})),
+        # every power there is, in another organization: the probe's cross-organization caller (issue 39)
+        Caller(
+            "admin-and-owner-of-another-organization",
+            roles={OTHER_PROJECT: ProjectRole.ADMIN},
+            owns=frozenset({OTHER_ORGANIZATION}),
+        ),
         Caller("agent", kind=PrincipalKind.AGENT, roles=admin),
     ]
     rows += [Caller(f"lacks-{p.value}", permissions=frozenset(Permission) - {p}, roles=admin) for p in Permission]
@@ -80,6 +90,8 @@ def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJE
         # The console default: read with the route's permission alone; acted on at operator rank,
         # or given a new knowledge base (admin rank), only by an owner of the installation's
         # organization.
+        if (route.method, route.path) in CONSOLE_DEFAULT_SETTINGS:
+            return Expect.ALLOWED if Permission.MANAGE_SETTINGS in caller.permissions else Expect.DENIED
         if needed in (Standing.OPERATOR, Standing.ADMIN):
             return Expect.ALLOWED if owner else Expect.DENIED
         return Expect.ALLOWED

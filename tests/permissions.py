@@ -51,8 +51,11 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # "posts {"knowledge_enabled": true} to POST /settings under manage_settings"
     ("POST", "/settings"): Access(MANAGE_SETTINGS, INSTALLATION),
     # --- bindings --------------------------------------------------------------------------
-    # "POST /knowledge/project-map — manage_knowledge"; the binding map is the installation's.
-    ("POST", "/knowledge/project-map"): Access(MANAGE_KNOWLEDGE, INSTALLATION),
+    # "POST /knowledge/project-map — manage_knowledge"; which knowledge base a project reads "is
+    # one of its settings", held to its project admin (the ruling "Binding is a project's own
+    # setting", issue 39); the console default takes manage_settings beside it
+    # (tests/authorization_matrix.py, CONSOLE_DEFAULT_SETTINGS).
+    ("POST", "/knowledge/project-map"): Access(MANAGE_KNOWLEDGE, ADMIN),
     # "lists every binding, with Study and Unbind per row, the console default with its own
     # Unbind" (Connection, All bindings): a read of the installation's map (issue 28's ruling:
     # read_knowledge, each row shown only where the caller has the reads' standing).

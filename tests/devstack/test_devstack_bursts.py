@@ -58,18 +58,21 @@ def server(recorder: Recorder) -> Iterator[ApiServer]:
         ("POST", "/knowledge/feed//sync"),
         ("GET", "/knowledge/items/itm_0123456789abcdef//evidence"),
         ("GET", "//knowledge/status"),
+        ("GET", "//knowledge/status?project=falcon"),
+        ("POST", "//knowledge/feed/sync"),
     ],
 )
-def test_given_a_doubled_slash_when_requested_then_404_not_found_and_no_function_runs(
-    recorder: Recorder, method: str, path: str
+def test_given_a_doubled_slash_when_requested_over_the_socket_then_404_not_found_and_no_function_runs(
+    server: ApiServer, recorder: Recorder, method: str, path: str
 ) -> None:
-    gateway = Gateway.from_template(TEMPLATE, recorder.invoke)
+    # over the socket, as a person's request arrives: http.server rewrites a leading // in its
+    # own parsed path, so a call of gateway.handle could not see what a client sees (issue 39)
+    request = f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ks_x\r\nConnection: close\r\n"
+    status, _, body = _raw(server, (request + "Content-Length: 0\r\n\r\n").encode())
 
-    answer = gateway.handle(method, path, [("Authorization", "Bearer ks_x")], b"")
-
-    assert answer.status == 404
-    assert json.loads(answer.body) == json.loads(MISSING_ROUTE)
-    assert json.loads(answer.body)["code"] == "not_found"
+    assert status == 404
+    assert body == json.loads(MISSING_ROUTE)
+    assert body["code"] == "not_found"
     assert recorder.called == []
 
 

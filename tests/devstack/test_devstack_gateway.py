@@ -209,8 +209,39 @@ def test_a_client_that_hangs_up_before_its_answer_is_a_debug_line_not_a_tracebac
         server.server_close()
 
 
-@pytest.mark.parametrize("target", ["//knowledge/status", "//knowledge/status?project=falcon", "//modules"])
-def test_a_leading_doubled_slash_is_no_route_not_a_host(gateway: Gateway, functions: Functions, target: str) -> None:
+DOUBLED = ["//knowledge/status", "//knowledge/status?project=falcon", "//modules", "///knowledge/status"]
+
+
+@pytest.mark.parametrize("target", DOUBLED)
+def test_a_leading_doubled_slash_over_the_socket_is_no_route_not_a_host(
+    server: ApiServer, functions: Functions, target: str
+) -> None:
+    """Over the socket, as a person's request arrives (issue 39): http.server collapses a leading
+    ``//`` in ``self.path`` (an open-redirect guard), so a gateway handed that path routed
+    ``//knowledge/status`` to the status function; the request line's own target is routed."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ks_token\r\n\r\n".encode())
+        head, _, body = _whole_answer(sock).partition(b"\r\n\r\n")
+    assert head.split(b" ", 2)[1] == b"404", head
+    assert body == MISSING_ROUTE
+    assert functions.events == {}
+
+
+def _whole_answer(sock: socket.socket) -> bytes:
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower()
+    length = int(next(line.split(":", 1)[1] for line in head.split("\r\n") if line.startswith("content-length")))
+    while len(received.split(b"\r\n\r\n", 1)[1]) < length:
+        received += sock.recv(65536)
+    return received
+
+
+@pytest.mark.parametrize("target", DOUBLED)
+def test_the_gateway_refuses_a_leading_doubled_slash_before_any_normalisation(
+    gateway: Gateway, functions: Functions, target: str
+) -> None:
     answer = gateway.handle("GET", target, BEARER, b"")
     assert (answer.status, answer.body) == (404, MISSING_ROUTE)
     assert functions.events == {}

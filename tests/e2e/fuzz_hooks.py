@@ -128,7 +128,7 @@ def held_to_its_shape(case: Any, what: str, answer: httpx.Response) -> None:
     body = json.loads(answer.content)
     if answer.status_code in GATEWAY_STATUSES and isinstance(body, dict) and body.get("success") is False:
         return
-    if case.path.startswith(PAGES) or (case.path == "/mcp" and answer.status_code == 401):
+    if case.path.startswith(PAGES):
         assert media.startswith("application/problem+json") and "code" in body, where
     elif case.path.startswith("/v/") or case.path == "/v":
         assert set(body) == {"error", "code"}, where

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import http.client
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -34,6 +37,34 @@ def call(
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+# ---------------------------------------------------------------- the request line, as sent
+@pytest.mark.parametrize(
+    "target",
+    [
+        "//knowledge/status",
+        "//knowledge/status?project=falcon",
+        "//modules",
+        "///knowledge/status",
+        "//api/v1/projects/falcon/kb/pages/a.md",
+        "//v/knowledge.get?workspace=falcon",
+    ],
+)
+def test_a_leading_doubled_slash_over_http_is_no_route(stack: LocalStack, target: str) -> None:
+    """Issue 39's probe: ``//knowledge/status`` answered 200 over HTTP (the HTTP server collapsed
+    the leading ``//`` before the gateway saw it) while the gateway's own test passed. Sent here
+    as a client sends it, the request line untouched (httpx would normalise the URL)."""
+    address = urlsplit(stack.url)
+    connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=30)
+    try:
+        connection.request("GET", target, headers=bearer(stack.admin_token))
+        answer = connection.getresponse()
+        body = json.loads(answer.read())
+    finally:
+        connection.close()
+    assert answer.status == 404, body
+    assert (body["success"], body["code"]) == (False, "not_found")
 
 
 # ---------------------------------------------------------------- status
@@ -165,9 +196,11 @@ def test_settings_write_study_settings_and_never_echo_the_credential(http: httpx
 def test_bind_rebind_and_unbind_are_seen_by_the_next_call(http: httpx.Client, stack: LocalStack) -> None:
     project = unique("docs")
     stack.admin("project", "create", project, "--organization", "colony")
-    bound = call(
-        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": project, "knowledge_base": "harbour"}
-    )
+    body = {"project": project, "knowledge_base": "harbour"}
+    owner_only = call(http, "POST", "/knowledge/project-map", stack.admin_token, body)
+    assert owner_only.status_code == 403  # binding is the project's own setting: its admin's (issue 39)
+    stack.admin("principal", "grant", "local-admin", f"--role={project}=admin")
+    bound = call(http, "POST", "/knowledge/project-map", stack.admin_token, body)
     assert bound.status_code == 200
     assert bound.json()["data"]["project_map"][project] == "harbour"
     rebound = call(
@@ -184,6 +217,26 @@ def test_bind_rebind_and_unbind_are_seen_by_the_next_call(http: httpx.Client, st
     assert project not in unbound.json()["data"]["project_map"]
     listed = call(http, "GET", "/knowledge/project-map", stack.admin_token).json()["data"]["bindings"]
     assert project not in {b["project"] for b in listed}
+
+
+def test_another_organizations_owner_can_neither_bind_to_nor_list_our_base_over_http(
+    http: httpx.Client, stack: LocalStack
+) -> None:
+    """The probe's cross-organization case (issue 39), as a caller sends it: an owner and admin
+    of another organization binds its project to falcon's base, rebinds falcon and lists bases."""
+    organization, project = unique("otherorg"), unique("theirs")
+    stack.admin("project", "create", project, "--organization", organization)
+    token = stack.principal(unique("otherowner"), "--owns", organization, f"--role={project}=admin")
+    to_ours = call(http, "POST", "/knowledge/project-map", token, {"project": project, "knowledge_base": "falcon"})
+    missing = call(http, "POST", "/knowledge/project-map", token, {"project": project, "knowledge_base": "nope"})
+    assert to_ours.status_code == 404 and to_ours.content == missing.content.replace(b"nope", b"falcon")
+    rebind = call(http, "POST", "/knowledge/project-map", token, {"project": "falcon", "knowledge_base": "harbour"})
+    ghost = call(http, "POST", "/knowledge/project-map", token, {"project": "ghost-x", "knowledge_base": "harbour"})
+    assert rebind.status_code == 404 and rebind.content == ghost.content.replace(b"ghost-x", b"falcon")
+    listed = call(http, "GET", "/knowledge/projects", token).json()["data"]["projects"]
+    assert "falcon" not in {p["project_ref"] for p in listed}
+    status = call(http, "GET", "/knowledge/status", stack.admin_token).json()["data"]
+    assert "falcon" in status["projects"]  # ours still see it
 
 
 def test_a_bind_sent_as_knowledgeBase_is_refused_and_changes_nothing(http: httpx.Client, stack: LocalStack) -> None:

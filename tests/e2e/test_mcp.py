@@ -227,7 +227,7 @@ def test_an_l0_agent_may_not_call_a_write_tool(stack: LocalStack) -> None:
     run(write)
 
 
-def test_an_ended_mission_is_401_problem_json(stack: LocalStack, http: httpx.Client) -> None:
+def test_an_ended_mission_is_401_a_json_rpc_error(stack: LocalStack, http: httpx.Client) -> None:
     credential = mission(stack, role(stack, READER_TOOLS, "viewer"), "L0")
 
     async def still_live() -> None:
@@ -242,8 +242,8 @@ def test_an_ended_mission_is_401_problem_json(stack: LocalStack, http: httpx.Cli
         headers={**bearer(credential), "Accept": "application/json, text/event-stream"},
     )
     assert answer.status_code == 401, answer.text
-    assert answer.headers["content-type"].startswith("application/problem+json")
-    assert answer.json()["code"] == "unauthenticated"
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.json()["error"]["data"]["code"] == "unauthenticated"
 
     async def ended() -> None:
         async with session(stack, credential):

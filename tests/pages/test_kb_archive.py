@@ -248,3 +248,63 @@ def test_a_write_that_meets_a_transaction_conflict_is_503_with_retry_after_and_l
     monkeypatch.undo()
     assert pages.runtime.pages.generation("falcon")[0] == before
     assert pages.as_("admin").get(f"{KB}/pages/busy.md").status == 404
+
+
+# ---------------------------------------------------------------------- mutation survivors (issue 39)
+def test_a_write_between_the_generation_reads_is_read_again_never_mixed(
+    pages: Pages, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot reads the generation before and after the pages: a write between the two
+    makes it read again, so the generation named is the pages listed."""
+    _seed(pages, PAGES)
+    rt = pages.runtime
+    real = type(rt.pages).current
+    writes = iter([True])
+
+    def current_with_a_write_racing(self: Any, project: str) -> Any:
+        rows = real(self, project)
+        if next(writes, False):
+            assert pages.as_("admin").put("notes/late.md", "# Late\n").status == 200
+        return rows
+
+    monkeypatch.setattr(type(rt.pages), "current", current_with_a_write_racing)
+    generation, entries = archive.snapshot(rt.pages, "falcon")
+    assert generation == rt.pages.generation("falcon")[0]
+    assert "/fs/notes/late.md" in {e.path for e in entries}
+
+
+def test_a_build_finding_its_lease_held_builds_nothing(pages: Pages) -> None:
+    _seed(pages, PAGES)
+    rt = pages.runtime
+    generation = rt.pages.generation("falcon")[0]
+    assert rt.archives.claim(f"kb#falcon#{generation}", "another-builder", archive.LEASE_SECONDS)
+    outcome = _build(pages)
+    assert (outcome["built"], outcome["reason"]) == (False, "another build holds the lease")
+    assert rt.kb_archives.size_of(archive_key("falcon", generation)) is None
+
+
+def test_kept_bytes_of_the_right_size_but_not_the_version_abort_the_build(
+    pages: Pages, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _seed(pages, PAGES)
+    rt = pages.runtime
+    real = type(rt.pages).read_bytes
+
+    def corrupted(self: Any, project: str, version: str) -> bytes | None:
+        data = real(self, project, version)
+        return None if data is None else bytes(reversed(data))  # same size, other bytes
+
+    monkeypatch.setattr(type(rt.pages), "read_bytes", corrupted)
+    with pytest.raises(Exception, match="do not match its version"):
+        _build(pages)
+    assert rt.kb_archives.size_of(archive_key("falcon", rt.pages.generation("falcon")[0])) is None
+
+
+def test_forgetting_a_version_moves_the_generation_and_the_bytes_used(pages: Pages) -> None:
+    """Stats right after a forget, and the next archive's generation: both read the generation."""
+    _seed(pages, PAGES)
+    rt = pages.runtime
+    generation, used = rt.pages.generation("falcon")
+    version = archive.snapshot(rt.pages, "falcon")[1][0].version
+    rt.pages.forget_version("falcon", version, 10)
+    assert rt.pages.generation("falcon") == (generation + 1, used - 10)

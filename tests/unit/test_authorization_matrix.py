@@ -315,6 +315,8 @@ def test_the_matrix_has_every_kind_of_caller_the_issue_names() -> None:
         "project-viewer",
         "admin-of-another-project",
         "roleless-owner",
+        "owner-of-another-organization",
+        "admin-and-owner-of-another-organization",
         "agent",
     } <= names
     assert {f"lacks-{p.value}" for p in Permission} <= names
@@ -331,7 +333,7 @@ def test_mcp_answers_every_principal_token_401_and_only_a_live_mission_credentia
     gateway: tuple[Gateway, dict[str, str]], knowledge_on: Runtime
 ) -> None:
     """``POST /mcp`` takes no principal token, whatever it holds (every caller of the matrix,
-    owner and admin included): 401 problem+json from the function, not the authorizer. A live
+    owner and admin included): 401, a JSON-RPC error, from the function, not the authorizer. A live
     mission of project falcon is answered; the same mission ended is 401 again."""
     from knowledge_service.domain import agent_missions as missions
 
@@ -342,7 +344,7 @@ def test_mcp_answers_every_principal_token_401_and_only_a_live_mission_credentia
         if row.name in tokens:
             headers.append(("Authorization", f"Bearer {tokens[row.name]}"))
         response = app.handle("POST", "/mcp", headers, MCP_LIST)
-        answered[row.name] = (response.status, json.loads(response.body)["code"])
+        answered[row.name] = (response.status, json.loads(response.body)["error"]["data"]["code"])
     assert set(answered.values()) == {(401, "unauthenticated")}, answered
 
     knowledge_on.agent_missions.put_role(missions.role_contract("reader", ["knowledge_search"], "viewer", None))

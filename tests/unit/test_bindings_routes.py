@@ -16,7 +16,7 @@ from local_engine import Engine
 from tests.conftest import Api, principal
 
 
-def test_bind_persists_at_once_and_echoes_the_whole_map(api: Api, knowledge_on: Runtime) -> None:
+def test_bind_persists_at_once_and_echoes_the_map_the_caller_sees(api: Api, knowledge_on: Runtime) -> None:
     answer = api.call("POST", "/knowledge/project-map", body={"project": "colony-docs", "knowledge_base": "harbour"})
     assert answer.status == 200
     assert answer.body["data"] == {"project_map": {"colony-docs": "harbour", "falcon": "falcon"}, "default_project": ""}
@@ -275,6 +275,141 @@ def test_an_expired_reservation_is_taken_over(knowledge_on: Runtime) -> None:
     knowledge_on.config.reserve("colony-docs", "dead-request", lease_seconds=-1)
     knowledge_on.config.reserve("colony-docs", "live-request")
     assert knowledge_on.config.scope("colony-docs").binding is None  # a reservation is never a binding
+
+
+# ---------------------------------------------------------------------- binding is the project's own setting
+# (issue 39: the probes' cross-organization binds and reads)
+OUTSIDER = principal(
+    "oz",
+    Permission.READ_KNOWLEDGE,
+    Permission.MANAGE_KNOWLEDGE,
+    roles={"elsewhere": ProjectRole.ADMIN},
+    owns=frozenset({"other-org"}),
+)
+
+
+def test_another_organizations_owner_cannot_bind_its_project_to_a_base_of_ours(api: Api, knowledge_on: Runtime) -> None:
+    # Given falcon's knowledge base, bound to falcon (colony), and a caller of another organization
+    # When it binds its own project to falcon's base, and to a base FORAGER does not hold
+    hidden = api.call(
+        "POST", "/knowledge/project-map", OUTSIDER, body={"project": "elsewhere", "knowledge_base": "falcon"}
+    )
+    missing = api.call(
+        "POST", "/knowledge/project-map", OUTSIDER, body={"project": "elsewhere", "knowledge_base": "nope"}
+    )
+    # Then falcon's base is answered as one FORAGER does not hold, byte for byte, and nothing is bound
+    assert (hidden.status, hidden.body["code"]) == (404, "not_found")
+    assert hidden.raw == missing.raw.replace("nope", "falcon")
+    assert knowledge_on.config.scope("elsewhere").binding is None
+
+
+def test_another_organizations_owner_cannot_rebind_our_project_and_learns_nothing_of_it(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    rebind = api.call(
+        "POST", "/knowledge/project-map", OUTSIDER, body={"project": "falcon", "knowledge_base": "harbour"}
+    )
+    missing = api.call(
+        "POST", "/knowledge/project-map", OUTSIDER, body={"project": "ghost", "knowledge_base": "harbour"}
+    )
+    assert (rebind.status, rebind.body["code"]) == (404, "not_found")
+    assert rebind.raw == missing.raw.replace("ghost", "falcon")
+    unbind = api.call("POST", "/knowledge/project-map", OUTSIDER, body={"project": "falcon", "knowledge_base": ""})
+    assert unbind.raw == rebind.raw
+    assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
+
+
+@pytest.mark.parametrize(
+    "who",
+    [
+        principal("olga", Permission.MANAGE_KNOWLEDGE, owns=frozenset({"colony"})),  # owner, no role
+        principal("opal", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.OPERATOR}),
+        principal("vic", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER}),
+    ],
+    ids=["roleless-owner", "operator", "viewer"],
+)
+def test_binding_a_project_takes_its_admin_role(api: Api, knowledge_on: Runtime, who: Any) -> None:
+    answer = api.call("POST", "/knowledge/project-map", who, body={"project": "falcon", "knowledge_base": "harbour"})
+    assert (answer.status, answer.body["code"]) == (403, "permission_denied")
+    assert "admin role" in answer.body["message"]
+    assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
+
+
+def test_access_is_held_before_the_binding_state_or_the_base_shows(api: Api, knowledge_on: Runtime) -> None:
+    owner = principal("olga", Permission.MANAGE_KNOWLEDGE, owns=frozenset({"colony"}))
+    answer = api.call("POST", "/knowledge/project-map", owner, body={"project": "falcon", "knowledge_base": "nope"})
+    assert (answer.status, answer.body["code"]) == (403, "permission_denied")
+
+
+def test_the_console_default_takes_manage_settings(api: Api, knowledge_on: Runtime) -> None:
+    # Given a caller with manage_knowledge and no role anywhere, and one with manage_settings beside it
+    bare = principal("ned", Permission.MANAGE_KNOWLEDGE)
+    settings = principal("sue", Permission.MANAGE_KNOWLEDGE, Permission.MANAGE_SETTINGS)
+    body = {"project": "", "knowledge_base": "harbour"}
+    # When each binds the console default
+    refused = api.call("POST", "/knowledge/project-map", bare, body=body)
+    bound = api.call("POST", "/knowledge/project-map", settings, body=body)
+    # Then only the holder of manage_settings binds it, and it is answered the map it sees
+    assert (refused.status, refused.body["code"]) == (403, "permission_denied")
+    assert "manage_settings" in refused.body["message"]
+    assert bound.status == 200, bound.raw
+    assert bound.body["data"] == {"project_map": {}, "default_project": "harbour"}
+
+
+def test_the_answer_echoes_the_map_as_the_get_filters_it(api: Api, knowledge_on: Runtime) -> None:
+    # Given elsewhere (other-org) bound, and an admin of colony-docs alone
+    knowledge_on.config.bind("elsewhere", "falcon", "eve")
+    docs_admin = principal(
+        "dora", Permission.MANAGE_KNOWLEDGE, Permission.READ_KNOWLEDGE, roles={"colony-docs": ProjectRole.ADMIN}
+    )
+    answer = api.call(
+        "POST", "/knowledge/project-map", docs_admin, body={"project": "colony-docs", "knowledge_base": "harbour"}
+    )
+    assert answer.status == 200, answer.raw
+    # Then falcon's and elsewhere's rows are not echoed: the GET would not show them to it
+    assert answer.body["data"] == {"project_map": {"colony-docs": "harbour"}, "default_project": ""}
+    listed = api.call("GET", "/knowledge/project-map", docs_admin).body["data"]["bindings"]
+    assert {row["project"]: row["knowledge_base"] for row in listed} == answer.body["data"]["project_map"]
+
+
+def test_a_new_base_answers_the_map_the_caller_sees(api: Api, knowledge_on: Runtime) -> None:
+    docs_admin = principal("dora", Permission.MANAGE_KNOWLEDGE, roles={"colony-docs": ProjectRole.ADMIN})
+    answer = api.call("POST", "/knowledge/bases", docs_admin, body={"name": "Docs", "project": "colony-docs"})
+    assert answer.status == 200, answer.raw
+    assert list(answer.body["data"]["project_map"]) == ["colony-docs"]
+
+
+def _listed(api: Api, who: Any) -> set[str]:
+    answer = api.call("GET", "/knowledge/projects", who)
+    assert answer.status == 200, answer.raw
+    return {p["project_ref"] for p in answer.body["data"]["projects"]}
+
+
+def _status_projects(api: Api, who: Any) -> set[str]:
+    answer = api.call("GET", "/knowledge/status", who)
+    assert answer.status == 200, answer.raw
+    return set(answer.body["data"]["projects"])
+
+
+@pytest.mark.parametrize("listing", [_listed, _status_projects], ids=["knowledge-projects", "status-projects"])
+def test_a_base_bound_in_an_organization_the_caller_has_no_standing_in_is_not_listed(
+    api: Api, knowledge_on: Runtime, listing: Any
+) -> None:
+    # Given falcon's base bound to falcon (colony), harbour bound to nothing
+    nobody = principal("nobody", Permission.READ_STATUS, Permission.READ_KNOWLEDGE)
+    outsider = OUTSIDER.model_copy(update={"permissions": OUTSIDER.permissions | {Permission.READ_STATUS}})
+    viewer = principal(
+        "vic", Permission.READ_STATUS, Permission.READ_KNOWLEDGE, roles={"colony-docs": ProjectRole.VIEWER}
+    )
+    # Then a caller with no standing in colony does not see falcon's base; one in colony does
+    assert "falcon" not in listing(api, nobody)
+    assert "falcon" not in listing(api, outsider)
+    assert {"falcon", "harbour"} <= listing(api, viewer)  # a role on another of colony's projects
+    assert "harbour" in listing(api, outsider)  # bound to no project: listed
+    # And a base shared with an organization the caller stands in is the caller's too
+    knowledge_on.config.bind("elsewhere", "falcon", "eve")
+    assert "falcon" in listing(api, outsider)
+    assert "falcon" not in listing(api, nobody)
 
 
 # ---------------------------------------------------------------------- GET /knowledge/project-map

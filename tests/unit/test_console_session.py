@@ -76,6 +76,21 @@ def test_the_cookie_authenticates_reads_on_every_surface(knowledge_on: Runtime, 
     )
 
 
+def test_a_get_that_starts_work_takes_the_console_header_with_the_cookie(knowledge_on: Runtime, api: Api) -> None:
+    """Issue 39: GET kb/archive starts the archive's build; a cross-site image carrying the cookie
+    must not start it. With the console's header (or a bearer token) it is answered as before."""
+    session_id = sign_in(api)
+    target = {"resource": "/api/v1/projects/{id}/kb/archive"}
+    refused = by_session(api, "GET", "/api/v1/projects/falcon/kb/archive", session_id, **target)
+    assert (refused.status, refused.body["code"]) == (403, "csrf_header_required")
+    allowed = by_session(api, "GET", "/api/v1/projects/falcon/kb/archive", session_id, csrf=True, **target)
+    assert allowed.status in (303, 409), allowed.raw
+    reads = by_session(
+        api, "GET", "/api/v1/projects/falcon/kb/stats", session_id, resource="/api/v1/projects/{id}/kb/stats"
+    )
+    assert reads.status == 200, reads.raw  # a read that starts nothing needs no header
+
+
 def test_a_state_changing_call_with_the_cookie_but_without_the_console_header_is_refused(
     knowledge_on: Runtime, api: Api
 ) -> None:
@@ -205,3 +220,59 @@ def test_an_owner_s_projects_come_from_its_organizations_by_index_never_a_scan(k
     assert "ant-ops" not in listed  # another organization's project
     assert calls["dynamodb:Scan"] == 0
     assert calls["dynamodb:Query"] == 1  # one organization, one Query on by_organization
+
+
+# ---------------------------------------------------------------------- mutation survivors (issue 39)
+@pytest.mark.parametrize("value", ["0", "true", "yes", "11", " 1", ""])
+def test_the_console_header_must_be_exactly_1(knowledge_on: Runtime, api: Api, value: str) -> None:
+    session_id = sign_in(api)
+    headers = {**with_cookie(session_id), CSRF_HEADER: value}
+    answer = api.call("POST", "/settings", None, headers=headers, body={"knowledge_enabled": True})
+    assert (answer.status, answer.body["code"]) == (403, "csrf_header_required"), value
+
+
+def test_a_bearer_sign_out_beside_a_live_cookie_does_not_end_the_cookies_session(
+    knowledge_on: Runtime, api: Api
+) -> None:
+    # Given a live session, and a request that carries the cookie and a bearer token
+    session_id = sign_in(api)
+    both = {**with_cookie(session_id, csrf=True), "Authorization": f"Bearer {api.token(ADMIN)}"}
+    # When it signs out, and asks who it is
+    out = api.call("DELETE", "/knowledge/session", None, headers=both)
+    me = api.call("GET", "/knowledge/me", None, headers=both)
+    # Then the call was the token's: no session ended, none shown, and the cookie still works
+    assert out.status == 200 and out.body["data"]["signed_out"] is False, out.raw
+    assert me.status == 200 and me.body["data"]["session"] is None, me.raw
+    assert by_session(api, "GET", "/knowledge/me", session_id).status == 200
+
+
+def test_an_owners_explicit_role_on_one_of_its_projects_shows_in_me(knowledge_on: Runtime, api: Api) -> None:
+    owner = principal(
+        "olive", Permission.READ_STATUS, roles={"falcon": ProjectRole.OPERATOR}, owns=frozenset({"colony"})
+    )
+    picks = {p["project"]: p["role"] for p in api.call("GET", "/knowledge/me", owner).body["data"]["projects"]}
+    assert picks["falcon"] == "operator"  # its role, not the bare ownership of colony
+    assert picks["colony-docs"] is None
+
+
+def test_a_refresh_racing_a_sign_out_leaves_no_session_and_lets_nothing_in(knowledge_on: Runtime, api: Api) -> None:
+    # Given a session due its refresh, and a sign-out that lands between the refresh's read and write
+    session_id = sign_in(api)
+    store = knowledge_on.sessions
+    table = store._table
+    later = datetime.now(UTC) + timedelta(minutes=10)
+    read = table.get_item
+
+    def read_then_signed_out(**kwargs: Any) -> Any:
+        found = read(**kwargs)
+        store.end(session_id)
+        return found
+
+    table.get_item = read_then_signed_out  # type: ignore[method-assign]
+    try:
+        answered = store.token_hash_for(session_id, later)
+    finally:
+        table.get_item = read  # type: ignore[method-assign]
+    # Then the request is not let in, and the refresh did not bring the session back
+    assert answered is None
+    assert table.get_item(Key={"session_hash": session_hash(session_id)}).get("Item") is None

@@ -17,7 +17,7 @@ from knowledge_service.domain import exports as domain
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
-from knowledge_service.storage.archives import archive_key
+from knowledge_service.storage.archives import VERIFICATION_PK, archive_key
 from knowledge_service.upstream.client import ForagerClient
 from local_engine import Engine, exports as sim_exports
 from tests.conftest import TEMPLATE, Api, principal
@@ -381,18 +381,21 @@ def test_an_expired_archive_is_410_gone_and_the_colonys_verified_copy_goes_with_
     assert s3_keys(knowledge_on) == []
 
 
+@pytest.mark.parametrize("upstream", [410, 404], ids=["forager-410", "forager-404"])
 def test_an_archive_forager_says_is_gone_when_the_verifier_asks_is_410_for_the_next_download(
     api: Api,
     knowledge_on: Runtime,
     book: sim_exports.ExportBook,
     export_verifier: ExportVerifier,
     monkeypatch: pytest.MonkeyPatch,
+    upstream: int,
 ) -> None:
+    """FORAGER's 404 for the archive is read as gone as its 410 is (issue 39's survivor)."""
     export_id = completed(api)
     assert download(api, export_id).status == 409
 
     def gone(self: ForagerClient, export_id: str) -> Any:
-        raise UpstreamRefused(410, "archive_expired", "This export's archive is no longer kept.")
+        raise UpstreamRefused(upstream, "archive_expired", "This export's archive is no longer kept.")
 
     monkeypatch.setattr(ForagerClient, "download_archive", gone)
     assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "gone"}]
@@ -487,6 +490,44 @@ def test_a_corrupted_archive_through_the_verifier_is_502_for_the_next_download_a
     assert download(api, export_id).status == 409
     assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "verified"}]
     assert download(api, export_id).status == 303
+
+
+def test_a_failed_verification_stands_the_documented_five_minutes_and_no_longer(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, export_verifier: ExportVerifier, clock: Clock
+) -> None:
+    """The documented hold, in seconds typed here (docs/api.md: "for five minutes"): a test that
+    moves the clock by the constant moves with it (issue 39's survivor, 300 -> 3000)."""
+    export_id = completed(api)
+    book.get(export_id).faults.append("corrupt")
+    assert download(api, export_id).status == 409
+    assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "mismatch"}]
+    clock.move(5 * 60 - 1)
+    assert download(api, export_id).status == 502  # still standing a second before five minutes
+    clock.move(2)
+    assert download(api, export_id).status == 409  # stood its five minutes: verified again
+    assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "verified"}]
+
+
+def test_a_dead_verifiers_lease_expires_and_the_next_verifier_takes_it(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+) -> None:
+    """A verifier that died holding the lease does not hold the export for ever (issue 39's survivor)."""
+    export_id = completed(api)
+    assert knowledge_on.archives.claim(export_id, "dead-verifier", -1)  # its lease already past
+    assert download(api, export_id).status == 409
+    assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "verified"}]
+    assert download(api, export_id).status == 303
+
+
+def test_a_verified_archive_settles_its_request_row(
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+) -> None:
+    """Once verified, the request row is gone: nothing is left to ask again (issue 39's survivor)."""
+    export_id = completed(api)
+    assert download(api, export_id).status == 409
+    assert export_verifier.deliver() == [{"export_id": export_id, "outcome": "verified"}]
+    pending = knowledge_on.archives._leases.get_item(Key={"pk": VERIFICATION_PK, "sk": export_id}).get("Item")
+    assert pending is None
 
 
 def test_a_hundred_injected_corruptions_hand_nothing_over_and_leave_nothing_behind(

@@ -356,3 +356,18 @@ def test_two_passes_reading_one_page_study_a_revision_once(knowledge_on: Runtime
     (action,) = knowledge_on.actions.all(REF)
     assert action.claimed_at == NOW.isoformat()  # pass B's claim, never overwritten by A's
     assert action.outcome == "studied"
+
+
+# ---------------------------------------------------------------------- mutation survivor (issue 39)
+def test_two_different_refusals_at_one_sequence_are_two_dead_letters_and_one_again_is_one() -> None:
+    """A door refusal's id is its lineage, its sequence and its bytes: the same bytes again are
+    one entry (a redelivery), two different envelopes at one sequence are two."""
+    from knowledge_service.domain.feed.consumer import door_entry_id
+    from knowledge_service.storage.feed_store import Watermark
+
+    mark = Watermark(knowledge_base="falcon", stream_key="k", instance_id="i", generation="g1", stream="s")
+    first, other = '{"sequence": 7, "a": 1}', '{"sequence": 7, "a": 2}'
+    assert door_entry_id(mark, 7, first) == door_entry_id(mark, 7, first)
+    assert door_entry_id(mark, 7, first) != door_entry_id(mark, 7, other)
+    assert door_entry_id(mark, 7, first) != door_entry_id(mark, 8, first)
+    assert door_entry_id(mark, 7, first) != door_entry_id(mark.model_copy(update={"generation": "g2"}), 7, first)

@@ -94,3 +94,22 @@ def test_one_workspace_s_audit_is_spread_and_read_back_in_order(aws: Runtime) ->
     assert rows[7]["outcome"] == "ok"
     assert audit.rows("heron") == []
     assert not audit._table.scan(FilterExpression=Attr("workspace").eq("falcon"))["Items"]
+
+
+def test_a_page_says_more_follow_when_one_shard_alone_filled_it(aws: Runtime) -> None:
+    """Every row in one shard (issue 39's survivor): the page is that shard's ``limit`` rows and
+    nothing else, so only the shard's own "I stopped at the limit" says more follow."""
+    start = datetime(2026, 12, 2, tzinfo=UTC)
+    ids: list[str] = []
+    while len(ids) < 13:
+        event = new_event("kb_history_forgotten", "ada", {"project": "falcon"})
+        if log_module.shard_of(event.event_id) != 3:
+            continue
+        event = event.model_copy(update={"at": start + timedelta(seconds=len(ids))})
+        aws.events._table.put_item(Item=event_item(event))
+        ids.append(event.event_id)
+    first, before = aws.events.page(act=None, project=None, limit=10, before=None)
+    assert [e.event_id for e in first] == list(reversed(ids))[:10]
+    assert before is not None
+    rest, after = aws.events.page(act=None, project=None, limit=10, before=before)
+    assert [e.event_id for e in rest] == list(reversed(ids))[10:] and after is None

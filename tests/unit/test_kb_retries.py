@@ -124,3 +124,31 @@ def test_an_export_and_an_import_go_through_a_429_storm_whole(tmp_path: Path) ->
     assert hub_pages.pages["/fs/p2.md"] == "# Page 2, edited\n"
     assert hub_pages.pages["/fs/new.md"] == "# New\n"
     assert slept and all(s == 0.0 for s in slept)
+
+
+# ---------------------------------------------------------------------- mutation survivors (issue 39)
+def test_a_storm_is_asked_six_times_in_all_one_request_and_five_more() -> None:
+    """The documented count, literally: a test that reads ``ATTEMPTS`` moves with a mutated constant."""
+    slept: list[float] = []
+    with hub_of([throttled("1")] * 10, slept) as hub, pytest.raises(HubError):
+        hub.get("/fs/a.md")
+    assert (ATTEMPTS, hub.requests, hub.retries, len(slept)) == (6, 6, 5, 5)
+
+
+def test_a_retry_after_date_in_the_past_is_no_wait_never_a_negative_one() -> None:
+    slept: list[float] = []
+    past = format_datetime(datetime.now(UTC) - timedelta(minutes=5), usegmt=True)
+    with hub_of([throttled(past), OK], slept) as hub:
+        hub.get("/fs/a.md")
+    assert slept == [0.0]
+
+
+def test_the_backoff_is_jittered_not_the_ceiling_each_time() -> None:
+    from kb.hub import BACKOFF_SECONDS, backoff
+
+    rng = random.Random(11)
+    waits = [backoff(3, throttled(status=503), rng) for _ in range(200)]
+    ceiling = BACKOFF_SECONDS * 2**2
+    assert all(0 <= w <= ceiling for w in waits)
+    assert len(set(waits)) > 150  # drawn, not fixed
+    assert min(waits) < ceiling / 4 and max(waits) > 3 * ceiling / 4  # spread over the whole range

@@ -99,17 +99,28 @@ def rt(knowledge_on: Runtime) -> Runtime:
 
 # ------------------------------------------------------------------------------ the door
 @pytest.mark.parametrize("header", [None, "Bearer km_" + "x" * 43, "Bearer ks_" + "x" * 43, "Basic a"])
-def test_no_live_credential_is_401_problem_json_before_the_sdk_sees_the_body(rt: Runtime, header: str | None) -> None:
+def test_no_live_credential_is_401_json_rpc_before_the_sdk_sees_the_body(rt: Runtime, header: str | None) -> None:
     answer = handle({"httpMethod": "POST", "headers": {"Authorization": header} if header else {}, "body": "{"})
     assert answer["statusCode"] == 401
-    assert answer["headers"]["Content-Type"] == "application/problem+json"
-    assert json.loads(answer["body"])["code"] == "unauthenticated"
+    assert answer["headers"]["Content-Type"] == "application/json"
+    body = json.loads(answer["body"])
+    assert (body["jsonrpc"], body["id"], body["error"]["code"]) == ("2.0", None, -32001)
+    assert body["error"]["data"] == {"code": "unauthenticated", "status": 401}
     assert answer["headers"]["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_a_body_over_its_bound_is_413_before_it_is_parsed(rt: Runtime) -> None:
+def test_a_body_over_its_bound_is_413_as_a_json_rpc_error_before_it_is_parsed(rt: Runtime) -> None:
+    """Issue 39: an over-5 MiB body was answered problem+json, not the JSON-RPC error the docs describe."""
     credential = start(rt, ["knowledge_search"])
-    assert post(credential, "x" * (MAX_BODY + 1))["statusCode"] == 413
+    answer = post(credential, "x" * (MAX_BODY + 1))
+    assert answer["statusCode"] == 413
+    assert answer["headers"]["Content-Type"] == "application/json"
+    body = json.loads(answer["body"])
+    assert (body["jsonrpc"], body["error"]["code"], body["error"]["data"]["code"]) == (
+        "2.0",
+        -32600,
+        "payload_too_large",
+    )
 
 
 @pytest.mark.parametrize(
@@ -156,13 +167,37 @@ def test_an_integral_number_is_an_integer_id_and_answered_as_one(rt: Runtime) ->
     assert json.loads(answer["body"])["id"] == 439110987874257
 
 
-def test_a_lone_surrogate_escaped_in_params_is_answered_never_a_500(rt: Runtime) -> None:
+def test_a_lone_surrogate_escaped_in_params_is_invalid_params_naming_the_argument(rt: Runtime) -> None:
     credential = start(rt, ["knowledge_search"])
     arguments = '{"name": "knowledge_search", "arguments": {"q": "\\udc00"}}'  # JSON's escape of a lone surrogate
     raw = '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ' + arguments + "}"
     answer = post(credential, raw)
-    assert answer["statusCode"] in {200, 400}, answer
-    assert json.loads(answer["body"])["id"] == 3
+    assert answer["statusCode"] == 400, answer
+    body = json.loads(answer["body"])
+    assert body["id"] == 3
+    assert body["error"]["code"] == -32602
+    assert body["error"]["message"].startswith("Invalid params: params.arguments.q: "), body
+
+
+def test_a_brain_put_to_the_project_with_a_lone_surrogate_is_invalid_params_not_an_internal_error(
+    rt: Runtime,
+) -> None:
+    """The probe's case (issue 39): brain_put with store "project" and content "\\ud800"."""
+    credential = start(rt, ["brain_put"])
+    arguments = '{"name": "brain_put", "arguments": {"path": "a.md", "content": "\\ud800", "store": "project"}}'
+    answer = post(credential, '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": ' + arguments + "}")
+    assert answer["statusCode"] == 400, answer
+    error = json.loads(answer["body"])["error"]
+    assert (error["code"], error["message"].split(": ")[1]) == (-32602, "params.arguments.content")
+
+
+def test_a_key_given_twice_is_a_json_rpc_error_naming_it(rt: Runtime) -> None:
+    credential = start(rt, ["knowledge_search"])
+    answer = post(credential, '{"jsonrpc": "2.0", "id": 5, "method": "ping", "method": "tools/list"}')
+    assert answer["statusCode"] == 400, answer
+    body = json.loads(answer["body"])
+    assert body["id"] == 5 and body["error"]["code"] == -32600
+    assert body["error"]["message"] == "Invalid request: method: is given twice in one object."
 
 
 def test_a_body_nested_past_the_edges_bound_is_a_parse_error_before_anything_reads_it(rt: Runtime) -> None:

@@ -150,3 +150,49 @@ def test_the_admin_command_migrates_and_says_what_it_moved(
     assert json.loads(capsys.readouterr().out)["bindings"] == 3
     assert main(["migrate", "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out).values()) == {0}
+
+
+# ---------------------------------------------------------------------- mutation survivors (issue 39)
+def test_a_legacy_binding_is_gone_after_the_migration_even_where_the_new_key_won(old_items: Runtime) -> None:
+    rt = old_items
+    rt.config.bind("falcon", "rebound-kb", "ada")
+    migrate(rt.config._resource, tables(rt))
+    legacy = rt.config._table.get_item(Key={"pk": "binding", "sk": "project#falcon"}).get("Item")
+    assert legacy is None
+
+
+def test_a_page_meta_change_between_the_scan_and_the_fold_is_not_lost(
+    old_items: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An old writer moves META# after the migration read it: the fold of what was read must not
+    delete what it did not read; the next run folds it whole."""
+    from knowledge_service.storage import migrations
+
+    rt = old_items
+    real = migrations.scan_all
+
+    def scanned_then_written(table: object, **kwargs: object) -> object:
+        found = list(real(table, **kwargs))  # type: ignore[arg-type]
+        if any(item.get("sk") == "#" and str(item.get("pk", "")).startswith("META#") for item in found):
+            rt.pages.table.update_item(
+                Key={"pk": "META#falcon", "sk": "#"},
+                UpdateExpression="ADD gen :one, used_bytes :more",
+                ExpressionAttributeValues={":one": 1, ":more": 100},
+            )
+        return found
+
+    monkeypatch.setattr(migrations, "scan_all", scanned_then_written)
+    assert migrate(rt.config._resource, tables(rt))["page_meta"] == 0  # refused: it changed meanwhile
+    monkeypatch.setattr(migrations, "scan_all", real)
+    assert migrate(rt.config._resource, tables(rt))["page_meta"] == 1
+    assert rt.pages.generation("falcon") == (8, 1334)
+
+
+def test_a_migrated_audit_row_is_concluded_in_place_not_written_twice(old_items: Runtime) -> None:
+    rt = old_items
+    migrate(rt.config._resource, tables(rt))
+    recorded = OLD_AUDIT[1]["recorded"]
+    rt.verb_audit.conclude("falcon", recorded, {"outcome": "answered"})
+    rows = rt.verb_audit.rows("falcon")
+    assert [r["recorded"] for r in rows] == [i["recorded"] for i in OLD_AUDIT]  # one row each, no copy
+    assert next(r for r in rows if r["recorded"] == recorded)["outcome"] == "answered"

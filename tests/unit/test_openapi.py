@@ -111,7 +111,7 @@ def test_mcp_is_described_behind_the_mission_credential_with_its_json_rpc_body()
     body = operation["requestBody"]["content"]["application/json"]["schema"]
     assert body["required"] == ["jsonrpc", "method"] and "tools/call" in body["properties"]["method"]["enum"]
     assert {"200", "202", "400", "401", "413", "500"} <= set(operation["responses"])
-    assert "application/problem+json" in operation["responses"]["401"]["content"]
+    assert "application/json" in operation["responses"]["401"]["content"]  # a JSON-RPC error, as every refusal
 
 
 _PYDANTIC_WORDS = frozenset({"ge", "le", "gt", "lt", "multiple_of", "min_length", "max_length"})

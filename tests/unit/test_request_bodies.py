@@ -87,6 +87,27 @@ def test_a_body_past_the_bounds_from_a_caller_without_the_permission_is_still_40
     assert answer.status == 403, answer.raw
 
 
+@pytest.mark.parametrize("route", BODY_ROUTES, **ROUTE_IDS)
+def test_a_key_given_twice_is_a_400_naming_the_key(api: Api, knowledge_on: Runtime, route: RouteInfo) -> None:
+    """JSON's parsers disagree on which of two equal keys wins (issue 39: the last won, silently)."""
+    answer = call(api, route, '{"project": "falcon", "project": "elsewhere"}', JSON)
+    assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.raw
+    assert answer.body["message"] == "project: is given twice in one object."
+
+
+def test_a_key_given_twice_deep_in_a_body_is_named_and_one_that_is_no_name_is_not_echoed() -> None:
+    with pytest.raises(UnreadableBody) as nested:
+        read_json('{"files": [{"name": "a", "size_bytes": 1, "name": "b"}]}')
+    assert nested.value.field == "name"
+    with pytest.raises(UnreadableBody) as odd:
+        read_json('{"\\u0000x": 1, "\\u0000x": 2}')
+    assert odd.value.field == "body"
+
+
+def test_equal_keys_in_different_objects_are_read() -> None:
+    assert read_json('{"a": {"k": 1}, "b": {"k": 2}}') == {"a": {"k": 1}, "b": {"k": 2}}
+
+
 def test_a_body_at_the_bounds_is_read() -> None:
     body = '{"a": ' + nested(MAX_DEPTH - 1) + ', "b": ' + "9" * MAX_NUMBER_CHARACTERS + "}"
     assert read_json(body)["b"] == int("9" * MAX_NUMBER_CHARACTERS)
@@ -188,6 +209,46 @@ def test_a_body_missing_one_required_field_is_refused_naming_that_field(
     answer = call(api, route, json.dumps(body), JSON)
     assert answer.status == 400, answer.raw
     assert answer.body["message"].startswith(f"{field}: "), answer.raw
+
+
+# ------------------------------------------------------------------ a route that takes no body
+FORM_BODIES = {("POST", "/knowledge/upload"), ("POST", "/knowledge/preflight")}
+OPTIONAL_BODY = {("POST", "/knowledge/entities/{id}/unmerge")}  # `{notes?}` or none
+NO_BODY_ROUTES = [
+    r
+    for r in knowledge_routes()
+    if r.body_model is None and (r.method, r.path) not in FORM_BODIES | OPTIONAL_BODY and r.path != "/console"
+]
+DEEP = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_the_walk_finds_the_routes_that_take_no_body() -> None:
+    named = {("POST", p) for p in ("/knowledge/session", "/knowledge/seed", "/knowledge/feed/sync")}
+    assert named | {("POST", "/knowledge/changes/scan")} <= {(r.method, r.path) for r in NO_BODY_ROUTES}
+
+
+@pytest.mark.parametrize("body", ['{"a": 1}', "[]", "null", "x", DEEP], ids=["object", "array", "null", "text", "deep"])
+@pytest.mark.parametrize("route", NO_BODY_ROUTES, **ROUTE_IDS)
+def test_a_route_that_takes_no_body_refuses_one(api: Api, knowledge_on: Runtime, route: RouteInfo, body: str) -> None:
+    """Issue 39: POST /knowledge/session, seed, feed/sync and changes/scan took any body, 100k deep included."""
+    answer = call(api, route, body, JSON)
+    assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.raw
+    assert answer.body["message"].startswith("body: is not taken by this route"), answer.raw
+
+
+@pytest.mark.parametrize("route", [r for r in NO_BODY_ROUTES if r.method == "POST"], **ROUTE_IDS)
+def test_an_empty_object_or_nothing_is_no_body(api: Api, knowledge_on: Runtime, route: RouteInfo) -> None:
+    for body in ("", "{}", " { } "):
+        answer = call(api, route, body, JSON)
+        assert not (answer.status == 400 and "not taken" in answer.raw), (body, answer.raw)
+
+
+def test_a_body_sent_to_a_route_that_takes_none_is_still_403_without_the_permission(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    route = next(r for r in NO_BODY_ROUTES if r.path == "/knowledge/seed")
+    answer = call(api, route, DEEP, JSON, who=principal("rita", Permission.READ_KNOWLEDGE))
+    assert answer.status == 403, answer.raw
 
 
 # ------------------------------------------------------------------ paths no route matches

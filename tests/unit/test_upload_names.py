@@ -13,11 +13,40 @@ import boto3
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from knowledge_service.domain.workspace_paths import PathRefused, file_name
+from knowledge_service.domain.workspace_paths import WINDOWS_DEVICES, PathRefused, file_name
+from knowledge_service.edge.upload_form import FILENAME_MAX
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from knowledge_service.upstream.multipart import FilePart, MultipartBody, encoded_filename
+from local_engine import Engine, multipart as engine_form
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form, upstream_posts
+
+ON_THE_WIRE = [
+    # the probe's names that changed meaning between the service and the engine (issue 39)
+    "x; filename=/etc/passwd",
+    "x; filename=/root/.ssh/id_rsa",
+    'x"; filename="C:/Windows/win.ini',
+    "a;rm -rf ~",
+    "%22",
+    '"quoted".md',
+    "it's a name.md",
+    "a=b.md",
+    "semi;colon/and=equals.md",
+    "100%.md",
+    "%2525.md",
+    "tilde~/dash-under_score.md",
+    "caf\u00e9/\u00fcber.md",
+    "\u65e5\u672c\u8a9e.md",
+    "emoji \U0001f41c.md",
+    "e\u0301.md",
+    "back\\slash.md",
+    "con-notes.md",
+    "console.md",
+    "a.b.c",
+    "notes/.hidden",
+]
+"""Names the fence accepts that a header parser could read two ways: each must reach the engine
+as exactly the name the service accepted (``file_name``'s answer)."""
 
 HOSTILE = [
     "../etc/passwd",
@@ -42,6 +71,21 @@ HOSTILE = [
     ".git/config",
     ".",
     "./",
+    # what no file system should name (issue 39): Windows device names, a trailing dot or space, blanks
+    "con",
+    "NUL",
+    "aux.md",
+    "com1",
+    "lpt1.md",
+    "Com9.tar.gz",
+    "notes/prn",
+    "notes/con .md",
+    " ",
+    "   ",
+    "x.",
+    "x ",
+    "notes./a.md",
+    "a/ /b.md",
 ]
 
 
@@ -122,4 +166,113 @@ def test_an_accepted_file_name_is_relative_contained_and_its_own_canonical_form(
     assert not (len(segments[0]) >= 2 and segments[0][1] == ":" and segments[0][0].isascii()), relative
     assert all(unicodedata.category(c)[0] != "C" for c in relative), relative
     assert posixpath.normpath(posixpath.join("/batch", relative)).startswith("/batch/")
+    assert all(s.strip() and not s.endswith((".", " ")) for s in segments), relative
+    assert not any(s.split(".", 1)[0].rstrip(" ").casefold() in WINDOWS_DEVICES for s in segments), relative
     assert file_name(relative) == relative
+
+
+@pytest.mark.parametrize("name", ON_THE_WIRE)
+def test_the_engine_records_exactly_the_name_the_service_accepted(
+    api: Api, knowledge_on: Runtime, forager: Engine, name: str
+) -> None:
+    # Given a name the fence accepts, sent by a client as RFC 7578 writes it (percent-encoded)
+    accepted = file_name(name)
+    body = form([(encoded_filename(name), b"x")], project="falcon")
+    # When it is uploaded through the service
+    answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
+    # Then the engine's job names that one file, spelled exactly as the service accepted it
+    assert answer.status == 200, answer.raw
+    assert forager.jobs("falcon")[-1]["inputs"] == [accepted]
+
+
+def test_the_probes_names_keep_their_meaning() -> None:
+    assert file_name("x; filename=/etc/passwd") == "x; filename=/etc/passwd"
+    assert file_name("a;rm -rf ~") == "a;rm -rf ~"
+    assert file_name("%22") == '"'
+
+
+def test_the_edge_writes_a_filename_percent_encoded_in_upper_case_hex() -> None:
+    assert encoded_filename('x; filename="/etc/passwd"') == "x%3B%20filename%3D%22/etc/passwd%22"
+    assert encoded_filename("caf\u00e9~-._/A9") == "caf%C3%A9~-._/A9"
+    assert encoded_filename("100%") == "100%25"
+
+
+def test_the_engine_refuses_a_filename_that_is_not_percent_encoded_utf8() -> None:
+    for value in (b"100%", b"%zz.md", b"%ff.md", b"%C3.md"):
+        with pytest.raises(engine_form.FormRefused):
+            engine_form.decoded_filename(value)
+
+
+@pytest.mark.parametrize("device", sorted(WINDOWS_DEVICES))
+def test_every_windows_device_name_is_refused_in_any_case_with_or_without_an_extension(device: str) -> None:
+    for spelled in (device, device.upper(), device.title(), f"{device}.md", f"notes/{device.upper()}.tar.gz"):
+        with pytest.raises(PathRefused):
+            file_name(spelled)
+
+
+def test_a_filename_of_1024_characters_is_taken_and_1025_is_400(
+    api: Api, knowledge_on: Runtime, forager: Engine
+) -> None:
+    longest = "/".join(["a" * 99] * 10) + "/" + "b" * (FILENAME_MAX - 1000)
+    assert len(longest) == FILENAME_MAX == 1024
+    taken = api.call("POST", "/knowledge/upload", body=form([(longest, b"x")], project="falcon"), headers=MULTIPART)
+    assert taken.status == 200, taken.raw
+    over = api.call(
+        "POST", "/knowledge/upload", body=form([(longest + "c", b"x")], project="falcon"), headers=MULTIPART
+    )
+    assert (over.status, over.body["message"].split(":", 1)[0]) == (400, "files")
+    assert "1 to 1024 characters" in over.body["message"]
+
+
+def _through_both_sides(name: str) -> str:
+    """``name`` written by the edge's multipart writer and read back by the engine's parser."""
+    body = MultipartBody([("force", "false")], [FilePart(name, 1, lambda: [b"x"])], boundary="b-1")
+    parts = engine_form.parse(b"".join(body), body.boundary)
+    (part,) = [p for p in parts if p.filename is not None]
+    assert (part.name, part.data) == ("files", b"x")
+    return part.filename or ""
+
+
+@settings(max_examples=1_500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(names, st.text(min_size=1, max_size=60), st.sampled_from(ON_THE_WIRE)))
+def test_every_accepted_name_reaches_the_engine_as_it_was_accepted(name: str) -> None:
+    try:
+        accepted = file_name(name)
+    except PathRefused:
+        return
+    assert _through_both_sides(accepted) == accepted
+
+
+# ---------------------------------------------------------------------- the engine's reader, alone
+def _form_of(disposition: str, tail: str = "--b-1--\r\n") -> bytes:
+    return f"--b-1\r\nContent-Disposition: {disposition}\r\n\r\nx\r\n{tail}".encode()
+
+
+@pytest.mark.parametrize("kind", ["attachment", "inline", "form-datum"])
+def test_the_engine_refuses_a_part_that_is_not_form_data(kind: str) -> None:
+    with pytest.raises(engine_form.FormRefused, match="not form-data"):
+        engine_form.parse(_form_of(f'{kind}; name="files"; filename="a.md"'), "b-1")
+
+
+def test_the_engine_refuses_a_body_that_ends_before_its_closing_delimiter() -> None:
+    with pytest.raises(engine_form.FormRefused, match="ends early"):
+        engine_form.parse(_form_of('form-data; name="files"; filename="a.md"', tail="--b-"), "b-1")
+
+
+def test_the_engines_parts_are_what_was_sent_and_cannot_be_changed_after() -> None:
+    (part,) = engine_form.parse(_form_of('form-data; name="files"; filename="a%3Bb.md"'), "b-1")
+    assert (part.name, part.filename, part.data) == ("files", "a;b.md", b"x")
+    with pytest.raises(AttributeError):
+        part.filename = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("before", ["Content-Type: application/octet-stream", "A-Header: x", "Zed: y"])
+def test_the_engine_finds_the_disposition_among_a_parts_other_headers(before: str) -> None:
+    body = f'--b-1\r\n{before}\r\nContent-Disposition: form-data; name="files"; filename="a.md"\r\n\r\nx\r\n--b-1--\r\n'
+    (part,) = engine_form.parse(body.encode(), "b-1")
+    assert (part.name, part.filename) == ("files", "a.md")
+
+
+def test_the_engine_refuses_a_body_its_parser_cannot_read() -> None:
+    with pytest.raises(engine_form.FormRefused, match="cannot be read"):
+        engine_form.parse(b"--b-1\r\nno colon here\r\n\r\nx\r\n--b-1--\r\n", "b-1")

@@ -82,6 +82,7 @@ def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
     from aws_lambda_powertools import Logger
     from aws_lambda_powertools.logging import correlation_paths
 
+    from knowledge_service.edge.answer_headers import standard_headers
     from knowledge_service.observability import count_outcome
 
     app = _resolver(group)
@@ -90,7 +91,7 @@ def api(group: RouteGroup, *, preload: tuple[Library, ...]) -> LambdaHandler:
         app.include_router(router)
 
     def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        answer = app.resolve(event, context)
+        answer = standard_headers(event, app.resolve(event, context))  # nosniff, no-store, the console's CSP
         count_outcome("Requests", str(answer.get("statusCode", "")))  # per function, that is per route group
         return answer
 

@@ -3,6 +3,19 @@
 ``POST /knowledge/project-map`` binds, rebinds and unbinds; ``POST /knowledge/bases`` makes
 a knowledge base in FORAGER and binds it in the same request. The map is the
 installation's configuration and is read again on every call.
+
+Binding is a project's own setting (the ruling in ``shared/spec/README.md``, issue 39): binding
+a named project takes ``manage_knowledge`` and that project's admin role, as making a knowledge
+base for it does (a caller with no standing in the project is answered what a missing project
+is, byte for byte; an owner of its organization who holds no role, or a lesser role, is refused
+403); the console default takes ``manage_knowledge`` and ``manage_settings``.
+
+A knowledge base bound to a project of an organization the caller has no standing in (it owns
+the organization or holds a role on one of its projects) is hidden from the caller
+(:func:`hidden_knowledge_bases`): not listed (``GET /knowledge/projects``, ``status.projects``)
+and not bindable (the ``404`` a knowledge base FORAGER does not hold gets) — unless it is also
+bound to a project of an organization the caller does stand in, which the caller already reads.
+Every answer that echoes the map echoes it as ``GET /knowledge/project-map`` filters it.
 """
 
 from __future__ import annotations
@@ -19,7 +32,7 @@ from knowledge_service.domain import identifiers
 from knowledge_service.domain.connection import ForagerConnection
 from knowledge_service.domain.scope import has_standing, no_such_project
 from knowledge_service.errors import BindingFailed, NotFound, PermissionDenied
-from knowledge_service.identity.principal import Principal, ProjectRole
+from knowledge_service.identity.principal import Permission, Principal, ProjectRole
 from knowledge_service.models import DEFAULT_PROJECT
 from knowledge_service.storage.conditions import WriteFailed
 from knowledge_service.storage.config_store import ConfigStore
@@ -98,15 +111,41 @@ class KnowledgeBaseCreated(Model):
     default_project: str
 
 
-def project_map_view(config: ConfigStore) -> ProjectMapView:
-    project_map: dict[str, str] = {}
-    default = ""
-    for binding in config.bindings():
-        if binding.project == DEFAULT_PROJECT:
-            default = binding.knowledge_base
-        else:
-            project_map[binding.project] = binding.knowledge_base
-    return ProjectMapView(project_map=dict(sorted(project_map.items())), default_project=default)
+def project_map_view(config: ConfigStore, projects: ProjectStore, principal: Principal) -> ProjectMapView:
+    """The map as ``principal`` may see it: the rows of :func:`visible_bindings`, and the
+    console default's knowledge base (``""`` while it is bound to nothing)."""
+    visible = visible_bindings(config, projects, principal)
+    return ProjectMapView(
+        project_map={row.project: row.knowledge_base for row in visible.bindings},
+        default_project=visible.console_default.knowledge_base if visible.console_default else "",
+    )
+
+
+def hidden_knowledge_bases(config: ConfigStore, projects: ProjectStore, principal: Principal) -> frozenset[str]:
+    """The knowledge bases ``principal`` may neither list nor bind: each bound to a project of an
+    organization it has no standing in (it owns none of them and holds a role on none of their
+    projects), and to no project of an organization it does stand in. A binding whose project
+    record is gone, and the console default's, hide nothing."""
+    bound = [b for b in config.bindings() if b.project != DEFAULT_PROJECT]
+    if not bound:
+        return frozenset()
+    records = projects.many({b.project for b in bound} | set(principal.project_roles))
+    standing = set(principal.organizations) | {
+        records[project].organization for project in principal.project_roles if project in records
+    }
+    foreign = {
+        b.knowledge_base for b in bound if b.project in records and records[b.project].organization not in standing
+    }
+    own = {b.knowledge_base for b in bound if b.project in records and records[b.project].organization in standing}
+    return frozenset(foreign - own)
+
+
+def listed_knowledge_bases(
+    config: ConfigStore, projects: ProjectStore, principal: Principal, held: list[ForagerProject]
+) -> list[ForagerProject]:
+    """``held`` (what FORAGER lists) without the knowledge bases hidden from ``principal``."""
+    hidden = hidden_knowledge_bases(config, projects, principal)
+    return [p for p in held if p.project_ref not in hidden]
 
 
 def visible_bindings(config: ConfigStore, projects: ProjectStore, principal: Principal) -> BindingList:
@@ -146,13 +185,25 @@ def set_binding(
 ) -> ProjectMapView:
     """Bind, rebind or unbind; persists at once, with its event log row in the same
     transaction (``knowledge_project_bound`` / ``knowledge_project_unbound``) when ``events``
-    is given."""
+    is given.
+
+    Access first, before any answer that depends on stored state: a named project held to its
+    admin (no standing in it: the missing project's 404), the console default to a holder of
+    ``manage_settings``. A knowledge base hidden from the caller is answered as one FORAGER does
+    not hold. The answer is the map as the caller may see it."""
     if request.project:
-        _existing_project(projects, request.project)
+        organization = _existing_project(projects, request.project)
+        if not has_standing(actor, request.project, organization):
+            raise no_such_project(request.project)
+        if actor.role_in(request.project) is not ProjectRole.ADMIN:
+            raise PermissionDenied(f"Binding project '{request.project}' takes that project's admin role.")
+    elif not actor.holds(Permission.MANAGE_SETTINGS):
+        raise PermissionDenied("Binding the console default takes the manage_settings permission.")
     client = upstream.client(config.settings())
     if request.knowledge_base:
         identifiers.knowledge_base(request.knowledge_base)
-        if request.knowledge_base not in {p.project_ref for p in client.projects()}:
+        listed = listed_knowledge_bases(config, projects, actor, client.projects())
+        if request.knowledge_base not in {p.project_ref for p in listed}:
             raise NotFound(
                 f"FORAGER holds no knowledge base '{request.knowledge_base}' "
                 "(GET /knowledge/projects lists the ones it holds)."
@@ -173,7 +224,7 @@ def set_binding(
         else:
             unbound = new_event("knowledge_project_unbound", actor.name, {"project": request.project})
             config.unbind_logged(request.project, unbound, events)
-    return project_map_view(config)
+    return project_map_view(config, projects, actor)
 
 
 def create_knowledge_base(
@@ -233,7 +284,7 @@ def create_knowledge_base(
             f"binding; bind it from the list (POST /knowledge/project-map with knowledge_base "
             f"'{made.project_ref}')."
         ) from failure
-    view = project_map_view(config)
+    view = project_map_view(config, projects, actor)
     return KnowledgeBaseCreated(
         knowledge_base=made,
         project=request.project,

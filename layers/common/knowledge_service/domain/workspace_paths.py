@@ -22,7 +22,11 @@ canon(p)``. In order:
 6. a blocked segment (``.git``, ``data``, caches), in any letter case, is refused.
 
 ``file_name`` holds an upload's file name (the upstream contract's "relative name") to the
-same rules, so a name FORAGER is sent is one spelling under the batch, never above it.
+same rules, so a name FORAGER is sent is one spelling under the batch, never above it, and
+refuses besides what no file system should name (issue 39): a segment that is blank or only
+spaces, one ending in ``.`` or a space (Windows drops them, so ``x.`` and ``x`` would be one
+file), and a Windows device name (``con``, ``prn``, ``aux``, ``nul``, ``com1``–``com9``,
+``lpt1``–``lpt9``, in any letter case, with or without an extension).
 
 ``contain`` adds what only the host can know: where the workspace is mounted here, symlinks
 are followed and the real path must still lie inside the real root.
@@ -44,6 +48,11 @@ BLOCKED_SEGMENTS = frozenset(
     {".git", "data", ".cache", "cache", "caches", "__pycache__", "node_modules", ".venv", ".hg", ".svn"}
 )
 """Segments an import never reads: version control, the engine's own data, caches."""
+
+WINDOWS_DEVICES = frozenset(
+    {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(1, 10)), *(f"lpt{n}" for n in range(1, 10))}
+)
+"""Names Windows reads as a device in any folder, whatever extension follows (``nul.md``)."""
 
 _CACHE_SUFFIX = re.compile(r"^\..*[_-]cache$")  # .pytest_cache, .mypy_cache, .ruff_cache
 _SEPARATOR_LOOKALIKES = frozenset("\u2215\u2044\u29f8\u29f9\u2571\u2572\u29f5\u3033\u3035\u1735\u2cc6")
@@ -99,6 +108,13 @@ def file_name(name: str) -> str:
     relative = canon(name)
     if relative == ".":
         raise PathRefused(name, "it names no file")
+    for segment in relative.split("/"):
+        if not segment.strip():
+            raise PathRefused(name, "it has a blank name or segment")
+        if segment.endswith((".", " ")):
+            raise PathRefused(name, "a segment ends in '.' or a space, which Windows drops")
+        if segment.split(".", 1)[0].rstrip(" ").casefold() in WINDOWS_DEVICES:
+            raise PathRefused(name, f"'{shown(segment)}' is a Windows device name")
     return relative
 
 

@@ -61,6 +61,9 @@ declares nothing)."""
 PUBLIC_PREFIX = "/console"
 REQUEST_BODY_KEY = "x-request-body"
 """A route that reads its own body (multipart) declares its OpenAPI ``requestBody`` here."""
+STARTS_WORK_KEY = "x-starts-work"
+"""A ``GET`` that starts work (builds the base's archive) declares it: with the console's session
+it takes the console's header as a write does, so a cross-site image cannot start it."""
 
 
 def access(permission: Permission, *, project: Standing, capability: str | None = None) -> dict[str, Any]:
@@ -82,33 +85,39 @@ def caller(event: BaseProxyEvent) -> Principal:
 
 
 def admitted(
-    event: BaseProxyEvent, project: str | None, extra: Mapping[str, list[dict[str, Any]]] | None = None
+    event: BaseProxyEvent,
+    project: str | None,
+    extra: Mapping[str, list[dict[str, Any]]] | None = None,
+    *,
+    starts_work: bool = False,
 ) -> tuple[Principal, DoorRecords]:
     """The active principal (as :func:`caller`) read in one consistent BatchGetItem with the
     record of ``project`` (when named) and the route's own ``extra`` keys (``storage/admission``):
     the pages and verbs surfaces' door, one DynamoDB request as the reads' is."""
-    hashed = presented_credential(event)
+    hashed = presented_credential(event, starts_work=starts_work)
     if hashed is None:
         raise _unauthenticated()
     records = runtime().door.read(hashed, project, extra)
     return _active(records.principal), records
 
 
-def presented_credential(event: BaseProxyEvent) -> str | None:
+def presented_credential(event: BaseProxyEvent, *, starts_work: bool = False) -> str | None:
     """The token hash the request presents: its bearer token's, else its console session's
     (``identity/session.py``), else None.
 
     A request with an ``Authorization`` header is judged by it alone, well-formed or not. A
     request that authenticates by its session cookie and changes state must carry the
     console's header, which a cross-site form cannot set: refused before the session is read
-    otherwise (the answer does not depend on whether the session exists)."""
+    otherwise (the answer does not depend on whether the session exists). So must a ``GET``
+    that starts work (``starts_work``: the route declares :data:`STARTS_WORK_KEY`)."""
     headers = event.headers
     if has_authorization(headers):
         return presented_token_hash(headers)
     session_id = session_id_in(headers)
     if session_id is None:
         return None
-    if event.http_method.upper() not in SAFE_METHODS and not carries_csrf_header(headers):
+    changes = starts_work or event.http_method.upper() not in SAFE_METHODS
+    if changes and not carries_csrf_header(headers):
         raise PermissionDenied(
             f"A request made with the console's session that changes anything must carry the {CSRF_HEADER} header.",
             code="csrf_header_required",
@@ -231,7 +240,7 @@ def authorize(event: BaseProxyEvent, declared: Mapping[str, Any]) -> Call:
     permission = declared.get(PERMISSION_KEY)
     if permission is None:
         raise InternalError("This route declares no permission, so it answers no one.")
-    hashed = presented_credential(event)
+    hashed = presented_credential(event, starts_work=bool(declared.get(STARTS_WORK_KEY)))
     if hashed is None:
         raise _unauthenticated()  # no principal read for a request that carries no token or live session
     standing = Standing(declared[PROJECT_ACCESS_KEY]) if PROJECT_ACCESS_KEY in declared else None

@@ -6,6 +6,12 @@ would reach the caller as a 500. The resolver parses every body with :func:`read
 instead, so that each is the caller's ``400 bad_request`` naming ``body`` (and, like every
 unreadable body, only after the route's access is held).
 
+JSON allows what UTF-8 cannot carry: a lone surrogate (``"\\ud800"``) parses to a ``str`` that
+raises ``UnicodeEncodeError`` wherever it is stored, hashed or sent. :func:`read_json` refuses
+one anywhere in the body as a ``400`` naming the field that holds it (``files.0.name``), so
+every surface and every model is covered once (issue 39). It refuses as well an object that
+gives one key twice (JSON's parsers disagree on which wins): a ``400`` naming the key.
+
 A body is read as JSON whatever ``Content-Type`` it declares when it is a JSON object:
 the console and ``curl -d`` both send JSON, and curl declares form encoding unless told
 otherwise. :func:`as_json_request` says so to Powertools before it picks a parser.
@@ -35,11 +41,16 @@ _CLOSERS = frozenset("]}")
 _JSON_TYPE = "application/json"
 
 
-class UnreadableBody(BadRequest):
-    """400 naming ``body``: too large, too deep, a number too long, or not JSON at all."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
-    def __init__(self, problem: str) -> None:
-        super().__init__("body", problem)
+
+class UnreadableBody(BadRequest):
+    """400 naming ``body`` (too large, too deep, a number too long, or not JSON at all), or the
+    field that holds what UTF-8 cannot carry, or the key an object gives twice."""
+
+    def __init__(self, problem: str, field: str = "body") -> None:
+        super().__init__(field, problem)
 
 
 def body_bytes(body: str | None, base64_encoded: bool, limit: int) -> bytes:
@@ -71,7 +82,38 @@ def read_json(text: str | bytes | bytearray, limit: int = MAX_BODY_BYTES) -> Any
     if len(text) > limit or len(text.encode("utf-8", "surrogatepass")) > limit:
         raise UnreadableBody(f"is larger than {limit:,} bytes.")
     _check_depth(text)
-    return json.loads(text, parse_int=_integer, parse_float=_float, parse_constant=_constant)
+    value = json.loads(
+        text, parse_int=_integer, parse_float=_float, parse_constant=_constant, object_pairs_hook=_unique_keys
+    )
+    if _SURROGATE_ESCAPE.search(text) or _SURROGATE.search(text):
+        _refuse_surrogates(value, "")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members, refusing a key given twice (``400`` naming the key)."""
+    found: dict[str, Any] = {}
+    for key, member in pairs:
+        if key in found:
+            shown = key if not _SURROGATE.search(key) and key.isprintable() and len(key) <= 64 else "body"
+            raise UnreadableBody("is given twice in one object.", shown)
+        found[key] = member
+    return found
+
+
+def _refuse_surrogates(value: Any, path: str) -> None:
+    """Refuse a lone surrogate anywhere in ``value``, naming the field (``a.0.b``) that holds it."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise UnreadableBody("holds a lone surrogate, which is not text UTF-8 can carry.", path or "body")
+    elif isinstance(value, dict):
+        for key, member in value.items():
+            if _SURROGATE.search(key):
+                raise UnreadableBody("has a key with a lone surrogate, which UTF-8 cannot carry.")
+            _refuse_surrogates(member, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, member in enumerate(value):
+            _refuse_surrogates(member, f"{path}.{index}" if path else str(index))
 
 
 def _check_depth(text: str) -> None:

@@ -185,11 +185,11 @@ def handle(event: dict[str, Any], context: RemainingTime | None = None) -> dict[
     try:
         body = body_bytes(event.get("body"), bool(event.get("isBase64Encoded")), MAX_BODY)
         mission = authenticate(runtime().agent_missions, headers.get("authorization"))
-    except ServiceError as refused:
-        return problem(refused)
+    except ServiceError as refusal:
+        return refused(refusal)
     except Exception:  # the mission store failed: a 500 in the same shape, the trace in the log
         logger.exception("mission lookup failed")
-        return problem(InternalError("The service failed to answer; the failure is logged."))
+        return refused(InternalError("The service failed to answer; the failure is logged."))
     message = _message(body)
     if not isinstance(message, JsonRpcMessage):
         return message
@@ -233,13 +233,22 @@ def _too_large(message: JsonRpcMessage, size: int) -> dict[str, Any]:
     }
 
 
-def problem(error: ServiceError) -> dict[str, Any]:
+REFUSAL_CODES = {401: -32001, 413: -32600}
+"""The JSON-RPC code of a refusal the door makes before the body is read (JSON-RPC 2.0 leaves
+-32000 to -32099 to the server: -32001 an unauthenticated caller); a failure is -32603."""
+
+
+def refused(error: ServiceError) -> dict[str, Any]:
+    """A refusal before the body is read (no credential, a body over its bound, the mission
+    store failing), as JSON-RPC's error object: an MCP client reads JSON-RPC, never problem+json
+    (issue 39). The HTTP status stays the refusal's; ``error.data`` carries its ``code``."""
     extra = {"WWW-Authenticate": 'Bearer realm="mcp"'} if error.status == 401 else {}
-    body = {"type": "about:blank", "title": error.code, "status": error.status, "detail": error.message}
+    code = REFUSAL_CODES.get(error.status, -32603 if error.status >= 500 else -32600)
+    failure = {"code": code, "message": error.message, "data": {"code": error.code, "status": error.status}}
     return {
         "statusCode": error.status,
-        "headers": {"Content-Type": "application/problem+json", "Cache-Control": "no-store", **extra},
-        "body": json.dumps({**body, "code": error.code}),
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store", **extra},
+        "body": json.dumps({"jsonrpc": "2.0", "id": None, "error": failure}),
         "isBase64Encoded": False,
     }
 
@@ -255,7 +264,11 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
     except UnicodeDecodeError:
         return rpc_error(-32700, "Parse error: the body is not UTF-8.")
     except UnreadableBody as unreadable:
-        return rpc_error(-32700, f"Parse error: {unreadable.message}")
+        if unreadable.field == "body":
+            return rpc_error(-32700, f"Parse error: {unreadable.message}")
+        # JSON, but not text UTF-8 carries (a lone surrogate) or a key given twice: the field named
+        kind = (-32602, "Invalid params") if unreadable.field.startswith("params") else (-32600, "Invalid request")
+        return rpc_error(kind[0], f"{kind[1]}: {unreadable.message}", _known_id(body))
     except ValueError:
         return rpc_error(-32700, "Parse error: the body is not JSON.")
     try:
@@ -266,6 +279,19 @@ def _message(body: bytes) -> JsonRpcMessage | dict[str, Any]:
         request_id = raw.get("id") if isinstance(raw, dict) else None
         known = request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
         return rpc_error(-32600, f"Invalid request: {field}: {first['msg']}", known)
+
+
+def _known_id(body: bytes) -> int | str | None:
+    """The id of a message that parsed as JSON but was refused after (already held to the edge's
+    bounds), so its refusal answers the caller's id; None when it has no usable one."""
+    try:
+        raw = json.loads(body)
+    except ValueError:
+        return None
+    request_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id
 
 
 def rpc_error(code: int, message: str, request_id: int | str | None = None, *, status: int = 400) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.pages import paths
-from knowledge_service.edge.access import PERMISSION_KEY, DeclaredRoutes, admitted
+from knowledge_service.edge.access import PERMISSION_KEY, STARTS_WORK_KEY, DeclaredRoutes, admitted
 from knowledge_service.edge.problem import problem
 from knowledge_service.edge.resolver import bad_request_from
 from knowledge_service.errors import InternalError, NotFound, ServiceError, Unauthenticated
@@ -178,7 +178,9 @@ def admin_gate(app: PagesResolver) -> Admission:
     page, meta = _door_keys(app) if well_formed else (None, False)
     rt = runtime()
     extra = rt.pages.door_keys(named, page, meta=meta) if page is not None or meta else None
-    principal, records = admitted(event, named if well_formed else None, extra)
+    principal, records = admitted(
+        event, named if well_formed else None, extra, starts_work=bool(declared.get(STARTS_WORK_KEY))
+    )
     if principal.kind is PrincipalKind.AGENT:
         raise Unauthenticated("An agent token is not the admin token; agents reach pages through the brain tools.")
     if not principal.holds(Permission(permission)):

@@ -13,10 +13,12 @@ matched route runs inside the request's FORAGER budget (``knowledge_service/budg
 
 from __future__ import annotations
 
+import base64
+import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import Response
@@ -26,11 +28,20 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
+from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from knowledge_service import budget
 from knowledge_service.domain import identifiers
-from knowledge_service.edge.access import PERMISSION_KEY, PUBLIC, PUBLIC_PREFIX, DeclaredRoutes, authorize, hold
+from knowledge_service.edge.access import (
+    PERMISSION_KEY,
+    PUBLIC,
+    PUBLIC_PREFIX,
+    REQUEST_BODY_KEY,
+    DeclaredRoutes,
+    authorize,
+    hold,
+)
 from knowledge_service.edge.body import UnreadableBody, as_json_request, declared_type, read_json
 from knowledge_service.edge.envelope import refusal
 from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError
@@ -124,7 +135,49 @@ def _access_middleware(app: KnowledgeResolver, next_middleware: NextMiddleware) 
     # The route's access held once (edge/access.py), and one budget for every FORAGER call
     # it makes (knowledge_service/budget.py).
     with hold(app.current_event, declared), budget.spending(budget.request_budget(app.lambda_context)):
+        if _has_body(app.current_event.body, app.current_event.is_base64_encoded) and _takes_no_body(
+            app.context.get("_route")
+        ):
+            # after access, as every refusal of a body: a route that reads none refuses one (a
+            # body it ignored was any body, 100k deep included: issue 39); ``{}`` reads as none
+            raise BadRequest("body", "is not taken by this route; send none (or {}).")
         return next_middleware(app)
+
+
+_NO_BODY: dict[Callable[..., Any], bool] = {}
+_EMPTY_OBJECT = re.compile(r"^\s*(\{\s*\})?\s*$")
+
+
+def _has_body(body: str | None, base64_encoded: bool | None) -> bool:
+    """Whether a request carries a body: anything but nothing, white space or an empty JSON
+    object (what a client that always sends JSON sends a route that takes none: the console)."""
+    if not body:
+        return False
+    if base64_encoded:
+        if len(body) > 64:
+            return True
+        try:
+            body = base64.b64decode(body).decode("utf-8")
+        except ValueError:
+            return True
+    return not _EMPTY_OBJECT.match(body)
+
+
+def _takes_no_body(route: Any) -> bool:
+    """Whether the matched route reads no body: no ``Body()`` parameter, and no form declared
+    (``x-request-body``). Worked out once per route function."""
+    func = getattr(route, "func", None)
+    if func is None:
+        return False
+    if func not in _NO_BODY:
+        declares_form = REQUEST_BODY_KEY in (getattr(route, "openapi_extensions", None) or {})
+        _NO_BODY[func] = not declares_form and not any(
+            isinstance(meta, Body)
+            for parameter in inspect.signature(func, eval_str=True).parameters.values()
+            if get_origin(parameter.annotation) is Annotated
+            for meta in get_args(parameter.annotation)[1:]
+        )
+    return _NO_BODY[func]
 
 
 def bad_request_from(errors: list[dict[str, Any]]) -> BadRequest:

@@ -54,8 +54,9 @@ class SessionStore:
         if ends <= at:
             return None
         if ends - LIFETIME_SECONDS + REFRESH_AFTER_SECONDS <= at:
-            # Conditional: a session ended meanwhile (signed out, another request) stays ended.
-            conditionally(
+            # Conditional: a session ended meanwhile (signed out, another request) stays ended,
+            # and the request that raced its end is not let in on the read made before it.
+            refreshed = conditionally(
                 lambda: self._table.update_item(
                     Key=key,
                     UpdateExpression="SET expire_at_epoch = :ends",
@@ -63,6 +64,8 @@ class SessionStore:
                     ExpressionAttributeValues={":ends": at + LIFETIME_SECONDS},
                 )
             )
+            if not refreshed:
+                return None
         return str(item["token_hash"])
 
     def end(self, session_id: str) -> None:

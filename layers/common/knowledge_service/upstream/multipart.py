@@ -4,6 +4,12 @@ Each file part is named with its length and a way to open its bytes as an iterat
 chunks, so a batch staged in S3 travels to FORAGER one chunk at a time: the body's
 ``Content-Length`` is known before the first byte leaves, and the memory it takes is one
 chunk, whatever the batch weighs.
+
+A file part's ``filename`` is written percent-encoded (RFC 7578 §4.2, docs/upstream-contract.md,
+"Ingestion"): every byte of the name's UTF-8 that is not an ASCII letter, digit or one of
+``-._~/`` is ``%XX`` (upper-case hex), so the quoted parameter holds no ``;``, ``"``, ``=``,
+``\\``, space or control byte a header parser could read two ways; the engine decodes it with a
+real multipart parser and records exactly the name the fence accepted.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ class MultipartBody:
         return f'--{self.boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
 
     def _file_head(self, part: FilePart) -> bytes:
-        filename = _quoted(part.filename)
+        filename = encoded_filename(part.filename)
         return (
             f"--{self.boundary}\r\nContent-Disposition: form-data; "
             f'name="{self._file_field}"; filename="{filename}"\r\n'
@@ -75,6 +81,11 @@ class MultipartBody:
         yield self._closing()
 
 
-def _quoted(filename: str) -> str:
-    """A filename safe inside the quoted Content-Disposition parameter (RFC 7578 §4.2)."""
-    return "".join("%22" if c == '"' else "%0D" if c == "\r" else "%0A" if c == "\n" else c for c in filename)
+FILENAME_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/")
+"""The bytes a filename keeps as they are on the wire; every other byte is ``%XX``."""
+
+
+def encoded_filename(filename: str) -> str:
+    """``filename`` as the Content-Disposition's ``filename`` parameter carries it: its UTF-8,
+    each byte outside :data:`FILENAME_SAFE` percent-encoded in upper-case hex (RFC 7578 §4.2)."""
+    return "".join(chr(b) if b in FILENAME_SAFE else f"%{b:02X}" for b in filename.encode("utf-8"))

@@ -33,7 +33,8 @@ class ForagerProjects(Model):
     operation_id="bind_project",
     summary="Bind, rebind or unbind a project",
     tags=["bindings"],
-    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.INSTALLATION),
+    # a project's own setting: its admin (the console default: manage_settings), held by the domain
+    openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.ADMIN),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
@@ -65,8 +66,12 @@ def get_project_map() -> Envelope[bindings.BindingList]:
     responses=error_responses(401, 403, 500, 502, 503, 504),
 )
 def get_projects() -> Envelope[ForagerProjects]:
+    """What FORAGER holds, without the knowledge bases of organizations the caller has no
+    standing in (``bindings.hidden_knowledge_bases``)."""
     rt = runtime()
-    return ok(ForagerProjects(projects=rt.upstream.client(rt.config.settings()).projects()))
+    call = current_call()
+    held = rt.upstream.client(call.settings()).projects()
+    return ok(ForagerProjects(projects=bindings.listed_knowledge_bases(rt.config, rt.projects, call.principal, held)))
 
 
 @router.post(

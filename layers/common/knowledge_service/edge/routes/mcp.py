@@ -29,7 +29,8 @@ DECLARATION: dict[str, Any] = {
     PERMISSION_KEY: MISSION_CREDENTIAL,
     REQUEST_BODY_KEY: {"required": True, "content": {"application/json": {"schema": JSON_RPC_MESSAGE}}},
 }
-PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "object"}}}
+JSON_RPC_ERROR: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
+"""Every refusal is JSON-RPC's error object (``{"jsonrpc", "id", "error": {code, message, data}}``)."""
 
 
 @router.post(
@@ -46,9 +47,9 @@ PROBLEM: dict[str, Any] = {"application/problem+json": {"schema": {"type": "obje
         200: {"description": "A JSON-RPC response", "content": {"application/json": {"schema": {"type": "object"}}}},
         202: {"description": "A notification, accepted"},
         400: {"description": "Not a JSON-RPC message MCP takes", "content": {"application/json": {}}},
-        401: {"description": "Unknown, ended or expired mission credential", "content": PROBLEM},
+        401: {"description": "Unknown, ended or expired mission credential", "content": JSON_RPC_ERROR},
         406: {"description": "Accept names neither application/json nor text/event-stream"},
-        413: {"description": f"A body over {MAX_BODY} bytes", "content": PROBLEM},
+        413: {"description": f"A body over {MAX_BODY} bytes", "content": JSON_RPC_ERROR},
         500: {"description": "The service failed to answer", "content": {"application/json": {}}},
     },
 )

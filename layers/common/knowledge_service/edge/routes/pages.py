@@ -30,7 +30,7 @@ from knowledge_service.domain.pages.service import (
     Written,
     invalid,
 )
-from knowledge_service.edge.access import Standing, access
+from knowledge_service.edge.access import STARTS_WORK_KEY, Standing, access
 from knowledge_service.edge.body import UnreadableBody, body_bytes, read_json
 from knowledge_service.edge.pages_resolver import admission, page_text
 from knowledge_service.edge.problem import problem_responses
@@ -128,7 +128,7 @@ def _json_body(request: Request, model: type[_Body], *, empty_ok: bool = False) 
     try:
         parsed = read_json(data, MAX_BODY_BYTES)  # the one bounded reader: size, depth and numbers before parsing
     except UnreadableBody as unreadable:
-        raise invalid("body", unreadable.message.removeprefix("body: ")) from unreadable
+        raise invalid(unreadable.field, unreadable.message.removeprefix(f"{unreadable.field}: ")) from unreadable
     except (UnicodeDecodeError, ValueError) as error:
         raise invalid("body", "is not valid JSON in UTF-8.") from error
     try:
@@ -387,7 +387,7 @@ def search(
     summary="The whole base as one tar.gz (pages and a manifest): a 303 to a short-lived URL, "
     "or 409 not_ready while it is built",
     tags=TAGS,
-    openapi_extensions=READ,
+    openapi_extensions={**READ, STARTS_WORK_KEY: True},  # builds the archive: a session needs the console's header
     responses={
         303: {
             "description": "The archive of the base as it is now: Location is a presigned URL valid for five minutes",

@@ -8,7 +8,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from knowledge_service.budget import finished, started
-from knowledge_service.domain import modules as modules_domain, settings as settings_domain, status as status_domain
+from knowledge_service.domain import (
+    bindings as bindings_domain,
+    modules as modules_domain,
+    settings as settings_domain,
+    status as status_domain,
+)
 from knowledge_service.edge.access import Standing, access, current_call
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.identity.principal import Permission
@@ -37,8 +42,13 @@ def get_status() -> Envelope[status_domain.KnowledgeStatus]:
         from knowledge_service.domain.feed import operator
 
         waiting = started(lambda: operator.colony_counts(rt.dead_letters, rt.config.bindings(), rt.clock()))
-    answer = status_domain.knowledge_status(rt.env, current_call().settings(), rt.upstream)
-    finished(open_changes, *([waiting] if waiting else []))
+    call = current_call()
+    # status.projects lists what GET /knowledge/projects lists to the caller: no knowledge base of
+    # an organization it has no standing in (issue 39)
+    hidden = started(lambda: bindings_domain.hidden_knowledge_bases(rt.config, rt.projects, call.principal))
+    answer = status_domain.knowledge_status(rt.env, call.settings(), rt.upstream)
+    finished(open_changes, hidden, *([waiting] if waiting else []))
+    answer.projects = [ref for ref in answer.projects if ref not in hidden.result()]
     answer.open_changes = open_changes.result()
     if waiting is not None:
         answer.dead_letters = status_domain.DeadLetterSummary(**waiting.result())
