@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import Console
 from tests.e2e.test_feed import REF, put_source, settle
-from tests.localstack import LocalStack, bearer
+from tests.localstack import REAL_DOCS, LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 
@@ -195,9 +197,14 @@ def test_import_by_path_and_watch_the_job_finish(console: Console) -> None:
 def test_a_source_opens_to_its_text_and_chunks_and_evidence_stands_in_its_context(
     console: Console, stack: LocalStack
 ) -> None:
-    # Given a folder of real documentation the engine has read (imported by path over the API)
+    # Given a folder of real documentation in the workspace, of this test's own (a copy the engine
+    # had read already would be a byte-for-byte duplicate), that the engine has read
+    folder = f"browser-{uuid.uuid4().hex[:8]}"
+    shutil.copytree(REAL_DOCS, stack.workspace / folder / "handbook")
+    for page in (stack.workspace / folder).rglob("*.md"):  # bytes of its own: not a copy of another import
+        page.write_text(page.read_text() + f"\n<!-- {folder} -->\n")
     with httpx.Client(base_url=stack.url, headers=bearer(stack.admin_token), timeout=30) as http:
-        job = http.post("/knowledge/jobs", params={"project": REF}, json={"paths": ["handbook"]}).json()["data"]
+        job = http.post("/knowledge/jobs", params={"project": REF}, json={"paths": [folder]}).json()["data"]
         deadline = time.monotonic() + 60
         while not http.get(f"/knowledge/jobs/{job['job_id']}", params={"project": REF}).json()["data"]["terminal"]:
             assert time.monotonic() < deadline, "the import did not finish"
@@ -205,8 +212,8 @@ def test_a_source_opens_to_its_text_and_chunks_and_evidence_stands_in_its_contex
     page = console.page
     signed_in_on_falcon(console, "Sources")
     # When a person opens one of its sources
-    page.get_by_role("button", name="Open handbook/getting-started.md").click()
-    source = page.get_by_role("region", name="handbook/getting-started.md")
+    page.get_by_role("button", name=f"Open {folder}/handbook/getting-started.md").click()
+    source = page.get_by_role("region", name=f"{folder}/handbook/getting-started.md")
     # Then they read what the engine extracted and the chunks it cut, by their headings
     expect(source.get_by_text("Getting started", exact=True).first).to_be_visible()
     source.get_by_text("Extracted text").click()

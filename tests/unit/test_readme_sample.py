@@ -28,6 +28,10 @@ def readme_sample() -> list[str]:
     return found.group(1).splitlines()
 
 
+README_WORKSPACE = Path("/home/you/knowledge-service")
+"""The workspace the README's sample shows: the folder make run was started from."""
+
+
 def default_banner() -> list[str]:
     moto = f"http://127.0.0.1:{DEFAULT_MOTO_PORT}"
     stack = SimpleNamespace(
@@ -42,6 +46,7 @@ def default_banner() -> list[str]:
             url=f"http://127.0.0.1:{DEFAULT_FORAGER_PORT}",
             control_url=f"http://127.0.0.1:{DEFAULT_FORAGER_CONTROL_PORT}",
         ),
+        workspace=README_WORKSPACE,
         moto_url=moto,
         env={"AWS_REGION": "us-east-1"},
         template=Template(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, RootModel, ValidationError
 
 from knowledge_service.base_model import Model
 from knowledge_service.budget import finished, started
@@ -124,7 +124,9 @@ class ManagedEngine(Model):
     restarts_in_window: int
 
 
-EngineAnswer = AttachedEngine | ManagedEngine
+class EngineAnswer(RootModel[AttachedEngine | ManagedEngine]):
+    """What ``GET /knowledge/engine`` answers: the attached note, or the managed engine's state
+    (one name for the two, so the document and a generated client name it once)."""
 
 
 def knowledge_status(
@@ -174,22 +176,26 @@ def engine(env: Environment) -> EngineAnswer:
     if env.devstack_engine_file:
         said = read_supervisor_state(env.devstack_engine_file) or {}
         try:
-            return ManagedEngine.model_validate({**said, "managed": True})
+            return EngineAnswer(ManagedEngine.model_validate({**said, "managed": True}))
         except ValidationError:
-            return ManagedEngine(
-                state="failed",
-                endpoint=str(said.get("endpoint") or ""),
-                instance_id=None,
-                generation=None,
-                version=None,
-                reason="The supervisor's state cannot be read.",
-                ready_since=None,
-                restarts_in_window=0,
+            return EngineAnswer(
+                ManagedEngine(
+                    state="failed",
+                    endpoint=str(said.get("endpoint") or ""),
+                    instance_id=None,
+                    generation=None,
+                    version=None,
+                    reason="The supervisor's state cannot be read.",
+                    ready_since=None,
+                    restarts_in_window=0,
+                )
             )
-    return AttachedEngine(
-        note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
-        "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
-        "whether the engine answers.",
+    return EngineAnswer(
+        AttachedEngine(
+            note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
+            "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
+            "whether the engine answers.",
+        )
     )
 
 
