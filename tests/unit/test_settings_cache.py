@@ -92,6 +92,7 @@ def test_another_container_sees_a_change_within_the_bound_and_the_writer_at_once
     clock = Clock()
     reader, writer = store(world, clock), store(world, clock)
     assert not reader.scope("falcon").settings.knowledge_enabled
+    assert not writer.settings().knowledge_enabled  # the writer holds a copy too, kept for the bound
     writer.save_settings(KnowledgeSettings(knowledge_enabled=True))
     assert writer.scope("falcon").settings.knowledge_enabled  # its own write, at once
     assert not reader.scope("falcon").settings.knowledge_enabled  # stale, within the bound
