@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, RootModel, ValidationError
+from pydantic import Field, ValidationError
+from typing_extensions import TypeAliasType
 
 from knowledge_service.base_model import Model
 from knowledge_service.budget import finished, started
@@ -124,9 +125,9 @@ class ManagedEngine(Model):
     restarts_in_window: int
 
 
-class EngineAnswer(RootModel[AttachedEngine | ManagedEngine]):
-    """What ``GET /knowledge/engine`` answers: the attached note, or the managed engine's state
-    (one name for the two, so the document and a generated client name it once)."""
+EngineAnswer = TypeAliasType("EngineAnswer", AttachedEngine | ManagedEngine)
+"""What ``GET /knowledge/engine`` answers: the attached note, or the managed engine's state (one
+name for the two, so the document and a generated client name it once)."""
 
 
 def knowledge_status(
@@ -176,26 +177,22 @@ def engine(env: Environment) -> EngineAnswer:
     if env.devstack_engine_file:
         said = read_supervisor_state(env.devstack_engine_file) or {}
         try:
-            return EngineAnswer(ManagedEngine.model_validate({**said, "managed": True}))
+            return ManagedEngine.model_validate({**said, "managed": True})
         except ValidationError:
-            return EngineAnswer(
-                ManagedEngine(
-                    state="failed",
-                    endpoint=str(said.get("endpoint") or ""),
-                    instance_id=None,
-                    generation=None,
-                    version=None,
-                    reason="The supervisor's state cannot be read.",
-                    ready_since=None,
-                    restarts_in_window=0,
-                )
+            return ManagedEngine(
+                state="failed",
+                endpoint=str(said.get("endpoint") or ""),
+                instance_id=None,
+                generation=None,
+                version=None,
+                reason="The supervisor's state cannot be read.",
+                ready_since=None,
+                restarts_in_window=0,
             )
-    return EngineAnswer(
-        AttachedEngine(
-            note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
-            "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
-            "whether the engine answers.",
-        )
+    return AttachedEngine(
+        note="This colony is attached to a FORAGER its operator runs: a serverless host has no supervisor, "
+        "so there is no engine process here to start, watch or restart. GET /knowledge/status says "
+        "whether the engine answers.",
     )
 
 
