@@ -239,6 +239,7 @@ def _setup(stack: Any, client: httpx.Client) -> Replay:
     projects = ("falcon", "capacity-a", "capacity-b")
     for project in projects[1:]:
         stack.admin("project", "create", project, "--organization", "colony")
+        stack.admin("principal", "grant", "local-admin", "--role", f"{project}=admin")  # binding is its admin's act
         bound = client.post("/knowledge/project-map", json={"project": project, "knowledge_base": "falcon"})
         bound.raise_for_status()
     stack.admin(
