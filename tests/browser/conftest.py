@@ -115,9 +115,19 @@ class Console:
             menu.click()
 
     def section(self, title: str) -> None:
-        self.open_menu()
-        self.page.get_by_role("navigation", name="Knowledge sections").get_by_role("link", name=title).click()
-        expect(self.page.get_by_role("heading", name=title, level=2)).to_be_visible()
+        heading = self.page.get_by_role("heading", name=title, level=2)
+        for attempt in range(2):
+            self.open_menu()
+            self.page.get_by_role("navigation", name="Knowledge sections").get_by_role("link", name=title).click()
+            try:
+                expect(heading).to_be_visible(timeout=7_500 if attempt == 0 else 15_000)
+                return
+            except AssertionError:
+                # A click made while a project pick is still settling the address has been seen,
+                # once under a loaded full run, to leave the view where it was (issue 41's
+                # addresses; the closing note of 2026-12-05): a person clicks again, so does this.
+                if attempt:
+                    raise
 
     def pick_project(self, project: str) -> None:
         self.open_menu()

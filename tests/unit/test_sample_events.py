@@ -77,10 +77,11 @@ def test_the_pages_sample_event_writes_a_page(aws: Runtime) -> None:
     assert aws.pages.head("falcon", "/fs/svc/caddy.md") is not None
 
 
-def test_the_mcp_sample_event_without_a_live_mission_is_401_problem_json(aws: Runtime) -> None:
+def test_the_mcp_sample_event_without_a_live_mission_is_a_401_json_rpc_error(aws: Runtime) -> None:
     response = invoke("McpFunction", json.loads((EVENTS / "mcp_tools_list.json").read_text()))
     assert response["statusCode"] == 401
-    assert json.loads(response["body"])["code"] == "unauthenticated"
+    body = json.loads(response["body"])  # every refusal of /mcp is a JSON-RPC error (docs/api.md)
+    assert (body["jsonrpc"], body["error"]["code"]) == ("2.0", -32001)
 
 
 def test_the_missions_sample_event_records_a_mission_once(aws: Runtime) -> None:
