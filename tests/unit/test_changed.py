@@ -31,7 +31,7 @@ BREAKAGES = [
     # tested only through its routes: no test file imports it
     Breakage(
         "layers/common/knowledge_service/domain/bindings.py",
-        "        default_project=visible.console_default.knowledge_base if visible.console_default else \"\",",
+        '        default_project=visible.console_default.knowledge_base if visible.console_default else "",',
         '        default_project="",',
         "tests/unit/test_bindings_routes.py::test_the_console_default_is_bound_and_cleared_with_empty_project",
     ),
