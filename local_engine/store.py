@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 REF = re.compile(r"[a-z0-9_]{1,64}")
 
 SCHEMA = """
@@ -110,6 +110,93 @@ CREATE TABLE IF NOT EXISTS evidence (
     extractor TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evidence_by_item ON evidence (knowledge_id);
+CREATE TABLE IF NOT EXISTS entities (
+    entity_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    name TEXT NOT NULL,
+    normalized TEXT NOT NULL,
+    type TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    attributes TEXT NOT NULL DEFAULT '{}',
+    merged_into TEXT,
+    merge_reason TEXT,
+    merged_by TEXT,
+    merged_at TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (ref, normalized)
+);
+CREATE INDEX IF NOT EXISTS entities_by_ref ON entities (ref, merged_into, name);
+CREATE TABLE IF NOT EXISTS aliases (
+    entity_id TEXT NOT NULL,
+    alias TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    PRIMARY KEY (entity_id, alias)
+);
+CREATE TABLE IF NOT EXISTS mentions (
+    entity_id TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    chunk_id TEXT,
+    knowledge_id TEXT,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (source_id, char_start, entity_id)
+);
+CREATE INDEX IF NOT EXISTS mentions_by_entity ON mentions (entity_id);
+CREATE INDEX IF NOT EXISTS mentions_by_item ON mentions (knowledge_id);
+CREATE TABLE IF NOT EXISTS relationships (
+    from_entity TEXT NOT NULL,
+    type TEXT NOT NULL,
+    to_entity TEXT NOT NULL,
+    knowledge_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    PRIMARY KEY (knowledge_id, from_entity, to_entity)
+);
+CREATE INDEX IF NOT EXISTS relationships_by_source ON relationships (source_id);
+CREATE TABLE IF NOT EXISTS candidates (
+    candidate_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    entity_a TEXT NOT NULL,
+    entity_b TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    reason TEXT NOT NULL,
+    status TEXT NOT NULL,
+    decided_by TEXT,
+    decided_at TEXT,
+    notes TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS candidates_by_ref ON candidates (ref, status);
+CREATE TABLE IF NOT EXISTS conflicts (
+    conflict_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    title TEXT NOT NULL,
+    type TEXT NOT NULL,
+    status TEXT NOT NULL,
+    suggested_resolution TEXT NOT NULL,
+    suggested_winner TEXT,
+    decision TEXT,
+    detected_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conflicts_by_ref ON conflicts (ref, status);
+CREATE TABLE IF NOT EXISTS conflict_sides (
+    conflict_id TEXT NOT NULL,
+    knowledge_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (conflict_id, knowledge_id)
+);
+CREATE INDEX IF NOT EXISTS conflict_sides_by_item ON conflict_sides (knowledge_id);
+CREATE TABLE IF NOT EXISTS curation (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    ref TEXT NOT NULL,
+    act TEXT NOT NULL,
+    record TEXT NOT NULL,
+    actor TEXT,
+    at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS jobs (
     job_id TEXT PRIMARY KEY,
     ref TEXT NOT NULL,
@@ -117,6 +204,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     body TEXT NOT NULL
 );
 """
+
+
+TABLES = (
+    "sources", "chunks", "statements", "evidence", "entities", "aliases", "mentions", "relationships",
+    "candidates", "conflicts", "conflict_sides", "curation", "jobs",
+)  # fmt: skip
+"""Every table of records (``meta`` aside): what a reset empties."""
 
 
 class Store:
@@ -191,7 +285,7 @@ class Store:
             ):
                 if name.endswith(("_s", "_c")):
                     db.execute(f"DROP TABLE IF EXISTS {name}")
-            for table in ("sources", "chunks", "statements", "evidence", "jobs"):
+            for table in TABLES:
                 db.execute(f"DELETE FROM {table}")  # noqa: S608 - our own names
 
     # -- meta ---------------------------------------------------------------------------
