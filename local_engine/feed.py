@@ -1,7 +1,8 @@
 """The change feed: a ledger of revisions, a per-project feed, receipts (docs/upstream-contract.md).
 
-A revision is published when "a job completes" — here, when a source is added or changed
-through the control port (``POST /projects/{ref}/sources`` or ``Engine.put_source``).
+A revision is published when "a job completes": every ingestion job's last stage, and a
+source added or changed through the control port (``POST /projects/{ref}/sources`` or
+``Engine.put_source``: a job that reads it through the pipeline at once).
 Every revision, and every export of one (``Engine.publish_export``), is an envelope on
 the project's feed, numbered by ``sequence`` within the producer's generation.
 
@@ -39,8 +40,9 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .corpus import make_source
+from . import pipeline
 from .exports import record_published
+from .knowledge import Knowledge
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import GENERATION, EngineState, IdempotencyConflict
 
@@ -98,28 +100,24 @@ class FeedLedger:
     # -- publishing ------------------------------------------------------------------
 
     def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
-        """Add or change a source; the job that took it in publishes a revision."""
+        """Add or change a source: a job reads it through every stage (at once, not on the job
+        clock) and publishes a revision, ``partial`` when asked (as if a source had failed)."""
         if status not in ("complete", "partial"):
             raise ApiError(400, "bad_request", "status must be complete or partial.")
         with self.state.lock:
-            feed = self._feed(ref)
-            source = make_source(ref, name, text)
-            self.state.sources.setdefault(ref, {})[source.source_id] = source
+            self._feed(ref)
+            job_id = pipeline.short_id("job", "control", ref, name, secrets.token_hex(4))
+            folder = self.state.upload_root / "control" / job_id
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "0").write_bytes(text.encode("utf-8"))
+        work = pipeline.Work(job_id=job_id, ref=ref, kind="upload", inputs=[name], force=False, upload_dir=folder)
+        for stage in list(pipeline.STAGE_WORK.values())[:-1]:
+            stage(self.state.store, work)
+        with self.state.lock:
             project = self.state.projects[ref]
-            project.source_count = len(self.state.sources[ref])
             project.state = "ready"
             self.state.changed()
-            hashes = sorted(s.logical_content_hash for s in self.state.sources[ref].values())
-            revision = {
-                "revision_id": "krev_" + secrets.token_hex(6),
-                "publication_sequence": len(feed.revisions) + 1,
-                "logical_content_hash": "sha256:" + hashlib.sha256("\n".join(hashes).encode()).hexdigest(),
-                "publication_status": status,
-                "record_count": 3 * len(hashes),
-                "failed_source_count": 0 if status == "complete" else 1,
-            }
-            feed.revisions.append(revision)
-            return self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
+            return self.publish_revision(ref, status, 0 if status == "complete" else 1)
 
     def publish_revision(self, ref: str, status: str, failed_sources: int) -> dict[str, Any]:
         """A job's last stage: the knowledge base as it now stands, on the feed. Its
@@ -127,15 +125,17 @@ class FeedLedger:
         only when the knowledge does; ``record_count`` is the statements it serves."""
         with self.state.lock:
             feed = self._feed(ref)
-            held = [s.logical_content_hash for s in self.state.sources.get(ref, {}).values()]
-            held += [
+            hashes = sorted(
                 str(r[0])
                 for r in self.state.store.rows(
                     "SELECT logical_content_hash FROM sources WHERE ref = ? AND status = 'completed'", ref
                 )
-            ]
-            hashes = sorted(held)
-            records = self.state.store.value("SELECT COUNT(*) FROM statements WHERE ref = ? AND indexed = 1", ref)
+            )
+            records = self.state.store.value(
+                "SELECT COUNT(*) FROM statements WHERE ref = ? AND indexed = 1 AND status NOT IN"
+                " ('Superseded', 'Archived')",
+                ref,
+            )
             revision = {
                 "revision_id": "krev_" + secrets.token_hex(6),
                 "publication_sequence": len(feed.revisions) + 1,
@@ -352,7 +352,7 @@ def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         with state.lock:
             if ref not in state.projects:
                 raise ApiError(404, "not_found", f"There is no project '{ref}'.")
-            sources = [s.to_json() for s in state.sources.get(ref, {}).values()]
+        sources = Knowledge(state.store).sources(ref)
         return json_response(200, {"sources": sources})
 
     return [

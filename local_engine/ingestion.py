@@ -140,12 +140,6 @@ class IngestionBook:
             self.next_failure: dict[str, str] = {}
             self.admission = Admission()
             self.admissions: dict[str, tuple[str, int, int]] = {}  # id -> (ref, bytes, entries)
-            for ref, job_id in (("falcon", "job_7047a24dc7358c4b"), ("harbour", "job_0d5e2c7a9b1f3e64")):
-                job = SimJob(job_id, ref, "paths", ["/srv/colony/workspace/handbook"], False, time.time() - 3600, 4)
-                job.status = "completed"
-                job.stage_index = len(STAGES) - 1
-                job.stage_status = ["completed"] * len(STAGES)
-                self.jobs[job_id] = job
             store = self.state.store
             if store is not None:
                 for kept in store.jobs():

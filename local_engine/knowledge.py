@@ -49,7 +49,7 @@ def source_json(row: sqlite3.Row) -> dict[str, Any]:
         "type": row["type"] or "unknown",
         "size_bytes": row["size_bytes"],
         "content_hash": row["content_hash"],
-        "logical_content_hash": row["logical_content_hash"],
+        "logical_content_hash": row["logical_content_hash"] or row["content_hash"],  # not read yet: its bytes
         "processing_status": status if status in ("completed", "failed", "duplicate") else "processing",
         "document_date": row["document_date"],
         "duplicate_of": row["duplicate_of"],
@@ -68,9 +68,15 @@ class Knowledge:
     # -- statements -------------------------------------------------------------------
 
     def item_row(self, row: sqlite3.Row) -> dict[str, Any]:
-        evidence = int(self.store.value("SELECT COUNT(*) FROM evidence WHERE knowledge_id = ?", row["knowledge_id"]))
+        knowledge_id = row["knowledge_id"]
+        evidence = int(self.store.value("SELECT COUNT(*) FROM evidence WHERE knowledge_id = ?", knowledge_id))
+        conflicts = self.store.rows(
+            "SELECT c.conflict_id, c.status FROM conflict_sides s JOIN conflicts c USING (conflict_id)"
+            " WHERE s.knowledge_id = ? ORDER BY c.detected_at, c.conflict_id",
+            knowledge_id,
+        )
         return {
-            "knowledge_id": row["knowledge_id"],
+            "knowledge_id": knowledge_id,
             "project_ref": row["ref"],
             "title": row["title"],
             "statement": row["statement"],
@@ -82,12 +88,25 @@ class Knowledge:
             "confidentiality": "Tenant",
             "review_status": row["review_status"],
             "evidence_count": evidence,
-            "conflict_ids": [],
-            "contested": False,
+            "conflict_ids": [c["conflict_id"] for c in conflicts],
+            "contested": any(c["status"] == "open" for c in conflicts),
             "effective_date": row["effective_date"],
             "extraction_method": "deterministic",
-            "entities": [],
+            "entities": [self.entity_ref(e) for e in self.entities_of(knowledge_id)],
         }
+
+    def entities_of(self, knowledge_id: str) -> list[sqlite3.Row]:
+        """The entities a statement names, merged ones as the entity they were merged into."""
+        return self.store.rows(
+            "SELECT e.* FROM (SELECT coalesce(n.merged_into, n.entity_id) AS canonical, MIN(m.char_start) AS first"
+            " FROM mentions m JOIN entities n USING (entity_id) WHERE m.knowledge_id = ? GROUP BY canonical) f"
+            " JOIN entities e ON e.entity_id = f.canonical ORDER BY f.first",
+            knowledge_id,
+        )
+
+    @staticmethod
+    def entity_ref(row: sqlite3.Row) -> dict[str, Any]:
+        return {"entity_id": row["entity_id"], "name": row["name"], "type": row["type"]}
 
     def item(self, knowledge_id: str) -> sqlite3.Row | None:
         return self.store.row("SELECT * FROM statements WHERE knowledge_id = ? AND indexed = 1", knowledge_id)
@@ -162,12 +181,12 @@ class Knowledge:
         :data:`COMMON_SHARE` of its statements ranks little and costs a pass over them all
         (its count is read with a cap, so asking costs at most that many index rows)."""
         table = self.store.fts(ref, "s")
-        total = int(self.store.value(f"SELECT count(*) FROM {table}_docsize") or 0)  # noqa: S608 - our table
+        total = int(self.store.value(f"SELECT count(*) FROM {table}_docsize") or 0)
         cap = max(COMMON_FLOOR, int(total * COMMON_SHARE))
         kept = []
         for word in dict.fromkeys(w.lower() for w in QUERY_WORDS.findall(query)[:MAX_QUERY_WORDS]):
             seen = self.store.value(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",  # noqa: S608
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
                 f'"{word}"',
                 cap,
             )
@@ -180,9 +199,9 @@ class Knowledge:
         marks = ",".join("?" * len(hidden)) or "''"
         table = self.store.fts(ref, "s")
         return self.store.rows(
-            f"SELECT s.*, bm25({table}, 2.0, 1.0) AS rank"  # noqa: S608 - the base's own table
+            f"SELECT s.*, bm25({table}, 2.0, 1.0) AS rank"
             f" FROM {table} f JOIN statements s ON s.rowid = f.rowid"
-            f" WHERE f.{table} MATCH ? AND s.status NOT IN ({marks})"
+            f" WHERE f.{table} MATCH ? AND s.status NOT IN ({marks}) AND s.review_status != 'rejected'"
             " ORDER BY rank, s.knowledge_id LIMIT ?",
             expression,
             *hidden,
@@ -208,6 +227,301 @@ class Knowledge:
                 " reviewed_at = ? WHERE knowledge_id = ?",
                 (status, review_status, notes, actor, at, knowledge_id),
             )
+
+    # -- people and organizations -------------------------------------------------------------
+
+    def entity(self, entity_id: str) -> sqlite3.Row | None:
+        return self.store.row("SELECT * FROM entities WHERE entity_id = ?", entity_id)
+
+    def _family(self, entity_id: str) -> list[str]:
+        """An entity and every entity merged into it."""
+        return [entity_id] + [
+            str(r[0]) for r in self.store.rows("SELECT entity_id FROM entities WHERE merged_into = ?", entity_id)
+        ]
+
+    def _in(self, ids: list[str]) -> str:
+        return ",".join("?" * len(ids)) or "''"
+
+    def people_row(self, entity_id: str) -> dict[str, Any]:
+        row = self.entity(entity_id)
+        assert row is not None
+        family = self._family(entity_id)
+        counted = self.store.row(
+            "SELECT COUNT(*) AS mentions, COUNT(DISTINCT knowledge_id) AS items, COUNT(DISTINCT source_id) AS sources"
+            f" FROM mentions WHERE entity_id IN ({self._in(family)})",
+            *family,
+        )
+        assert counted is not None
+        return {
+            "entity_id": entity_id,
+            "name": row["name"],
+            "type": row["type"],
+            "aliases": [
+                str(r[0])
+                for r in self.store.rows(
+                    "SELECT alias FROM aliases WHERE entity_id = ? ORDER BY kind, alias", entity_id
+                )
+            ],
+            "mention_count": int(counted["mentions"]),
+            "knowledge_count": int(counted["items"]),
+            "source_count": int(counted["sources"]),
+            "confidence": row["confidence"],
+            "merged_count": len(family) - 1,
+            "status": "merged" if row["merged_into"] else "active",
+        }
+
+    def people(self, ref: str, q: str, types: set[str], sort: str, page: int, size: int) -> tuple[list[Any], int]:
+        """A page of a base's entities (merged ones aside), filtered and sorted in SQL."""
+        where = ["e.ref = ?", "e.merged_into IS NULL"]
+        args: list[Any] = [ref]
+        if types:
+            where.append(f"e.type IN ({self._in(sorted(types))})")
+            args.extend(sorted(types))
+        if q:
+            where.append(
+                "(instr(lower(e.name), ?) > 0 OR EXISTS (SELECT 1 FROM aliases a WHERE a.entity_id = e.entity_id"
+                " AND instr(lower(a.alias), ?) > 0))"
+            )
+            args.extend([q, q])
+        order = {
+            "name": "lower(e.name), e.entity_id",
+            "mentions": "mentions DESC, lower(e.name), e.entity_id",
+            "confidence": "e.confidence, lower(e.name), e.entity_id",
+        }[sort]
+        clause = " AND ".join(where)
+        total = int(self.store.value(f"SELECT COUNT(*) FROM entities e WHERE {clause}", *args) or 0)
+        rows = self.store.rows(
+            "SELECT e.entity_id, (SELECT COUNT(*) FROM mentions m JOIN entities f USING (entity_id)"
+            " WHERE f.entity_id = e.entity_id OR f.merged_into = e.entity_id) AS mentions"
+            f" FROM entities e WHERE {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+            *args,
+            size,
+            (page - 1) * size,
+        )
+        return [self.people_row(r["entity_id"]) for r in rows], total
+
+    def named(self, ref: str, name: str) -> list[dict[str, Any]]:
+        """Entities whose name or an alias holds ``name`` (folded), merged ones as their keeper."""
+        rows = self.store.rows(
+            "SELECT e.entity_id, e.name, (SELECT a.alias FROM aliases a WHERE a.entity_id = e.entity_id"
+            " AND instr(lower(a.alias), ?) > 0 ORDER BY a.alias LIMIT 1) AS alias"
+            " FROM entities e WHERE e.ref = ? AND e.merged_into IS NULL ORDER BY lower(e.name), e.entity_id",
+            name,
+            ref,
+        )
+        found = []
+        for row in rows:
+            matched = row["name"] if name in row["name"].lower() else row["alias"]
+            if matched is not None:
+                found.append({**self.people_row(row["entity_id"]), "matched": matched})
+        return found
+
+    def duplicate_row(self, candidate_id: str) -> dict[str, Any]:
+        row = self.store.row("SELECT * FROM candidates WHERE candidate_id = ?", candidate_id)
+        assert row is not None
+
+        def side(entity_id: str) -> dict[str, Any]:
+            entity = self.entity(entity_id)
+            assert entity is not None
+            aliases = self.store.rows("SELECT alias FROM aliases WHERE entity_id = ? ORDER BY kind, alias", entity_id)
+            return {**self.entity_ref(entity), "aliases": [str(a[0]) for a in aliases]}
+
+        return {
+            "candidate_id": candidate_id,
+            "entity_a": side(row["entity_a"]),
+            "entity_b": side(row["entity_b"]),
+            "confidence": row["confidence"],
+            "reason": row["reason"],
+            "status": row["status"],
+            "decided_by": row["decided_by"],
+            "decided_at": row["decided_at"],
+            "notes": row["notes"],
+            "created_at": row["created_at"],
+        }
+
+    def duplicates(self, ref: str, every: bool) -> tuple[list[dict[str, Any]], int]:
+        rows = self.store.rows(
+            "SELECT candidate_id, status FROM candidates WHERE ref = ? ORDER BY created_at, candidate_id", ref
+        )
+        pending = sum(1 for r in rows if r["status"] == "pending")
+        return [self.duplicate_row(r["candidate_id"]) for r in rows if every or r["status"] == "pending"], pending
+
+    def entity_detail(self, entity_id: str) -> dict[str, Any] | None:
+        row = self.entity(entity_id)
+        if row is None:
+            return None
+        family = self._family(entity_id)
+        marks = self._in(family)
+        names = {
+            r["entity_id"]: r["name"]
+            for r in self.store.rows("SELECT entity_id, name, merged_into FROM entities WHERE ref = ?", row["ref"])
+        }
+        keeper = {
+            r["entity_id"]: r["merged_into"] or r["entity_id"]
+            for r in self.store.rows("SELECT entity_id, merged_into FROM entities WHERE ref = ?", row["ref"])
+        }
+        relationships = self.store.rows(
+            "SELECT r.*, s.statement FROM relationships r JOIN statements s USING (knowledge_id)"
+            f" WHERE r.from_entity IN ({marks}) OR r.to_entity IN ({marks}) ORDER BY s.rowid",
+            *family,
+            *family,
+        )
+        statements = self.store.rows(
+            "SELECT s.* FROM statements s WHERE s.knowledge_id IN (SELECT knowledge_id FROM mentions"
+            f" WHERE entity_id IN ({marks})) AND s.indexed = 1 ORDER BY s.created_at, s.source_id, s.char_start"
+            " LIMIT 200",
+            *family,
+        )
+        mentions = self.store.rows(
+            "SELECT m.*, s.name AS source_name FROM mentions m JOIN sources s USING (source_id)"
+            f" WHERE m.entity_id IN ({marks}) ORDER BY s.name, m.char_start LIMIT 200",
+            *family,
+        )
+        merged = self.store.rows(
+            "SELECT * FROM entities WHERE merged_into = ? ORDER BY merged_at, entity_id", entity_id
+        )
+        pending = self.store.rows(
+            "SELECT candidate_id FROM candidates WHERE status = 'pending' AND (entity_a = ? OR entity_b = ?)"
+            " ORDER BY created_at, candidate_id",
+            entity_id,
+            entity_id,
+        )
+        return {
+            "project_ref": row["ref"],
+            "entity": self.people_row(entity_id),
+            "normalized_name": row["normalized"],
+            "merged_into": row["merged_into"],
+            "aliases": [
+                {
+                    "alias": a["alias"],
+                    "kind": a["kind"],
+                    "confidence": a["confidence"],
+                    "source_count": int(
+                        self.store.value(
+                            "SELECT COUNT(DISTINCT source_id) FROM mentions m JOIN entities e USING (entity_id)"
+                            " WHERE m.ref = ? AND (lower(m.text) = lower(?) OR (? = 'email' AND e.attributes LIKE ?))",
+                            row["ref"],
+                            a["alias"],
+                            a["kind"],
+                            f"%{a['alias']}%",
+                        )
+                        or 0
+                    ),
+                }
+                for a in self.store.rows("SELECT * FROM aliases WHERE entity_id = ? ORDER BY kind, alias", entity_id)
+            ],
+            "merge_history": [
+                {
+                    "merged_entity_id": m["entity_id"],
+                    "merged_name": m["name"],
+                    "merged_by": m["merged_by"],
+                    "reason": m["merge_reason"],
+                    "merged_at": m["merged_at"],
+                }
+                for m in merged
+            ],
+            "possible_duplicates": [self.duplicate_row(p["candidate_id"]) for p in pending],
+            "relationships": [
+                {
+                    "from_label": names[keeper[r["from_entity"]]],
+                    "type": r["type"],
+                    "to_label": names[keeper[r["to_entity"]]],
+                    "statement": r["statement"],
+                    "support": "DirectFact",
+                    "confidence": r["confidence"],
+                }
+                for r in relationships
+            ],
+            "statements": [self.item_row(s) for s in statements],
+            "mentions": [
+                {
+                    "source_id": m["source_id"],
+                    "source_name": m["source_name"],
+                    "chunk_id": m["chunk_id"],
+                    "text": m["text"],
+                    "char_start": m["char_start"],
+                    "char_end": m["char_end"],
+                    "confidence": row["confidence"],
+                }
+                for m in mentions
+            ],
+            "attributes": self._attributes(family),
+            "created_at": row["created_at"],
+        }
+
+    def _attributes(self, family: list[str]) -> dict[str, Any]:
+        """What was found beside the entity and every name merged into it."""
+        merged: dict[str, Any] = {}
+        for entity_id in family:
+            held = json.loads(
+                self.store.value("SELECT attributes FROM entities WHERE entity_id = ?", entity_id) or "{}"
+            )
+            for key, values in held.items():
+                kept = merged.setdefault(key, [])
+                kept.extend(v for v in values if v not in kept)
+        return merged
+
+    # -- disagreements ---------------------------------------------------------------------------
+
+    def conflict_row(self, conflict_id: str) -> dict[str, Any]:
+        row = self.store.row("SELECT * FROM conflicts WHERE conflict_id = ?", conflict_id)
+        assert row is not None
+        sides = self.store.rows(
+            "SELECT s.* FROM conflict_sides c JOIN statements s USING (knowledge_id) WHERE c.conflict_id = ?"
+            " ORDER BY c.position",
+            conflict_id,
+        )
+        sources = self.store.rows(
+            "SELECT s.source_id, s.name, s.type, s.document_date FROM conflict_sources c JOIN sources s"
+            " USING (source_id) WHERE c.conflict_id = ? ORDER BY s.name, s.source_id",
+            conflict_id,
+        )
+        return {
+            "conflict_id": conflict_id,
+            "project_ref": row["ref"],
+            "title": row["title"],
+            "type": row["type"],
+            "status": row["status"],
+            "sides": [self.item_row(s) for s in sides],
+            "suggested_resolution": row["suggested_resolution"],
+            "suggested_winner_id": row["suggested_winner"],
+            "sources": [
+                {
+                    "source_id": s["source_id"],
+                    "name": s["name"],
+                    "type": s["type"] or "unknown",
+                    "document_date": s["document_date"],
+                }
+                for s in sources
+            ],
+            "detected_at": row["detected_at"],
+            "decision": json.loads(row["decision"]) if row["decision"] else None,
+        }
+
+    def conflicts(self, ref: str, status: str, limit: int = 500) -> list[dict[str, Any]]:
+        where, args = "ref = ?", [ref]
+        if status == "decided":
+            where += " AND status IN ('resolved', 'dismissed')"
+            order = "json_extract(decision, '$.decided_at') DESC, conflict_id"
+        else:
+            order = "detected_at, conflict_id"
+            if status != "all":
+                where += " AND status = ?"
+                args.append(status)
+        rows = self.store.rows(
+            f"SELECT conflict_id FROM conflicts WHERE {where} ORDER BY {order} LIMIT ?",
+            *args,
+            limit,
+        )
+        return [self.conflict_row(r["conflict_id"]) for r in rows]
+
+    def conflicts_of(self, knowledge_ids: list[str]) -> list[dict[str, Any]]:
+        rows = self.store.rows(
+            f"SELECT DISTINCT conflict_id FROM conflict_sides WHERE knowledge_id IN ({self._in(knowledge_ids)})"
+            " ORDER BY conflict_id",
+            *knowledge_ids,
+        )
+        return [self.conflict_row(r["conflict_id"]) for r in rows]
 
     # -- sources --------------------------------------------------------------------------
 

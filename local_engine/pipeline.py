@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import converters, extraction
+from . import converters, disagreements, extraction, people
 from .store import Store
 
 T = TypeVar("T")
@@ -125,6 +125,12 @@ def forget_derived(db: sqlite3.Connection, store: Store, ref: str, source_id: st
         for rowid in db.execute("SELECT rowid FROM chunks WHERE source_id = ? AND indexed = 1", (source_id,)):
             db.execute(f"DELETE FROM {store.fts(ref, 'c')} WHERE rowid = ?", (rowid[0],))  # noqa: S608
     db.execute("DELETE FROM evidence WHERE source_id = ?", (source_id,))
+    db.execute(
+        "DELETE FROM evidence WHERE knowledge_id IN (SELECT knowledge_id FROM statements WHERE source_id = ?)",
+        (source_id,),
+    )
+    for table in ("mentions", "relationships", "claims"):
+        db.execute(f"DELETE FROM {table} WHERE source_id = ?", (source_id,))  # noqa: S608 - our own names
     db.execute("DELETE FROM statements WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
 
@@ -362,16 +368,62 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
 
 
 def entity_resolution(store: Store, work: Work) -> Counts:
-    """People and organizations are not resolved by this engine yet: every source is skipped."""
-    count = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'stated'", work.job_id)
-    return Counts(skipped=int(count or 0))
+    """The names each source's statements say (``people.py``), then, over the whole base, the
+    same person named two ways: merged on its own, or a pending possible duplicate."""
+    counts = Counts()
+    created = now_text()
+    for source in _each(work, _mine(store, work, "stated")):
+        statements = store.rows(
+            "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?"
+            " ORDER BY char_start",
+            source["source_id"],
+        )
+        found = people.find(source["text"] or "", statements)  # read outside the lock
+        with store.transaction() as db:
+            people.record(db, short_id, work.ref, source["source_id"], found, created)
+            counts.processed += 1 if found else 0
+            counts.skipped += 0 if found else 1
+    with store.transaction() as db:
+        people.prune(db, work.ref)
+        _, suggested = people.resolve(db, short_id, work.ref, created)
+        counts.warnings += suggested
+    return counts
 
 
 def dedup_conflict(store: Store, work: Work) -> Counts:
-    """Byte-for-byte copies were found at registration; statements are not compared yet."""
-    count = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'stated'", work.job_id)
-    duplicates = store.value("SELECT COUNT(*) FROM sources WHERE job_id = ? AND status = 'duplicate'", work.job_id)
-    return Counts(processed=int(duplicates or 0), skipped=int(count or 0))
+    """Supersession, the same statement twice, said twice in other words, contradictions and
+    copies (``disagreements.py``), one source at a time in the job's order."""
+    counts = Counts()
+    created = now_text()
+
+    read: dict[str, tuple[extraction.Lines, list[int]]] = {}
+
+    def locate(source: sqlite3.Row, start: int) -> tuple[int, str]:
+        if source["source_id"] not in read:  # a source's lines are counted once, and only one is kept
+            read.clear()
+            read[source["source_id"]] = (
+                extraction.Lines(source["text"] or ""),
+                json.loads(source["page_starts"] or "[]"),
+            )
+        return location(*read[source["source_id"]], start)
+
+    for source in _each(work, _mine(store, work, "stated")):
+        with store.transaction() as db:
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector.supersede(source)
+            counts.processed += 1
+    for source in _each(work, _mine(store, work, "stated")):
+        with store.transaction() as db:
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector.statements(source)
+            counts.warnings += detector.found
+    for source in _each(work, _mine(store, work, "duplicate")):
+        with store.transaction() as db:
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector.copy(source)
+            counts.processed += 1
+            counts.warnings += detector.found
+    return counts
 
 
 # -- 8. provenance ------------------------------------------------------------------------------------

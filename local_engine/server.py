@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from . import curation, exports, feed, ingestion
+from . import exports, feed, ingestion
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
@@ -549,7 +549,6 @@ class Engine:
             self._state.reset()
             feed.ledger(self._state).reset()
             ingestion.book(self._state).reset()
-            curation.ledger(self._state).reset()
             exports.book(self._state).reset()
             self._sync_api()
 

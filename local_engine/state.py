@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .corpus import Source, demo_sources
+from . import demo
 from .faults import Fault
 from .knowledge import Knowledge
 from .store import Store
@@ -73,18 +73,12 @@ def demo_projects() -> dict[str, Project]:
             project_ref="falcon",
             name="Project Falcon",
             description="Launch planning for Project Falcon",
-            source_count=4,
-            knowledge_count=12,
-            open_conflict_count=1,
             state="ready",
         ),
         Project(
             project_ref="harbour",
             name="Harbour handbook",
             description="What the harbour team wrote down",
-            source_count=2,
-            knowledge_count=5,
-            open_conflict_count=0,
             state="ready",
         ),
     ]
@@ -144,7 +138,6 @@ class EngineState:
 
     instance_id: str = field(default_factory=new_instance_id)
     projects: dict[str, Project] = field(default_factory=demo_projects)
-    sources: dict[str, dict[str, Source]] = field(default_factory=demo_sources)
     status: dict[str, Any] = field(default_factory=default_status)
     capabilities: dict[str, Any] = field(init=False)
     idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
@@ -163,6 +156,7 @@ class EngineState:
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)
         self.lock = self.store.lock  # one lock: the state and the database it writes
+        demo.ensure(self.store)
 
     # -- whole state -------------------------------------------------------------
 
@@ -170,7 +164,6 @@ class EngineState:
         """Back to the demo corpus: no extra projects, keys, requests or fault."""
         with self.lock:
             self.projects = demo_projects()
-            self.sources = demo_sources()
             self.status = default_status()
             self.capabilities = default_capabilities(self.instance_id)
             self.idempotency = {}
@@ -178,6 +171,7 @@ class EngineState:
             self.request_count = 0
             self.fault = None
             self.store.clear()
+            demo.load(self.store)
             self.changed()
 
     def snapshot(self) -> dict[str, Any]:
@@ -185,7 +179,7 @@ class EngineState:
         with self.lock:
             return {
                 "instance_id": self.instance_id,
-                "projects": [p.to_json() for p in self.projects.values()],
+                "projects": [self._counted(p).to_json() for p in self.projects.values()],
                 "status": copy.deepcopy(self.status),
                 "capabilities": copy.deepcopy(self.capabilities),
                 "fault": None if self.fault is None else self.fault.to_json(),
@@ -211,24 +205,20 @@ class EngineState:
                 "format": PERSISTED_FORMAT,
                 "instance_id": self.instance_id,
                 "projects": [p.to_json() for p in self.projects.values()],
-                "sources": {
-                    ref: [dataclasses.asdict(source) for source in by_id.values()]
-                    for ref, by_id in self.sources.items()
-                },
                 "idempotency": [dataclasses.asdict(record) for record in self.idempotency.values()],
             }
 
     def load_persisted(self, data: dict[str, Any]) -> None:
-        """Put back what :meth:`persisted` wrote (the demo corpus stays under it)."""
+        """Put back what :meth:`persisted` wrote. A knowledge base's counts are the store's, never
+        the file's (a file an older engine wrote may carry its own)."""
         if data.get("format") != PERSISTED_FORMAT:
             raise ValueError(f"simulator state format {data.get('format')!r}; this simulator reads {PERSISTED_FORMAT}")
         with self.lock:
             self.instance_id = str(data["instance_id"])
             self.capabilities = default_capabilities(self.instance_id)
             for project in data.get("projects", []):
-                self.projects[project["project_ref"]] = Project(**project)
-            for ref, sources in data.get("sources", {}).items():
-                self.sources[ref] = {s["source_id"]: Source(**s) for s in sources}
+                counts = {"source_count": 0, "knowledge_count": 0, "open_conflict_count": 0}
+                self.projects[project["project_ref"]] = Project(**{**project, **counts})
             for record in data.get("idempotency", []):
                 self.idempotency[record["key"]] = IdempotencyRecord(**record)
 
@@ -274,6 +264,10 @@ class EngineState:
         counted = copy.copy(project)
         counted.source_count += sources
         counted.knowledge_count += statements
+        counted.open_conflict_count += int(
+            self.store.value("SELECT COUNT(*) FROM conflicts WHERE ref = ? AND status = 'open'", project.project_ref)
+            or 0
+        )
         if busy:
             counted.state = "processing"
         elif counted.source_count and counted.state == "empty":

@@ -170,6 +170,18 @@ CREATE TABLE IF NOT EXISTS candidates (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS candidates_by_ref ON candidates (ref, status);
+CREATE TABLE IF NOT EXISTS claims (
+    knowledge_id TEXT PRIMARY KEY,
+    ref TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    claim TEXT NOT NULL,
+    words TEXT NOT NULL,
+    value TEXT
+);
+CREATE INDEX IF NOT EXISTS claims_by_words ON claims (ref, words);
+CREATE INDEX IF NOT EXISTS claims_by_subject ON claims (ref, subject);
+CREATE INDEX IF NOT EXISTS claims_by_source ON claims (source_id);
 CREATE TABLE IF NOT EXISTS conflicts (
     conflict_id TEXT PRIMARY KEY,
     ref TEXT NOT NULL,
@@ -189,6 +201,11 @@ CREATE TABLE IF NOT EXISTS conflict_sides (
     PRIMARY KEY (conflict_id, knowledge_id)
 );
 CREATE INDEX IF NOT EXISTS conflict_sides_by_item ON conflict_sides (knowledge_id);
+CREATE TABLE IF NOT EXISTS conflict_sources (
+    conflict_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    PRIMARY KEY (conflict_id, source_id)
+);
 CREATE TABLE IF NOT EXISTS curation (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     ref TEXT NOT NULL,
@@ -208,7 +225,7 @@ CREATE TABLE IF NOT EXISTS jobs (
 
 TABLES = (
     "sources", "chunks", "statements", "evidence", "entities", "aliases", "mentions", "relationships",
-    "candidates", "conflicts", "conflict_sides", "curation", "jobs",
+    "candidates", "claims", "conflicts", "conflict_sides", "conflict_sources", "curation", "jobs",
 )  # fmt: skip
 """Every table of records (``meta`` aside): what a reset empties."""
 

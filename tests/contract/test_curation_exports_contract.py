@@ -12,12 +12,12 @@ import pytest
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
 from local_engine import Engine, exports as sim_exports
-from local_engine.corpus import record_id
+from tests import demo
 
 pytestmark = pytest.mark.contract
 
-LAUNCH = record_id("cf", "falcon", "launch_date")
-APRIL = record_id("ki", "falcon", "launch_april")
+LAUNCH = demo.conflict("falcon", "contradiction")
+APRIL = demo.statement("falcon", "April 10, 2026")
 
 
 @pytest.fixture
@@ -39,12 +39,12 @@ def test_resolve_and_reopen_with_the_actor_and_no_empty_fields(client: ForagerCl
 
 
 def test_decide_unmerge_and_review(client: ForagerClient) -> None:
-    decided = client.decide_duplicate(record_id("mc", "falcon", "robert_r"), {"action": "merge", "actor": "ada"})
-    assert decided.duplicate.status == "accepted"
-    assert client.entity(record_id("ent", "falcon", "r_smith")).merged_into == record_id(
-        "ent", "falcon", "robert_smith"
+    decided = client.decide_duplicate(
+        demo.candidate("falcon", "Robert Smith", "R. Smith"), {"action": "merge", "actor": "ada"}
     )
-    back = client.unmerge_entity(record_id("ent", "falcon", "r_smith"), {"actor": "ada"})
+    assert decided.duplicate.status == "accepted"
+    assert client.entity(demo.entity("falcon", "R. Smith")).merged_into == demo.entity("falcon", "Robert Smith")
+    back = client.unmerge_entity(demo.entity("falcon", "R. Smith"), {"actor": "ada"})
     assert back.restored.status == "active"
     reviewed = client.review_item(APRIL, {"action": "reject", "actor": "ada"})
     assert (reviewed.status, reviewed.review_status) == ("Archived", "rejected")

@@ -12,6 +12,7 @@ from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import STAGES
 from knowledge_service.upstream.multipart import FilePart
 from local_engine import Engine
+from tests import demo
 
 pytestmark = pytest.mark.contract
 
@@ -47,7 +48,7 @@ def test_polling_pace_moves_a_job_one_step_a_read(simulator: Engine, tmp_path: P
 
 def test_a_job_of_another_project_is_foragers_404(simulator: Engine) -> None:
     with pytest.raises(UpstreamRefused) as refused:
-        client_for(simulator).job("falcon", "job_0d5e2c7a9b1f3e64")
+        client_for(simulator).job("falcon", demo.job("harbour"))
     assert refused.value.upstream_status == 404
 
 
@@ -55,7 +56,7 @@ def test_cancel_of_a_terminal_job_and_retry_of_a_completed_one_are_409s(simulato
     client = client_for(simulator)
     for call in (client.cancel_job, client.retry_job):
         with pytest.raises(UpstreamRefused) as refused:
-            call("falcon", "job_7047a24dc7358c4b", idempotency_key=f"k-{call.__name__}")
+            call("falcon", demo.job("falcon"), idempotency_key=f"k-{call.__name__}")
         assert refused.value.upstream_status == 409
 
 

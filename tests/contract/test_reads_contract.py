@@ -7,7 +7,7 @@ import pytest
 from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
 from local_engine import Engine
-from local_engine.corpus import record_id, source_id_for
+from tests import demo
 
 pytestmark = pytest.mark.contract
 
@@ -26,10 +26,10 @@ def test_search_and_retrieve(client: ForagerClient) -> None:
 
 
 def test_record_routes_are_not_project_scoped_and_carry_project_ref(client: ForagerClient) -> None:
-    assert client.knowledge_item(record_id("ki", "harbour", "mooring")).project_ref == "harbour"
-    assert client.evidence(record_id("ki", "falcon", "launch_march")).project_ref == "falcon"
-    assert client.entity(record_id("ent", "harbour", "harbour_master")).project_ref == "harbour"
-    assert client.source(source_id_for("harbour", "safety.md")).source.project_ref == "harbour"
+    assert client.knowledge_item(demo.statement("harbour", "Mooring requests")).project_ref == "harbour"
+    assert client.evidence(demo.statement("falcon", "March 3, 2026")).project_ref == "falcon"
+    assert client.entity(demo.entity("harbour", "Ingrid Olsen")).project_ref == "harbour"
+    assert client.source(demo.source("harbour", "safety.md")).source.project_ref == "harbour"
 
 
 def test_a_missing_record_is_foragers_404(client: ForagerClient) -> None:
@@ -45,5 +45,9 @@ def test_people_entities_statements_duplicates_sources_conflicts(client: Forager
     page = client.statements("falcon", {"status": "disputed"}, page=1, page_size=25)
     assert page.total == 1 and page.facets["status"] == {"disputed": 1}
     assert client.duplicates("falcon", "pending").pending == 1
-    assert {s.name for s in client.registered_sources("harbour").sources} == {"handbook.md", "safety.md"}
+    assert {s.name for s in client.registered_sources("harbour").sources} == {
+        "handbook.md",
+        "safety.md",
+        "site-safety.md",
+    }
     assert [c.status for c in client.conflicts("falcon", "open").conflicts] == ["open"]

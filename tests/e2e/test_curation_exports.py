@@ -14,19 +14,19 @@ import pytest
 
 from knowledge_service.domain.commerce import SUBSCRIPTION_CACHE_SECONDS
 from knowledge_service.domain.exports import FAILURE_HOLD_SECONDS
-from local_engine.corpus import record_id
+from tests import demo
 from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 
-LAUNCH = record_id("cf", "falcon", "launch_date")
-APRIL = record_id("ki", "falcon", "launch_april")
-MARCH = record_id("ki", "falcon", "launch_march")
-CHECKLIST = record_id("ki", "falcon", "checklist_owner")
-ROBERT_R = record_id("mc", "falcon", "robert_r")
-ROBERT = record_id("ent", "falcon", "robert_smith")
-R_SMITH = record_id("ent", "falcon", "r_smith")
-HARBOUR_ITEM = record_id("ki", "harbour", "opening_hours")
+LAUNCH = demo.conflict("falcon", "contradiction")
+APRIL = demo.statement("falcon", "April 10, 2026")
+MARCH = demo.statement("falcon", "March 3, 2026")
+CHECKLIST = demo.statement("falcon", "Bob Smith owns")
+ROBERT_R = demo.candidate("falcon", "Robert Smith", "R. Smith")
+ROBERT = demo.entity("falcon", "Robert Smith")
+R_SMITH = demo.entity("falcon", "R. Smith")
+HARBOUR_ITEM = demo.statement("harbour", "opens at 06:00")
 PROJECT = {"project": "falcon"}
 REQUEST_BUDGET_SECONDS = 29.0  # API Gateway answers its caller at 29 s whatever the function does
 

@@ -5,18 +5,22 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from local_engine.corpus import record_id, source_id_for
+from tests import demo
 from tests.localstack import LocalStack, bearer
 
 pytestmark = pytest.mark.e2e
 
-FALCON_ITEM = record_id("ki", "falcon", "launch_march")
-HARBOUR_ITEM = record_id("ki", "harbour", "opening_hours")
+FALCON_ITEM = demo.statement("falcon", "March 3, 2026")
+HARBOUR_ITEM = demo.statement("harbour", "opens at 06:00")
 BY_ID = [
     ("/knowledge/items/{}", FALCON_ITEM, HARBOUR_ITEM),
     ("/knowledge/items/{}/evidence", FALCON_ITEM, HARBOUR_ITEM),
-    ("/knowledge/entities/{}", record_id("ent", "falcon", "robert_smith"), record_id("ent", "harbour", "harbour")),
-    ("/knowledge/sources/{}", source_id_for("falcon", "launch-plan.md"), source_id_for("harbour", "safety.md")),
+    (
+        "/knowledge/entities/{}",
+        demo.entity("falcon", "Robert Smith"),
+        demo.entity("harbour", "Kestrel Harbour Authority"),
+    ),
+    ("/knowledge/sources/{}", demo.source("falcon", "launch-plan.md"), demo.source("harbour", "safety.md")),
 ]
 
 

@@ -58,7 +58,7 @@ def test_after_seed_a_changed_source_is_a_changed_finding(api: Api, knowledge_on
     seeded = api.call("POST", "/knowledge/seed", query={"project": REF})
     assert seeded.status == 200, seeded.body
     assert scan(api)["new_findings"] == 0
-    before = {s.name: s.logical_content_hash for s in forager.state.sources[REF].values()}
+    before = dict(forager.state.store.rows("SELECT name, logical_content_hash FROM sources WHERE ref = ?", REF))
 
     forager.put_source(REF, "onboarding.md", "v2")
     assert scan(api)["new_findings"] == 1

@@ -14,21 +14,21 @@ from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.models import Subscription, SubscriptionRecord
 from knowledge_service.runtime import Runtime
 from local_engine import Engine
-from local_engine.corpus import record_id
+from tests import demo
 from tests.conftest import ADMIN, Api, principal
 
-LAUNCH = record_id("cf", "falcon", "launch_date")
-SUPPLIER = record_id("cf", "falcon", "supplier_twice")
-MARCH = record_id("ki", "falcon", "launch_march")
-APRIL = record_id("ki", "falcon", "launch_april")
-PARTS = record_id("ki", "falcon", "parts_confirmed")
-ROBERT_R = record_id("mc", "falcon", "robert_r")
-ROBERT_BOB = record_id("mc", "falcon", "robert_bob")
-ROBERT = record_id("ent", "falcon", "robert_smith")
-R_SMITH = record_id("ent", "falcon", "r_smith")
-BOB = record_id("ent", "falcon", "bob_smith")
-HARBOUR_ITEM = record_id("ki", "harbour", "opening_hours")
-HARBOUR_ENTITY = record_id("ent", "harbour", "harbour_master")
+LAUNCH = demo.conflict("falcon", "contradiction")
+SUPPLIER = demo.conflict("falcon", "duplicate")
+MARCH = demo.statement("falcon", "March 3, 2026")
+APRIL = demo.statement("falcon", "April 10, 2026")
+PARTS = demo.statement("falcon", "Acme Robotics confirmed parts")
+ROBERT_R = demo.candidate("falcon", "Robert Smith", "R. Smith")
+ROBERT_BOB = demo.candidate("falcon", "Robert Smith", "Bob Smith")
+ROBERT = demo.entity("falcon", "Robert Smith")
+R_SMITH = demo.entity("falcon", "R. Smith")
+BOB = demo.entity("falcon", "Bob Smith")
+HARBOUR_ITEM = demo.statement("harbour", "opens at 06:00")
+HARBOUR_ENTITY = demo.entity("harbour", "Ingrid Olsen")
 
 OPERATOR = principal("opal", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.OPERATOR})
 VIEWER = principal("vic", Permission.MANAGE_KNOWLEDGE, roles={"falcon": ProjectRole.VIEWER})
@@ -135,8 +135,11 @@ def test_keep_apart_answers_no_sides_and_is_recorded(api: Api, knowledge_on: Run
 
 
 @pytest.mark.parametrize(("action", "status", "review"), [
-    ("mark_reviewed", "Disputed", "reviewed"), ("reject", "Archived", "rejected"), ("restore", "Active", "unreviewed"),
+    ("mark_reviewed", "Disputed", "reviewed"),
+    ("reject", "Archived", "rejected"),
+    ("restore", "Disputed", "unreviewed"),
 ])  # fmt: skip
+# restore puts the statement back in play: its open disagreement disputes it again
 def test_review_answers_the_statements_review(
     api: Api, knowledge_on: Runtime, action: str, status: str, review: str
 ) -> None:
@@ -193,8 +196,8 @@ def test_deciding_an_already_decided_duplicate_is_409(api: Api, knowledge_on: Ru
 @pytest.mark.parametrize(
     ("route", "record"),
     [
-        (ROUTES["resolve"][0], record_id("cf", "harbour", "nothing")),
-        (ROUTES["decide"][0], record_id("mc", "harbour", "nothing")),
+        (ROUTES["resolve"][0], demo.unknown("cf")),
+        (ROUTES["decide"][0], demo.unknown("mc")),
         (ROUTES["unmerge"][0], HARBOUR_ENTITY),
         (ROUTES["review"][0], HARBOUR_ITEM),
     ],

@@ -35,7 +35,9 @@ def test_an_engine_without_a_feed_is_polled_and_every_receipt_is_synthesized(
     assert answer.status == 200, answer.raw
     data = answer.body["data"]
     assert (data["change_feed"], data["synthesized"]) == (False, True)
-    assert data["findings"] == len(forager.state.sources["falcon"])  # every source is new to the colony
+    assert data["findings"] == len(
+        forager.state.store.rows("SELECT 1 FROM sources WHERE ref = 'falcon'")
+    )  # every source is new to the colony
     receipts = forager.feed_receipts("falcon")
     assert len(receipts) == data["receipts"] == data["findings"]
     assert all(r["synthesized"] for r in receipts)

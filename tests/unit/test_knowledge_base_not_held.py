@@ -10,7 +10,7 @@ import pytest
 
 from knowledge_service.domain.scope import NOT_HELD
 from knowledge_service.runtime import Runtime
-from local_engine.corpus import record_id
+from tests import demo
 from tests.conftest import Api
 
 ROUTES: list[tuple[str, str, Any]] = [
@@ -24,7 +24,10 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("POST", "/knowledge/conflicts/{id}/reopen", None),  # curation
     ("POST", "/knowledge/duplicates/{id}/decide", {"action": "keep_apart"}),
 ]
-RECORD = {"conflicts": record_id("cf", "falcon", "supplier_twice"), "duplicates": record_id("mc", "falcon", "robert_r")}
+RECORD = {
+    "conflicts": demo.conflict("falcon", "duplicate"),
+    "duplicates": demo.candidate("falcon", "Robert Smith", "R. Smith"),
+}
 
 
 @pytest.mark.parametrize(("method", "route", "body"), ROUTES, ids=[f"{m} {r}" for m, r, _ in ROUTES])

@@ -26,7 +26,7 @@ from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.agent_missions import MissionRecord
 from local_engine import Engine
-from local_engine.corpus import record_id
+from tests import demo
 from tests.unit.test_fault_injection import FAULT_ANSWERS
 
 EVERY_TOOL = sorted(mcp_tools.SPECS)
@@ -285,7 +285,7 @@ def test_knowledge_off_is_a_tool_error_naming_knowledge_disabled_not_an_absent_t
     credential = start(rt, list(missions.KNOWLEDGE_TOOLS))
     rt.config.save_settings(KnowledgeSettings(knowledge_enabled=False))
     assert {t["name"] for t in rpc(credential, "tools/list")["result"]["tools"]} == set(missions.KNOWLEDGE_TOOLS)
-    item = {"id": record_id("ki", "falcon", "launch_march")}
+    item = {"id": demo.statement("falcon", "March 3, 2026")}
     arguments = {
         "knowledge_search": {"q": "launch"},
         "knowledge_retrieve": {"query": "launch"},
@@ -322,7 +322,7 @@ def test_every_call_leaves_one_audit_row_and_never_the_arguments(rt: Runtime) ->
 # ------------------------------------------------------------------------------ the scope wall
 def test_no_tool_reaches_another_projects_knowledge_page_or_assertion(rt: Runtime) -> None:
     credential = start(rt, EVERY_TOOL)
-    harbour_item = record_id("ki", "harbour", "opening_hours")
+    harbour_item = demo.statement("harbour", "opens at 06:00")
     for tool in ("knowledge_item", "knowledge_evidence"):
         assert call(credential, tool, {"id": harbour_item})[1]["code"] == "not_found"
     # a page of colony-docs, by every path spelling and every store
@@ -434,7 +434,7 @@ _HOSTILE = st.sampled_from(
         "../colony-docs/fs/notes/secret.md",
         "%2e%2e/colony-docs",
         "agenthub://project/colony-docs/kb/fs/notes/secret.md",
-        record_id("ki", "harbour", "opening_hours"),
+        demo.statement("harbour", "opens at 06:00"),
         "session",
         "project",
         MARKER,

@@ -14,17 +14,17 @@ from knowledge_service.domain import reads
 from knowledge_service.runtime import Runtime, reset_runtime
 from knowledge_service.upstream import models as upstream_models
 from local_engine import Engine
-from local_engine.corpus import record_id, source_id_for
+from tests import demo
 from tests.conftest import Api, principal
 
-LAUNCH_MARCH = record_id("ki", "falcon", "launch_march")
-LAUNCH_APRIL = record_id("ki", "falcon", "launch_april")
-ROBERT = record_id("ent", "falcon", "robert_smith")
-R_SMITH = record_id("ent", "falcon", "r_smith")
-LAUNCH_PLAN = source_id_for("falcon", "launch-plan.md")
-HARBOUR_ITEM = record_id("ki", "harbour", "opening_hours")
-HARBOUR_ENTITY = record_id("ent", "harbour", "harbour_master")
-HARBOUR_SOURCE = source_id_for("harbour", "handbook.md")
+LAUNCH_MARCH = demo.statement("falcon", "March 3, 2026")
+LAUNCH_APRIL = demo.statement("falcon", "April 10, 2026")
+ROBERT = demo.entity("falcon", "Robert Smith")
+R_SMITH = demo.entity("falcon", "R. Smith")
+LAUNCH_PLAN = demo.source("falcon", "launch-plan.md")
+HARBOUR_ITEM = demo.statement("harbour", "opens at 06:00")
+HARBOUR_ENTITY = demo.entity("harbour", "Ingrid Olsen")
+HARBOUR_SOURCE = demo.source("harbour", "handbook.md")
 
 BY_ID = {
     "/knowledge/items/{id}": (LAUNCH_MARCH, HARBOUR_ITEM, "ki_" + "0" * 16),
@@ -113,13 +113,15 @@ def test_item_carries_the_review_fields(api: Api, knowledge_on: Runtime) -> None
         assert field in data
 
 
-def test_evidence_surfaces_the_missing_excerpt(api: Api, knowledge_on: Runtime) -> None:
+def test_evidence_quotes_the_documents_words_exactly(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
     data = get(api, "/knowledge/items/{id}/evidence", record=LAUNCH_MARCH).body["data"]
     assert data["knowledge_id"] == LAUNCH_MARCH
     links = data["evidence"]
     for link in links:
         assert {"source_name", "location", "excerpt", "excerpt_hash", "extractor", "missing_excerpt"} <= set(link)
-    assert [link["missing_excerpt"] for link in links].count(True) == 1
+        text = forager.state.store.value("SELECT text FROM sources WHERE source_id = ?", link["source_id"])
+        assert not link["missing_excerpt"] and link["excerpt"] in text
+    assert [link["excerpt"] for link in links] == ["The launch date for Project Falcon is March 3, 2026."]
 
 
 def test_entities_by_name_resolves_bob_to_robert(api: Api, knowledge_on: Runtime) -> None:
@@ -160,7 +162,7 @@ def test_entity_page_lays_out_what_forager_gathered(api: Api, knowledge_on: Runt
     assert {pending["entity_a"]["name"], pending["entity_b"]["name"]} == {"Robert Smith", "R. Smith"}
     for field in ("normalized_name", "merged_into", "aliases", "relationships", "statements", "mentions"):
         assert field in data
-    assert data["attributes"] == {"roles": ["launch checklist owner"], "organizations": ["Project Falcon"]}
+    assert data["attributes"] == {"roles": ["launch checklist owner"]}  # said beside "Bob Smith", merged in
 
 
 def test_statements_page_with_filters_facets_and_total(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
@@ -211,7 +213,7 @@ def test_sources_list_and_one_source_page(api: Api, knowledge_on: Runtime) -> No
     )
     page = get(api, "/knowledge/sources/{id}", record=LAUNCH_PLAN).body["data"]
     assert page["source"]["source_id"] == LAUNCH_PLAN
-    assert page["chunk_total"] == len(page["chunks"]) == 2
+    assert page["chunk_total"] == len(page["chunks"]) == 1  # one heading, one chunk
     assert {
         "chunk_id",
         "index",

@@ -46,7 +46,7 @@ def test_seed_queues_a_study_mission_per_unstudied_source_in_the_callers_project
 ) -> None:
     # Given a knowledge base none of whose sources was ever studied
     forager.put_source(REF, "onboarding.md", "Day one.")
-    sources = {s.source_id for s in forager.state.sources[REF].values()}
+    sources = {str(r[0]) for r in forager.state.store.rows("SELECT source_id FROM sources WHERE ref = ?", REF)}
 
     # When an operator seeds it
     data = seed(api)
@@ -88,8 +88,8 @@ def test_seed_after_a_change_queues_only_the_changed_source(
 
     assert (data["studied"], data["findings"], data["already_studied"]) == (1, 1, first["sources"] - 1)
     ((project, _, detail),) = queued
-    changed = [s for s in forager.state.sources[REF].values() if s.name == "onboarding.md"]
-    assert (project, detail["source_id"]) == (REF, changed[0].source_id)
+    changed = forager.state.store.value("SELECT source_id FROM sources WHERE ref = ? AND name = 'onboarding.md'", REF)
+    assert (project, detail["source_id"]) == (REF, changed)
     kinds = {f["kind"] for f in all_findings(api) if f["mission_id"] in data["mission_ids"]}
     assert kinds == {"changed"}
 

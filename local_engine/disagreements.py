@@ -1,0 +1,314 @@
+"""Disagreements: the ``dedup_conflict`` stage's rules.
+
+Documented in ``local_engine/README.md`` ("Disagreements"), in the order the stage applies them
+to each source of a job:
+
+1. **Supersession.** A document whose frontmatter says ``supersedes: <name>`` (or a list) makes
+   each named source of the base ``superseded_by`` it, and that source's statements
+   ``Superseded``: served only with ``include_historical``.
+2. **The same statement twice.** A statement whose text another source of the base already
+   says (case aside) is not kept twice: the first statement gains this source's sentence as
+   evidence, and the later row goes.
+3. **Said twice, worded differently.** Two statements of different sources with the same
+   content words (stop words aside) but different text are a ``duplicate`` disagreement.
+4. **Contradictions.** Two statements of different sources with the same subject, where one's
+   claim words (content words less dates and numbers, at least :data:`MIN_CLAIM_WORDS`) are all
+   in the other's, and each names a value of the same kind (a date, a number) that differs, are a
+   ``contradiction``. The suggested winner is the statement of the newer ``document_date``, then
+   the one with more evidence, then the later read; while the disagreement is open the other
+   side is ``Disputed``. At most :data:`MAX_COMPARED` statements of a subject are compared.
+5. **Copies.** A byte-for-byte copy of a source already held (found at registration) is a
+   ``duplicate`` disagreement naming both sources; its sides are the original's first statements.
+
+Every disagreement's id is a function of what it is about, so a re-read finds the one already
+decided and keeps its decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from typing import Any
+
+import yaml
+
+from . import extraction
+
+MIN_CLAIM_WORDS = 3
+MAX_COMPARED = 200
+COPY_SIDES = 5
+FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
+TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+STOP_WORDS = {
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "from", "with", "by", "as",
+    "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there",
+    "after", "before", "into", "onto", "than", "then", "so", "not", "no", "has", "have", "had", "do", "does",
+    "did", "will", "shall", "would", "should", "can", "could", "may", "might", "must", "we", "our", "you",
+    "your", "they", "their", "he", "she", "his", "her", "i", "me", "my", "which", "who", "whom", "what",
+}  # fmt: skip
+CALENDAR = set(extraction.MONTHS)
+
+
+def _words(statement: str) -> list[str]:
+    return [w for w in (t.lower() for t in TOKENS.findall(statement)) if w not in STOP_WORDS]
+
+
+def claim_of(statement: str, subject: str | None, effective_date: str | None) -> dict[str, Any]:
+    """What a statement is about (its claim words) and the value it gives."""
+    words = _words(statement)
+    claim = [w for w in words if w.isalpha() and w not in CALENDAR]
+    value = None
+    if effective_date:
+        value = f"date:{effective_date}"
+    else:
+        number = NUMBER.search(statement)
+        if number is not None and not re.fullmatch(r"(19|20)\d\d", number.group(0)):
+            value = f"number:{number.group(0)}"
+    return {
+        "subject": (subject or "").lower(),
+        "claim": " ".join(dict.fromkeys(claim)),
+        "words": " ".join(sorted(set(words))),
+        "value": value,
+    }
+
+
+def supersedes(text: str) -> list[str]:
+    """The names a document's frontmatter says it supersedes."""
+    match = FRONTMATTER.match(text)
+    if match is None:
+        return []
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return []
+    named = data.get("supersedes") if isinstance(data, dict) else None
+    if isinstance(named, str):
+        return [named]
+    return [str(n) for n in named if isinstance(n, str | int)] if isinstance(named, list) else []
+
+
+class Detector:
+    """The rules over one base, writing in the stage's transaction ``db``."""
+
+    def __init__(self, db: sqlite3.Connection, short_id: Any, ref: str, at: str, locate: Any) -> None:
+        self.db = db
+        self.short_id = short_id
+        self.ref = ref
+        self.at = at
+        self.locate = locate  # (source row, start) -> (line, location): provenance's own rule
+        self.found = 0
+
+    # -- 1. supersession ---------------------------------------------------------------------
+
+    def supersede(self, source: sqlite3.Row) -> None:
+        for name in supersedes(source["text"] or ""):
+            for old in self.db.execute(
+                "SELECT source_id FROM sources WHERE ref = ? AND source_id != ? AND (name = ? OR relative_path = ?"
+                " OR relative_path LIKE ?)",
+                (self.ref, source["source_id"], name, name, "%/" + name),
+            ).fetchall():
+                self.db.execute(
+                    "UPDATE sources SET superseded_by = ? WHERE source_id = ?", (source["source_id"], old[0])
+                )
+                self.db.execute(
+                    "UPDATE statements SET status = 'Superseded'"
+                    " WHERE source_id = ? AND status IN ('Active', 'Disputed')",
+                    (old[0],),
+                )
+                self.db.execute("DELETE FROM claims WHERE source_id = ?", (old[0],))
+
+    # -- 2.-4. statements ----------------------------------------------------------------------
+
+    def statements(self, source: sqlite3.Row) -> None:
+        items = self.db.execute(
+            "SELECT * FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
+            (source["source_id"],),
+        ).fetchall()
+        for item in items:
+            claim = claim_of(item["statement"], item["subject"], item["effective_date"])
+            if self._same(source, item, claim):
+                continue
+            self.db.execute(
+                "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (item["knowledge_id"], self.ref, source["source_id"], claim["subject"], claim["claim"],
+                 claim["words"], claim["value"]),
+            )  # fmt: skip
+            if claim["value"] and claim["subject"]:
+                self._contradictions(source, item, claim)
+
+    def _live(self, where: str, *args: Any) -> list[sqlite3.Row]:
+        return self.db.execute(
+            "SELECT c.*, s.statement, s.status, s.source_id AS item_source, s.rowid AS item_row FROM claims c"
+            " JOIN statements s USING (knowledge_id)"
+            f" WHERE c.ref = ? AND {where} AND s.status IN ('Active', 'Disputed')"
+            " ORDER BY s.rowid LIMIT ?",
+            (self.ref, *args, MAX_COMPARED),
+        ).fetchall()
+
+    def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any]) -> bool:
+        """Rules 2 and 3; True when the statement was merged into one already held."""
+        for held in self._live("c.words = ? AND c.source_id != ?", claim["words"], source["source_id"]):
+            if held["statement"].lower() == item["statement"].lower():
+                self._merge(source, item, held["knowledge_id"])
+                return True
+            self._open(
+                "duplicate",
+                [held["knowledge_id"], item["knowledge_id"]],
+                f"{item['subject'] or extraction.title(held['statement'], 60)}, said twice",
+                "Archive the duplicate: both say the same thing in other words.",
+                None,
+            )
+        return False
+
+    def _merge(self, source: sqlite3.Row, item: sqlite3.Row, kept: str) -> None:
+        line, where = self.locate(source, item["char_start"])
+        excerpt = (source["text"] or "")[item["char_start"] : item["char_end"]]
+        self.db.execute(
+            "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start, char_end,"
+            " line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.short_id("ev", kept, source["source_id"], item["char_start"]),
+                kept,
+                source["source_id"],
+                item["chunk_id"],
+                item["char_start"],
+                item["char_end"],
+                line,
+                where,
+                extraction_hash(excerpt),
+                "sentence-rules/1",
+            ),
+        )
+        self.db.execute("UPDATE mentions SET knowledge_id = ? WHERE knowledge_id = ?", (kept, item["knowledge_id"]))
+        self.db.execute("DELETE FROM statements WHERE knowledge_id = ?", (item["knowledge_id"],))
+        self.found += 1
+
+    def _contradictions(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any]) -> None:
+        mine = set(claim["claim"].split())
+        kind = claim["value"].split(":", 1)[0]
+        for held in self._live(
+            "c.subject = ? AND c.value IS NOT NULL AND c.source_id != ?", claim["subject"], source["source_id"]
+        ):
+            theirs = set(held["claim"].split())
+            small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+            if len(small) < MIN_CLAIM_WORDS or not small <= large:
+                continue
+            if held["value"].split(":", 1)[0] != kind or held["value"] == claim["value"]:
+                continue
+            sides = [held["knowledge_id"], item["knowledge_id"]]
+            winner = self._winner(sides)
+            wording = held["claim"] if len(theirs) <= len(mine) else claim["claim"]
+            subject_words = set(claim["subject"].split())
+            about = " ".join(w for w in wording.split() if w not in subject_words)
+            subject = item["subject"] or held["subject"]
+            won = self.db.execute(
+                "SELECT s.name, s.document_date FROM statements i JOIN sources s USING (source_id)"
+                " WHERE i.knowledge_id = ?",
+                (winner,),
+            ).fetchone()
+            dated = f" ({won['document_date']})" if won["document_date"] else ""
+            self._open(
+                "contradiction",
+                sides,
+                f"{subject} {about}".strip(),
+                f"Keep the statement of {won['name']}{dated}, the newer document, and archive the other.",
+                winner,
+            )
+
+    def _winner(self, sides: list[str]) -> str:
+        """Newer ``document_date``, then more evidence, then the later read."""
+
+        def rank(knowledge_id: str) -> tuple[str, int, int]:
+            row = self.db.execute(
+                "SELECT s.document_date, i.rowid AS item_row,"
+                " (SELECT COUNT(*) FROM evidence e WHERE e.knowledge_id = i.knowledge_id) AS evidence"
+                " FROM statements i JOIN sources s USING (source_id) WHERE i.knowledge_id = ?",
+                (knowledge_id,),
+            ).fetchone()
+            return (row["document_date"] or "", int(row["evidence"]), int(row["item_row"]))
+
+        return max(sides, key=rank)
+
+    def _open(self, kind: str, sides: list[str], title: str, resolution: str, winner: str | None) -> None:
+        conflict_id = self.short_id("cf", self.ref, kind, *sorted(sides))
+        inserted = self.db.execute(
+            "INSERT OR IGNORE INTO conflicts (conflict_id, ref, title, type, status, suggested_resolution,"
+            " suggested_winner, detected_at) VALUES (?, ?, ?, ?, 'open', ?, ?, ?)",
+            (conflict_id, self.ref, title, kind, resolution, winner, self.at),
+        ).rowcount
+        for position, knowledge_id in enumerate(sides):
+            self.db.execute(
+                "INSERT OR IGNORE INTO conflict_sides (conflict_id, knowledge_id, position) VALUES (?, ?, ?)",
+                (conflict_id, knowledge_id, position),
+            )
+            self.db.execute(
+                "INSERT OR IGNORE INTO conflict_sources (conflict_id, source_id)"
+                " SELECT ?, source_id FROM statements WHERE knowledge_id = ?",
+                (conflict_id, knowledge_id),
+            )
+        self.found += inserted
+        settle(self.db, conflict_id)
+
+    # -- 5. copies -----------------------------------------------------------------------------
+
+    def copy(self, source: sqlite3.Row) -> None:
+        original = self.db.execute("SELECT * FROM sources WHERE source_id = ?", (source["duplicate_of"],)).fetchone()
+        if original is None:
+            return
+        conflict_id = self.short_id("cf", self.ref, "copy", source["source_id"])
+        inserted = self.db.execute(
+            "INSERT OR IGNORE INTO conflicts (conflict_id, ref, title, type, status, suggested_resolution,"
+            " suggested_winner, detected_at) VALUES (?, ?, ?, 'duplicate', 'open', ?, NULL, ?)",
+            (
+                conflict_id,
+                self.ref,
+                f"{source['name']} is a copy of {original['name']}",
+                f"Archive the copy: {original['name']} says every word of it.",
+                self.at,
+            ),
+        ).rowcount
+        for position, row in enumerate(
+            self.db.execute(
+                "SELECT knowledge_id FROM statements WHERE source_id = ? ORDER BY char_start LIMIT ?",
+                (original["source_id"], COPY_SIDES),
+            ).fetchall()
+        ):
+            self.db.execute(
+                "INSERT OR IGNORE INTO conflict_sides (conflict_id, knowledge_id, position) VALUES (?, ?, ?)",
+                (conflict_id, row[0], position),
+            )
+        for source_id in (original["source_id"], source["source_id"]):
+            self.db.execute(
+                "INSERT OR IGNORE INTO conflict_sources (conflict_id, source_id) VALUES (?, ?)",
+                (conflict_id, source_id),
+            )
+        self.found += inserted
+
+
+def extraction_hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def settle(db: sqlite3.Connection, conflict_id: str) -> None:
+    """The sides' statuses as the disagreement's state says: while it is open, every side but the
+    suggested winner is ``Disputed``; resolved with a winner, the others are ``Archived``."""
+    conflict = db.execute("SELECT * FROM conflicts WHERE conflict_id = ?", (conflict_id,)).fetchone()
+    if conflict is None or conflict["type"] != "contradiction":
+        return
+    sides = [r[0] for r in db.execute("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", (conflict_id,))]
+    decision = json.loads(conflict["decision"]) if conflict["decision"] else {}
+    if conflict["status"] == "open":
+        for knowledge_id in sides:
+            if knowledge_id != conflict["suggested_winner"]:
+                db.execute(
+                    "UPDATE statements SET status = 'Disputed' WHERE knowledge_id = ? AND status = 'Active'",
+                    (knowledge_id,),
+                )
+    elif decision.get("winner_id"):
+        for knowledge_id in sides:
+            if knowledge_id != decision["winner_id"]:
+                db.execute("UPDATE statements SET status = 'Archived' WHERE knowledge_id = ?", (knowledge_id,))
