@@ -4,6 +4,7 @@ and the queued mission are seen through the routes; the lane sentences; each rec
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -102,6 +103,37 @@ def test_the_six_hourly_schedule_consumes_the_revision(
     assert ran.status_code == 200, ran.text
     assert findings_for(http, admin, source["name"])
     assert feed(http, admin)["watermark"]["sequence"] == source["sequence"]
+
+
+def test_an_ingestion_of_real_files_publishes_the_revision_the_sync_consumes(
+    http: httpx.Client, stack: LocalStack, admin: dict[str, str]
+) -> None:
+    settle(http, admin, "suggest", "inherit")
+    queued = http.post("/knowledge/jobs", params={"project": REF}, headers=admin, json={"paths": ["handbook"]})
+    assert queued.status_code == 200, queued.text
+    job_id = queued.json()["data"]["job_id"]
+    deadline = time.monotonic() + 30
+    while http.get(f"/knowledge/jobs/{job_id}", params={"project": REF}, headers=admin).json()["data"]["status"] != (
+        "completed"
+    ):
+        assert time.monotonic() < deadline, "the job did not complete"
+        time.sleep(0.05)
+
+    data = sync(http, admin).json()["data"]
+
+    assert data["recorded"] >= 1 and data["acted"] >= 1
+    view = feed(http, admin)
+    head = view["head"]  # the job's revision: the base as its files left it
+    assert head["record_count"] > 0 and head["publication_status"] == "complete"
+    assert head["revision_id"] in {a["revision_id"] for a in view["actions"]}
+    handbook = {f["source_name"] for f in findings_for_all(http, admin) if f["source_name"].startswith("handbook/")}
+    assert handbook, "the files the job read are findings of the revision"
+
+
+def findings_for_all(http: httpx.Client, headers: dict[str, str]) -> list[dict[str, Any]]:
+    answer = http.get("/knowledge/changes", headers=headers, params={"project": REF, "status": "all"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["data"]["findings"]  # type: ignore[no-any-return]
 
 
 def test_under_on_the_sync_answers_mission_ids_and_the_finding_is_queued(

@@ -1,0 +1,52 @@
+"""Laws of the engine's rules for people and disagreements, held for any text (Hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from local_engine import disagreements, people
+
+WORDS = st.sampled_from(
+    ["the", "Robert", "Smith", "R.", "Acme", "Robotics", "of", "Bank", "England", "owns", "March", "met",
+     "Project", "Falcon", "(rsmith@acme.example)", "and", "New", "team", "Harbour", ",", "Ingrid", "Olsen", "é"]
+)  # fmt: skip
+TEXTS = st.lists(WORDS, min_size=1, max_size=30).map(" ".join)
+
+
+@given(TEXTS, st.integers(0, 5))
+def test_every_name_found_is_the_text_at_its_offsets(text: str, lead: int) -> None:
+    padded = "x " * lead + text
+    start = 2 * lead
+    for name, s, e in people.names_in(padded, start, len(padded)):
+        assert start <= s < e <= len(padded)
+        assert padded[s:e] == name
+        assert 2 <= len([w for w in name.split() if w not in people.JOINERS]) <= people.MAX_NAME_WORDS
+
+
+@given(st.text(alphabet="abcRSXYZ. \t", max_size=40))
+def test_fold_is_idempotent_and_ignores_case_dots_and_spacing(name: str) -> None:
+    folded = people.fold(name)
+    assert people.fold(folded) == folded
+    assert people.fold(name.upper()) == people.fold(name.lower()) == people.fold(name.replace(".", " "))
+
+
+NAMES = st.sampled_from(
+    ["Robert Smith", "Bob Smith", "R. Smith", "Rob Smith", "William Smith", "Bill Jones", "Ann Smith"]
+)
+
+
+@given(NAMES, NAMES)
+def test_the_same_person_rule_is_symmetric(a: str, b: str) -> None:
+    first, second = people._same_person(a, b), people._same_person(b, a)
+    assert (first is None) == (second is None)
+    if first is not None and second is not None:
+        assert first[0] == second[0] and first[1] == second[1]
+
+
+@given(TEXTS)
+def test_a_claim_never_holds_its_value_or_stop_words(statement: str) -> None:
+    claim = disagreements.claim_of(statement, "Subject", None)
+    words = claim["claim"].split()
+    assert not set(words) & disagreements.STOP_WORDS
+    assert all(w.isalpha() and w not in disagreements.CALENDAR for w in words)
+    assert claim["words"] == " ".join(sorted(set(claim["words"].split())))
