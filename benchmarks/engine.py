@@ -9,6 +9,9 @@ size, and memory while a 100 MB batch is ingested.
   text does: a few words everywhere, most rare). Search (`GET …/search`) and retrieve
   (`POST …/retrieve`) over HTTP to the engine, p50 and p99 of 200 queries each, at 1k, 10k and
   100k statements. Goal: p50 ≤ 10 ms at 100k.
+- **Stages.** The eleven stages run in process on the mixed folder, each timed: entity
+  resolution and conflict detection beside extraction and indexing (the generated text names
+  people, organizations and projects' dated claims now and then, as documents do).
 - **Memory.** The engine in a process of its own ingests a 100 MB folder (100 files of 1 MB);
   its resident memory is sampled every 50 ms: the peak over the start says what a batch costs
   (files are read one at a time, never the batch whole).
@@ -30,13 +33,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from local_engine import converters, extraction, start_engine
+from local_engine import converters, extraction, pipeline, start_engine
+from local_engine.store import Store
 from tests.localstack import free_port
 
 TOKEN = "bench-engine-token"  # noqa: S105 - a benchmark's own credential
@@ -74,8 +79,27 @@ def words(rng: random.Random, count: int) -> list[str]:
     return rng.choices(LEXICON, cum_weights=ZIPF, k=count)
 
 
+GIVEN = ("Robert", "Bob", "William", "Bill", "Anna", "Maria", "James", "Jim", "Ingrid", "Olga", "Tomas", "Kate")
+SURNAMES = [("".join(seeded(n).choice(SYLLABLES) for _ in range(3))).title() for n in range(400)]
+ORGANIZATIONS = [f"{name} {kind}" for name in SURNAMES[:60] for kind in ("Robotics", "Logistics")]
+PROJECTS = [f"Project {name}" for name in SURNAMES[100:140]]
+MONTH_NAMES = ("January", "March", "April", "June", "September", "November")
+
+
 def sentence(rng: random.Random) -> str:
-    return " ".join(words(rng, rng.randint(6, 16))).capitalize() + f" {rng.randint(1, 9999)}."
+    """Zipf's words, and as documents have them, now and then a person, an organization, or a
+    project's dated claim (the names and dates entity resolution and conflict detection read)."""
+    said = " ".join(words(rng, rng.randint(6, 16))).capitalize() + f" {rng.randint(1, 9999)}."
+    roll = rng.random()
+    if roll < 0.10:
+        person = f"{rng.choice(GIVEN)} {rng.choice(SURNAMES)}"
+        return f"{person} {said[0].lower()}{said[1:]}"
+    if roll < 0.15:
+        return f"{rng.choice(ORGANIZATIONS)} confirmed {said[0].lower()}{said[1:]}"
+    if roll < 0.18:
+        when = f"{rng.choice(MONTH_NAMES)} {rng.randint(1, 28)}, {rng.randint(2025, 2027)}"
+        return f"The {rng.choice(WORDS)} date for {rng.choice(PROJECTS)} is {when}."
+    return said
 
 
 def markdown(rng: random.Random, size: int) -> str:
@@ -246,6 +270,25 @@ def throughput(client: Client, name: str, folder: Path) -> dict[str, Any]:
     }
 
 
+def stage_seconds(folder: Path, scratch: Path) -> dict[str, Any]:
+    """The pipeline's stages in process on the folder, each timed: what entity resolution and
+    conflict detection cost beside the rest, on a store of their own."""
+    store = Store(scratch / "stages.sqlite3", threading.RLock())
+    work = pipeline.Work(job_id="job_bench", ref="stages", kind="paths", inputs=[str(folder)], force=True)
+    timed: dict[str, float] = {}
+    for name, stage in pipeline.STAGE_WORK.items():
+        started = time.perf_counter()
+        stage(store, work)
+        timed[name] = round(time.perf_counter() - started, 2)
+    size, files = folder_size(folder)
+    counts = {
+        table: int(store.value(f"SELECT COUNT(*) FROM {table}") or 0)  # noqa: S608 - our own names
+        for table in ("statements", "entities", "mentions", "candidates", "conflicts")
+    }
+    store.close()
+    return {"megabytes": round(size / MB, 1), "files": files, "seconds": timed, **counts}
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
     return round(statistics.median(ordered), 2), round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2)
@@ -335,12 +378,14 @@ def measure(quick: bool = False) -> dict[str, Any]:
         with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
             client = Client(engine.url)
             rows = [throughput(client, "markdown (1.5 MB)", markdown_folder(scratch / "md", int(1.5 * MB)))]
+            mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
             if not quick:
-                rows.append(throughput(client, "mixed (50 MB)", mixed_folder(scratch / "mixed", 50 * MB)))
+                rows.append(throughput(client, "mixed (50 MB)", mixed))
             sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
             latencies = [latency(client, n, scratch) for n in sizes]
+        stages = stage_seconds(mixed, scratch)
         held = memory(scratch, 20 if quick else 100)
-    return {"throughput": rows, "latency": latencies, "memory": held, "load": os.getloadavg()[0]}
+    return {"throughput": rows, "latency": latencies, "stages": stages, "memory": held, "load": os.getloadavg()[0]}
 
 
 def report(result: dict[str, Any]) -> None:
@@ -358,6 +403,14 @@ def report(result: dict[str, Any]) -> None:
             f"  {row['statements']:>10}   {row['search_p50_ms']:>7} / {row['search_p99_ms']:<7}"
             f"   {row['retrieve_p50_ms']:>7} / {row['retrieve_p99_ms']}"
         )
+    stages = result["stages"]
+    print(
+        f"  stages on the mixed corpus ({stages['megabytes']} MB, {stages['files']} files, "
+        f"{stages['statements']} statements, {stages['entities']} entities, {stages['mentions']} mentions, "
+        f"{stages['candidates']} candidates, {stages['conflicts']} disagreements):"
+    )
+    for name, seconds in stages["seconds"].items():
+        print(f"    {name:<22} {seconds:>7} s   {stages['megabytes'] / max(seconds, 0.01):>8.1f} MB/s")
     held = result["memory"]
     print(
         f"  memory: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak {held['rss_peak_mib']} MiB "

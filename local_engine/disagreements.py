@@ -11,7 +11,8 @@ to each source of a job:
    evidence, and the later row goes.
 3. **Said twice, worded differently.** Two statements of different sources with the same
    content words (stop words aside) but different text are a ``duplicate`` disagreement.
-4. **Contradictions.** Two statements of different sources with the same subject, where one's
+4. **Contradictions.** Two statements of different sources with the same subject named in them
+   (a heading above is not a claim's subject), where one's
    claim words (content words less dates and numbers, at least :data:`MIN_CLAIM_WORDS`) are all
    in the other's, and each names a value of the same kind (a date, a number) that differs, are a
    ``contradiction``. The suggested winner is the statement of the newer ``document_date``, then
@@ -37,7 +38,7 @@ import yaml
 from . import extraction
 
 MIN_CLAIM_WORDS = 3
-MAX_COMPARED = 200
+MAX_COMPARED = 100
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
@@ -128,7 +129,8 @@ class Detector:
             (source["source_id"],),
         ).fetchall()
         for item in items:
-            claim = claim_of(item["statement"], item["subject"], item["effective_date"])
+            named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
+            claim = claim_of(item["statement"], named, item["effective_date"])
             if self._same(source, item, claim):
                 continue
             self.db.execute(
@@ -145,7 +147,7 @@ class Detector:
             "SELECT c.*, s.statement, s.status, s.source_id AS item_source, s.rowid AS item_row FROM claims c"
             " JOIN statements s USING (knowledge_id)"
             f" WHERE c.ref = ? AND {where} AND s.status IN ('Active', 'Disputed')"
-            " ORDER BY s.rowid LIMIT ?",
+            " ORDER BY c.rowid LIMIT ?",  # the index's own order: the first held, first compared
             (self.ref, *args, MAX_COMPARED),
         ).fetchall()
 
