@@ -28,6 +28,7 @@ from urllib.parse import parse_qsl
 from . import feed, multipart, pipeline
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import EngineState, IdempotencyConflict
+from .store import Emptied
 
 STAGES = (
     "source_registration",
@@ -165,9 +166,12 @@ class IngestionBook:
             job.error = {"stage": name, "code": "stage_failed", "message": f"The {name} stage failed."}
             return
         try:
-            job.counts[index] = pipeline.STAGE_WORK[name](self.state.store, self._work(job)).to_json()
+            with self.state.store.bound():
+                job.counts[index] = pipeline.STAGE_WORK[name](self.state.store, self._work(job)).to_json()
         except pipeline.Stopping:
             return  # the stage stays running: the next start runs it again from its sources' states
+        except Emptied:
+            return  # a reset emptied the store under the stage: the job is gone, and so is its work
         except pipeline.StageFailure as failure:
             job.stage_status[index] = "failed"
             job.status = "failed"

@@ -230,6 +230,11 @@ TABLES = (
 """Every table of records (``meta`` aside): what a reset empties."""
 
 
+class Emptied(Exception):
+    """The store was emptied (the control port's reset) while work bound to it ran: that work's
+    next transaction is refused, so nothing it read before the reset is written after it."""
+
+
 class Store:
     """The engine's database. ``path`` None: an in-memory database (a test's engine)."""
 
@@ -237,6 +242,8 @@ class Store:
         self.path = path
         self.lock = lock
         self._depth = 0  # transactions open on this connection (under the lock: one thread)
+        self.generation = 0  # one more at every clear(): work bound to an older one writes nothing
+        self._bound = threading.local()  # the generation the running thread's work was bound to
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(
@@ -269,6 +276,9 @@ class Store:
                 finally:
                     self._depth -= 1
                 return
+            bound = getattr(self._bound, "generation", None)
+            if bound is not None and bound != self.generation:
+                raise Emptied
             self.db.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
@@ -280,6 +290,17 @@ class Store:
                 self.db.execute("COMMIT")
             finally:
                 self._depth = 0
+
+    @contextmanager
+    def bound(self) -> Iterator[None]:
+        """Run a piece of work (a job's stage) bound to the store as it is now: if a reset empties
+        it meanwhile, the work's next transaction raises :class:`Emptied` instead of writing."""
+        with self.lock:
+            self._bound.generation = self.generation
+        try:
+            yield
+        finally:
+            self._bound.generation = None
 
     def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
         with self.lock:
@@ -296,6 +317,8 @@ class Store:
 
     def clear(self) -> None:
         """Every knowledge base's records and jobs gone (the control port's reset)."""
+        with self.lock:
+            self.generation += 1
         with self.transaction() as db:
             for (name,) in list(
                 db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'fts\\_%' ESCAPE '\\'")
