@@ -110,6 +110,7 @@ CREATE TABLE IF NOT EXISTS evidence (
     extractor TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evidence_by_item ON evidence (knowledge_id);
+CREATE INDEX IF NOT EXISTS evidence_by_source ON evidence (source_id);
 CREATE TABLE IF NOT EXISTS entities (
     entity_id TEXT PRIMARY KEY,
     ref TEXT NOT NULL,
