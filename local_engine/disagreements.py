@@ -128,39 +128,58 @@ class Detector:
             "SELECT * FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
             (source["source_id"],),
         ).fetchall()
+        claims = []
         for item in items:
             named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
-            claim = claim_of(item["statement"], named, item["effective_date"])
-            if self._same(source, item, claim):
+            claims.append((item, claim_of(item["statement"], named, item["effective_date"])))
+        # what other sources hold, read once a source (a statement of this one never compares with its own)
+        by_words = self._held("c.words", {c["words"] for _, c in claims}, source["source_id"])
+        valued = {c["subject"] for _, c in claims if c["value"] and c["subject"]}
+        by_subject = self._held("c.subject", valued, source["source_id"], " AND c.value IS NOT NULL")
+        kept = []
+        for item, claim in claims:
+            if self._same(source, item, claim, by_words.get(claim["words"], [])):
                 continue
-            self.db.execute(
-                "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            kept.append(
                 (item["knowledge_id"], self.ref, source["source_id"], claim["subject"], claim["claim"],
-                 claim["words"], claim["value"]),
+                 claim["words"], claim["value"])
             )  # fmt: skip
             if claim["value"] and claim["subject"]:
-                self._contradictions(source, item, claim)
+                self._contradictions(item, claim, by_subject.get(claim["subject"], []))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            kept,
+        )
 
-    def _live(self, where: str, *args: Any) -> list[sqlite3.Row]:
-        return self.db.execute(
-            "SELECT c.*, s.statement, s.status, s.source_id AS item_source, s.rowid AS item_row FROM claims c"
-            " JOIN statements s USING (knowledge_id)"
-            f" WHERE c.ref = ? AND {where} AND s.status IN ('Active', 'Disputed')"
-            " ORDER BY c.rowid LIMIT ?",  # the index's own order: the first held, first compared
-            (self.ref, *args, MAX_COMPARED),
-        ).fetchall()
+    def _held(self, column: str, values: set[str], source_id: str, more: str = "") -> dict[str, list[sqlite3.Row]]:
+        """Other sources' live claims whose ``column`` is one of ``values``: the first
+        :data:`MAX_COMPARED` of each, in the claims index's order (the first held, first compared)."""
+        found: dict[str, list[sqlite3.Row]] = {}
+        ordered = sorted(values)
+        for start in range(0, len(ordered), 500):
+            batch = ordered[start : start + 500]
+            for row in self.db.execute(
+                "SELECT c.*, s.statement, s.status FROM claims c JOIN statements s USING (knowledge_id)"
+                f" WHERE c.ref = ? AND {column} IN ({','.join('?' * len(batch))}) AND c.source_id != ?"
+                f" AND s.status IN ('Active', 'Disputed'){more} ORDER BY c.rowid",
+                (self.ref, *batch, source_id),
+            ):
+                kept = found.setdefault(row[column.split(".")[1]], [])
+                if len(kept) < MAX_COMPARED:
+                    kept.append(row)
+        return found
 
-    def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any]) -> bool:
+    def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
         """Rules 2 and 3; True when the statement was merged into one already held."""
-        for held in self._live("c.words = ? AND c.source_id != ?", claim["words"], source["source_id"]):
-            if held["statement"].lower() == item["statement"].lower():
-                self._merge(source, item, held["knowledge_id"])
+        for other in held:
+            if other["statement"].lower() == item["statement"].lower():
+                self._merge(source, item, other["knowledge_id"])
                 return True
             self._open(
                 "duplicate",
-                [held["knowledge_id"], item["knowledge_id"]],
-                f"{item['subject'] or extraction.title(held['statement'], 60)}, said twice",
+                [other["knowledge_id"], item["knowledge_id"]],
+                f"{item['subject'] or extraction.title(other['statement'], 60)}, said twice",
                 "Archive the duplicate: both say the same thing in other words.",
                 None,
             )
@@ -189,12 +208,10 @@ class Detector:
         self.db.execute("DELETE FROM statements WHERE knowledge_id = ?", (item["knowledge_id"],))
         self.found += 1
 
-    def _contradictions(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any]) -> None:
+    def _contradictions(self, item: sqlite3.Row, claim: dict[str, Any], candidates: list[sqlite3.Row]) -> None:
         mine = set(claim["claim"].split())
         kind = claim["value"].split(":", 1)[0]
-        for held in self._live(
-            "c.subject = ? AND c.value IS NOT NULL AND c.source_id != ?", claim["subject"], source["source_id"]
-        ):
+        for held in candidates:
             theirs = set(held["claim"].split())
             small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
             if len(small) < MIN_CLAIM_WORDS or not small <= large:
