@@ -326,6 +326,8 @@ class Engine:
             raise ValueError("token must be non-empty with no surrounding whitespace")
         self.host = host
         self.token: str = token if token is not None else secrets.token_urlsafe(24)
+        if data_dir is None and state_file is not None:  # what the file keeps, its records beside it
+            data_dir = state_file.with_name(state_file.stem + "-data")
         self.data_dir = data_dir
         self._scratch: Path | None = None
         if data_dir is None:
@@ -616,8 +618,9 @@ def start_engine(
     """Start a simulator in daemon threads; returns once both ports are listening.
 
     ``port`` / ``control_port`` 0 pick free ports. Without ``token`` a random one is
-    made (``sim.token``). ``state_file`` keeps the knowledge bases, their sources and the
-    idempotency keys across restarts (read at start, written on every change).
+    made (``sim.token``). ``state_file`` keeps the knowledge bases and the idempotency keys across
+    restarts (read at start, written on every change); the records (sources, statements, …) are
+    the store's, under ``data_dir`` (by default a ``<state file>-data`` folder beside the file).
     """
     return Engine(
         host,
