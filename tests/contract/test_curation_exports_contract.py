@@ -82,7 +82,7 @@ def test_a_download_forager_refuses_is_refused_in_its_words(
 
 def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Engine) -> None:
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-reset")
-    client.export(row.export_id)
+    assert sim_exports.book(simulator.state).wait(row.export_id).completed
     simulator.set_fault("reset", path_prefix=f"/api/exports/{row.export_id}/download", times=1)
     with pytest.raises(UpstreamError), client.download_archive(row.export_id) as arriving:
         b"".join(arriving.chunks)
