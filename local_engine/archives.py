@@ -3,9 +3,9 @@ the contract names (docs/upstream-contract.md, "Exports").
 
 Three steps, each a function of its own (the benchmark times each, ``benchmarks/archives.py``):
 
-1. **read** (:func:`read_base`): the base's records as the options ask, in one read under the
-   engine's lock (a consistent cut: no stage commits between two of its queries), into plain
-   records sorted by id. What is read:
+1. **read** (:func:`read_base`): the base's rows as the options ask, fetched in one hold of the
+   engine's lock (:func:`fetch`: a consistent cut, no stage commits between two of its queries),
+   then made into plain records sorted by id outside it (:func:`assemble`). What is read:
 
    - sources: the base's ``completed`` sources (failed ones and byte-for-byte copies are not
      knowledge); their text only with ``include_sources``;
@@ -139,10 +139,15 @@ def _hash(text: str) -> str:
 
 
 def read_base(store: Store, ref: str, name: str, options: dict[str, Any]) -> Base:
-    """The base's records as ``options`` ask (see the module's docstring), read under the lock."""
+    """The base's records as ``options`` ask (see the module's docstring)."""
+    return assemble(ref, name, fetch(store, ref, options), options)
+
+
+def fetch(store: Store, ref: str, options: dict[str, Any]) -> dict[str, list[sqlite3.Row]]:
+    """Every row an archive of ``ref`` needs, table by table, in one hold of the engine's lock (the
+    caller may hold it longer, to read the revision the rows are of in the same cut)."""
     wanted = flags(options)
     historical = wanted["include_superseded"]
-    base = Base(ref=ref, name=name)
     with store.lock:
         sources = store.rows(
             "SELECT * FROM sources WHERE ref = ? AND status = 'completed' ORDER BY source_id",
@@ -190,6 +195,33 @@ def read_base(store: Store, ref: str, name: str, options: dict[str, Any]) -> Bas
             " WHERE c.ref = ? ORDER BY cs.conflict_id, cs.position, cs.knowledge_id",
             ref,
         )
+    return {
+        "sources": sources,
+        "chunks": chunks,
+        "statements": statements,
+        "evidence": evidence,
+        "entities": entities,
+        "aliases": aliases,
+        "mentions": mentions,
+        "relationships": relationships,
+        "conflicts": conflicts,
+        "sides": sides,
+    }
+
+
+def assemble(ref: str, name: str, rows: dict[str, list[sqlite3.Row]], options: dict[str, Any]) -> Base:
+    """The records of what :func:`fetch` read (no lock held: the rows are the cut)."""
+    wanted = flags(options)
+    historical = wanted["include_superseded"]
+    base = Base(ref=ref, name=name)
+    sources, chunks, statements, evidence = rows["sources"], rows["chunks"], rows["statements"], rows["evidence"]
+    entities, aliases, mentions, relationships = (
+        rows["entities"],
+        rows["aliases"],
+        rows["mentions"],
+        rows["relationships"],
+    )
+    conflicts, sides = rows["conflicts"], rows["sides"]
     kept = {str(r["knowledge_id"]) for r in statements}
     _sources(base, sources, wanted["include_sources"])
     base.records["chunk"] = [_chunk(r) for r in chunks]

@@ -209,17 +209,16 @@ class ExportBook:
     def _build(self, export: Export) -> None:
         """Read, render and write the archive; then, its pace kept, completed and published."""
         try:
-            with self.state.lock:
+            with self.state.lock:  # the revision and the rows in one cut; the rest outside the lock
                 if not self._current(export):
                     return
                 project = self.state.get_project(export.project_ref)
                 revision = feed.ledger(self.state).package_revision(export.project_ref)
-                base = archives.read_base(
-                    self.state.store, export.project_ref, project.name if project else export.project_ref,
-                    export.options,
-                )  # fmt: skip
+                rows = archives.fetch(self.state.store, export.project_ref, export.options)
                 export.revision_id = revision["id"] if revision else None
                 path = self.root / f"{export.export_id}{FORMATS[export.format]}"
+            name = project.name if project else export.project_ref
+            base = archives.assemble(export.project_ref, name, rows, export.options)
             written = archives.build(export.format, base, export.options, revision, path, export.padding_bytes)
         except Exception as exc:  # any failure of the build is the export's, told in its row
             with self.state.lock:
