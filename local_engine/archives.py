@@ -61,6 +61,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sqlite3
 import struct
 import tarfile
@@ -417,9 +418,14 @@ class Member:
     data: bytes
 
 
+_LINE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+_VALUE = json.JSONEncoder(ensure_ascii=False).encode
+"""Encoders made once (``json.dumps`` with arguments makes one a call)."""
+
+
 def line(record: dict[str, Any]) -> bytes:
     """A record as one JSON line: keys sorted, no spaces, UTF-8."""
-    return (json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+    return (_LINE(record) + "\n").encode("utf-8")
 
 
 def render(fmt: str, base: Base, options: dict[str, Any], revision: dict[str, Any] | None = None) -> list[Member]:
@@ -486,15 +492,16 @@ def _link(target: str, text: str | None) -> str:
 
 def _frontmatter(fields: dict[str, Any]) -> str:
     """YAML frontmatter: every value written as JSON (a JSON scalar or list is YAML too)."""
-    body = "".join(f"{key}: {json.dumps(value, ensure_ascii=False)}\n" for key, value in fields.items())
+    body = "".join(f"{key}: {_VALUE(value)}\n" for key, value in fields.items())
     return f"---\n{body}---\n"
 
 
+BACKTICKS = re.compile(r"`+")
+
+
 def _fenced(text: str) -> str:
-    longest = ticks = 0
-    for char in text:  # the longest run of backticks anywhere, so no line of the text closes the fence
-        ticks = ticks + 1 if char == "`" else 0
-        longest = max(longest, ticks)
+    """``text`` in a code fence longer than any run of backticks in it (so none of its lines closes it)."""
+    longest = max((len(run) for run in BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}\n"
 
