@@ -167,6 +167,12 @@ class ExportBook:
     def start(self, ref: str, fmt: str, options: dict[str, Any], *, background: bool = True) -> Export:
         """A new export of ``ref``, ``running``; built by a thread of its own, or (``background``
         False) in the caller's, at once and whatever the pace, before this returns."""
+        export = self.new(ref, fmt, options, background=background)
+        self.run(export, background=background)
+        return export
+
+    def new(self, ref: str, fmt: str, options: dict[str, Any], *, background: bool = True) -> Export:
+        """The export in the history, ``running``, not yet built (:meth:`run` builds it)."""
         now = time.time()
         with self.state.lock:
             if ref in self.processing:
@@ -187,11 +193,13 @@ class ExportBook:
                 revision_id=head["id"] if head else None,
             )
             self.exports[export.export_id] = export
+            return export
+
+    def run(self, export: Export, *, background: bool = True) -> None:
         if background:
             threading.Thread(target=self._build, args=(export,), name=f"export-{export.export_id}", daemon=True).start()
         else:
             self._build(export)
-        return export
 
     def publish_now(self, ref: str) -> dict[str, Any]:
         """An ANTHILL export of the head revision, built now; its completion's envelope (the
@@ -314,7 +322,10 @@ def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         fmt, options = _options(body)
 
         def create() -> tuple[int, Any]:
-            return 202, exports.start(ref, fmt, options).to_json()
+            export = exports.new(ref, fmt, options)
+            row = export.to_json()  # the answer is the export as it starts: running, however fast it builds
+            exports.run(export)
+            return 202, row
 
         key = request.idempotency_key or ""
         try:

@@ -89,6 +89,7 @@ def base(api: httpx.Client, tmp_path: Path) -> str:
 def export(api: httpx.Client, ref: str, fmt: str, **options: Any) -> dict[str, Any]:
     """An export started and read until it is no longer running."""
     row: dict[str, Any] = post(api, f"/api/projects/{ref}/exports", {"format": fmt, "options": options})
+    assert row["status"] == "running" and row["sha256"] is None  # answered as it starts, however fast it builds
     deadline = time.monotonic() + 60
     while row["status"] == "running":
         assert time.monotonic() < deadline, "the export was not built in time"
