@@ -14,6 +14,7 @@ import io
 import json
 import os
 import tarfile
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
@@ -22,8 +23,9 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, strategies as st
 
-from local_engine import Engine, exports as sim_exports, start_engine
+from local_engine import Engine, archives, exports as sim_exports, start_engine
 
 TOKEN = "export-archives-token"
 MIB = 1024 * 1024
@@ -466,3 +468,41 @@ def test_the_archive_is_a_file_on_the_engines_disk_and_expiring_removes_it(
 def test_the_settings_refuse_what_they_do_not_take(engine: Engine) -> None:
     answer = httpx.put(f"{engine.control_url}/exports/settings", json={"archive_bytes": 180_000})
     assert answer.status_code == 400 and "padding_bytes" in answer.json()["error"]["message"]
+
+
+# ---------------------------------------------------------------- the writer's law
+@given(
+    contents=st.lists(st.binary(max_size=4096), max_size=6),
+    padding=st.one_of(st.just(0), st.integers(min_value=1, max_value=300_000)),
+)
+def test_whatever_the_members_and_padding_each_format_reads_back_what_was_written(
+    contents: list[bytes], padding: int
+) -> None:
+    """The writer's law, for any members and any padding: the digest and size are the file's, and
+    zipfile, gzip and tarfile read back exactly the members (the gzip formats across their members)."""
+    members = [archives.Member(f"records/{n}.jsonl", data) for n, data in enumerate(contents)]
+    with tempfile.TemporaryDirectory() as scratch:
+        for fmt, suffix in archives.FORMATS.items():
+            path = Path(scratch) / f"archive{suffix}"
+            written = archives.write(fmt, members, path, padding)
+            data = path.read_bytes()
+            assert (written.sha256, written.size) == (hashlib.sha256(data).hexdigest(), len(data))
+            if fmt == "obsidian":
+                vault = zipfile.ZipFile(io.BytesIO(data))
+                assert [vault.read(m.name) for m in members] == contents
+                assert ("padding.bin" in vault.namelist()) == (padding > 0)
+            elif fmt == "jsonl":
+                text = gzip.decompress(data)
+                assert text.startswith(b"".join(contents))
+                tail = text[len(b"".join(contents)) :]
+                least = len(archives.PADDING_HEAD) + len(archives.PADDING_TAIL)  # a padding line is at least its JSON
+                assert (
+                    (json.loads(tail)["record_type"], len(tail)) == ("padding", max(padding, least))
+                    if padding
+                    else not tail
+                )
+            else:
+                with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+                    read = {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+                assert [read[m.name] for m in members] == contents
+                assert len(read.get("padding.bin", b"")) == padding
