@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import (
+    archives,
     console,
     engine,
     exports,
@@ -35,7 +36,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle", "console", "search", "doors", "engine")
+PARTS = ("idle", "console", "search", "doors", "engine", "archives")
 """The parts ``--only`` runs alone."""
 
 
@@ -62,6 +63,7 @@ def _only(arguments: argparse.Namespace) -> int:
         "doors": (requests.measure_doors, requests.report_doors),
         "idle": (lambda: idle.measure(arguments.idle_seconds), idle.report),
         "engine": (engine.measure, engine.report),
+        "archives": (archives.measure, archives.report),
     }
     measure, report = parts[arguments.only]
     result = measure()
@@ -88,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         "pages": pages.measure(),
         "search": search.measure(),
         "exports": exports.measure(),
+        "archives": archives.measure(),
         "kb": kb_command.measure(),
         "idle": idle.measure(arguments.idle_seconds),
         "console": console.measure(),
@@ -168,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     idle.report(results["idle"])
     print(f"\nwritten to {RESULTS}")
     exports.report(results["exports"])
+    archives.report(results["archives"])
     console.report(results["console"])
     return 0
 

@@ -3,8 +3,9 @@
 A revision is published when "a job completes": every ingestion job's last stage, and a
 source added or changed through the control port (``POST /projects/{ref}/sources`` or
 ``Engine.put_source``: a job that reads it through the pipeline at once).
-Every revision, and every export of one (``Engine.publish_export``), is an envelope on
-the project's feed, numbered by ``sequence`` within the producer's generation.
+Every revision, and every export of one (an export completing, ``exports.py``; the control
+port's ``POST /projects/{ref}/exports`` and ``Engine.publish_export`` build one at once), is an
+envelope on the project's feed, numbered by ``sequence`` within the producer's generation.
 
 The feed can be told to misbehave the ways the contract's recovery rules exist for
 (``Engine.feed_fault(ref, kind)`` or ``POST /projects/{ref}/feed/faults``):
@@ -41,7 +42,6 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from . import pipeline
-from .exports import record_published
 from .knowledge import Knowledge
 from .routing import ApiError, Handler, Request, Response, json_response
 from .state import GENERATION, EngineState, IdempotencyConflict
@@ -72,6 +72,8 @@ class ProjectFeed:
     hide_next: int = 0  # the next envelope published is left out of this many reads
     hidden: dict[int, int] = field(default_factory=dict)  # sequence -> reads it is still left out of
     lose_next: bool = False  # the next envelope published is never served
+    stamps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """revision id -> when and by which producer it was published (an ANTHILL package names them)."""
 
     @property
     def head_sequence(self) -> int:
@@ -145,21 +147,52 @@ class FeedLedger:
                 "failed_source_count": failed_sources,
             }
             feed.revisions.append(revision)
-            return self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
+            return self._published_revision(ref, feed, revision)
 
-    def publish_export(self, ref: str) -> dict[str, Any]:
-        """An export of the head revision completed."""
+    def _published_revision(self, ref: str, feed: ProjectFeed, revision: dict[str, Any]) -> dict[str, Any]:
+        envelope = self._publish(ref, feed, REVISION_PUBLISHED, dict(revision))
+        feed.stamps[revision["revision_id"]] = {
+            "producer_instance_id": envelope["producer_instance_id"],
+            "producer_generation": envelope["producer_generation"],
+            "published_at": envelope["occurred_at"],
+        }
+        return envelope
+
+    def package_revision(self, ref: str) -> dict[str, Any] | None:
+        """The head revision as an ANTHILL package (version 7) names the one it was cut from:
+        ``id``, ``publication_sequence``, ``logical_content_hash``, ``publication_status``,
+        ``producer_instance_id``, ``producer_generation``, ``published_at``. None before the base
+        published one."""
         with self.state.lock:
             feed = self._feed(ref)
             if not feed.revisions:
-                raise ApiError(409, "not_ready", f"Project '{ref}' has published no revision to export.")
-            payload = {
-                "revision_id": feed.revisions[-1]["revision_id"],
-                "export_id": "exp_" + secrets.token_hex(8),
-                "export_format": "anthill_package",
-                "package_digest": "sha256:" + secrets.token_hex(32),
+                return None
+            head = feed.revisions[-1]
+            stamp = feed.stamps.get(head["revision_id"]) or {
+                "producer_instance_id": self.state.instance_id,
+                "producer_generation": feed.generation,
+                "published_at": None,
             }
-            record_published(self.state, ref, payload["export_id"], payload["revision_id"])
+            return {
+                "id": head["revision_id"],
+                "publication_sequence": head["publication_sequence"],
+                "logical_content_hash": head["logical_content_hash"],
+                "publication_status": head["publication_status"],
+                **stamp,
+            }
+
+    def export_completed(
+        self, ref: str, revision_id: str, export_id: str, export_format: str, sha256: str
+    ) -> dict[str, Any]:
+        """An export of ``revision_id`` completed: its envelope, naming the archive's digest."""
+        with self.state.lock:
+            feed = self._feed(ref)
+            payload = {
+                "revision_id": revision_id,
+                "export_id": export_id,
+                "export_format": export_format,
+                "package_digest": f"sha256:{sha256}",
+            }
             return self._publish(ref, feed, EXPORT_COMPLETED, payload)
 
     def _publish(self, ref: str, feed: ProjectFeed, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -380,9 +413,6 @@ def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         status = str(body.get("status", "complete"))
         return json_response(200, book.put_source(request.params["ref"], name, text, status))
 
-    def post_export(request: Request) -> Response:
-        return json_response(200, book.publish_export(request.params["ref"]))
-
     def post_fault(request: Request) -> Response:
         body = request.json_object()
         return json_response(200, book.fault(request.params["ref"], str(body.get("kind")), body.get("count", 1)))
@@ -396,7 +426,6 @@ def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
 
     return [
         ("POST", rf"/projects/{REF}/sources", put_source),
-        ("POST", rf"/projects/{REF}/exports", post_export),
         ("POST", rf"/projects/{REF}/feed/faults", post_fault),
         ("POST", rf"/projects/{REF}/feed/malformed", post_malformed),
         ("GET", rf"/projects/{REF}/feed/receipts", get_receipts),

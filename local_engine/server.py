@@ -341,6 +341,7 @@ class Engine:
             upload_root=folder / "uploads",
             allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
         )
+        exports.book(self._state).use_root(folder / "exports")
         self.state_file = state_file
         self._persist_lock = threading.Lock()
         if state_file is not None:
@@ -565,7 +566,8 @@ class Engine:
         return feed.ledger(self._state).put_source(ref, name, text, status)
 
     def publish_export(self, ref: str) -> dict[str, Any]:
-        return feed.ledger(self._state).publish_export(ref)
+        """An ANTHILL export of the head revision, built now; answers its completion's envelope."""
+        return exports.book(self._state).publish_now(ref)
 
     def feed_fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
         """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""

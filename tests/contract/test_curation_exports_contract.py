@@ -4,7 +4,11 @@ docs/upstream-contract.md, "Curation" and "Exports"."""
 from __future__ import annotations
 
 import hashlib
+import io
+import json
+import tarfile
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -82,7 +86,7 @@ def test_a_download_forager_refuses_is_refused_in_its_words(
 
 def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Engine) -> None:
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-reset")
-    client.export(row.export_id)
+    assert sim_exports.book(simulator.state).wait(row.export_id).completed
     simulator.set_fault("reset", path_prefix=f"/api/exports/{row.export_id}/download", times=1)
     with pytest.raises(UpstreamError), client.download_archive(row.export_id) as arriving:
         b"".join(arriving.chunks)
@@ -93,3 +97,29 @@ def test_forager_refuses_an_export_while_processing(client: ForagerClient, simul
     with pytest.raises(UpstreamRefused) as refused:
         client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-busy")
     assert (refused.value.upstream_status, refused.value.upstream_code) == (409, "project_processing")
+
+
+def test_the_archive_the_client_takes_away_is_the_base_it_ingested(
+    client: ForagerClient, simulator: Engine, tmp_path: Path
+) -> None:
+    """Over loopback, through the product's own client: a document ingested by path, an ANTHILL
+    package of it downloaded and verified, its statements and the revision it names read back."""
+    (tmp_path / "memo.md").write_text("# Memo\n\nThe board approved the harbour budget on May 2, 2026.\n")
+    ref = client.create_project("Memos", "", idempotency_key="contract-memos").project_ref
+    job = client.queue_job(ref, [str(tmp_path)], force=False, idempotency_key="contract-memos-job")
+    deadline = time.monotonic() + 30
+    while not (job := client.job(ref, job.job_id)).terminal:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    row = client.start_export(ref, {"format": "anthill"}, idempotency_key="contract-package")
+    done = client.export(sim_exports.book(simulator.state).wait(row.export_id).export_id)
+    with client.download_archive(row.export_id) as arriving:
+        data = b"".join(arriving.chunks)
+    assert arriving.announced_sha256 == done.sha256 == hashlib.sha256(data).hexdigest()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as package:
+        manifest = json.loads(package.extractfile("anthill-package.json").read())  # type: ignore[union-attr]
+        statements = package.extractfile("records/statements.jsonl").read().decode().splitlines()  # type: ignore[union-attr]
+    head = client.head_revision(ref)
+    assert head is not None and manifest["revision"]["id"] == head.revision_id == done.revision_id
+    assert [json.loads(s)["statement"] for s in statements] == ["The board approved the harbour budget on May 2, 2026."]
+    assert done.stats["statements"] == 1 == manifest["stats"]["statements"]

@@ -259,22 +259,28 @@ def test_a_two_gib_archives_first_download_answers_within_the_budget_having_read
     http: httpx.Client, stack: LocalStack, people: dict[str, str]
 ) -> None:
     op = people["operator"]
-    control(stack, "PUT", "/exports/settings", {"archive_bytes": 2 * 1024**3})
+    control(stack, "PUT", "/exports/settings", {"padding_bytes": 2 * 1024**3})  # a stored 2 GiB padding entry
     try:
         answer = post(http, op, "/knowledge/exports", {"format": "jsonl"})
         assert answer.status_code == 200, answer.text
         export_id = str(answer.json()["data"]["export_id"])
     finally:
-        control(stack, "PUT", "/exports/settings", {"archive_bytes": 180_000})
-    # FORAGER records the digest when it builds; the simulator computes it on the first description
-    # of the completed export, asked here on its control port (its bytes are generated lazily, never
-    # stored), so no call of the service's waits for 2 GiB to be hashed
-    for _ in range(100):
-        described = httpx.get(f"{stack.control_url}/exports/{export_id}", timeout=120).json()
-        if described["status"] == "completed":
-            break
-        time.sleep(0.1)
-    assert (described["size_bytes"], described["served_bytes"], described["downloads"]) == (2 * 1024**3, 0, 0)
+        control(stack, "PUT", "/exports/settings", {"padding_bytes": 0})
+    try:
+        _two_gib_first_download(http, stack, op, export_id)
+    finally:
+        control(stack, "POST", f"/exports/{export_id}/expire", {})  # its 2 GiB file removed from the engine's disk
+
+
+def _two_gib_first_download(http: httpx.Client, stack: LocalStack, op: str, export_id: str) -> None:
+    # FORAGER records the digest as it builds the archive (written to its disk and hashed in the
+    # background, a few seconds for 2 GiB), so no call of the service's waits for 2 GiB to be hashed
+    deadline = time.monotonic() + 180
+    while (described := control(stack, "GET", f"/exports/{export_id}", None))["status"] == "running":
+        assert time.monotonic() < deadline, "the 2 GiB archive was not built in time"
+        time.sleep(0.2)
+    assert described["status"] == "completed", described
+    assert described["size_bytes"] > 2 * 1024**3 and (described["served_bytes"], described["downloads"]) == (0, 0)
     # the verifier the download asks will be told a wrong digest beside the bytes and stop before the body
     control(stack, "POST", f"/exports/{export_id}/download-faults", {"kind": "wrong_digest", "times": 3})
     began = time.monotonic()

@@ -124,9 +124,9 @@ def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on:
     # an export no FORAGER holds is gone: recorded for the downloads to answer, not raised
     assert invoke("ExportVerifierFunction", event) == {"export_id": export_id, "outcome": "gone"}
     book = sim_exports.book(forager.state)
-    export = book.start("falcon", "jsonl", {})
+    export = book.wait(book.start("falcon", "jsonl", {}).export_id)  # built, then held under the event's id
     book.exports[export_id] = export
-    export.export_id, export.ready_at = export_id, 0.0
+    export.export_id = export_id
     assert invoke("ExportVerifierFunction", event) == {"export_id": export_id, "outcome": "verified"}
 
 
