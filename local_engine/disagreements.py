@@ -71,7 +71,8 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
     return {
         "subject": (subject or "").lower(),
         "claim": " ".join(dict.fromkeys(claim)),
-        "words": " ".join(sorted(set(words))),
+        # the content words as a key (only ever compared whole): a short index, not the words
+        "words": hashlib.blake2b(" ".join(sorted(set(words))).encode(), digest_size=8).hexdigest(),
         "value": value,
     }
 
