@@ -14,7 +14,8 @@ to each source of a job:
 4. **Contradictions.** Two statements of different sources with the same subject named in them
    (a heading above is not a claim's subject), where one's
    claim words (content words less dates and numbers, at least :data:`MIN_CLAIM_WORDS`) are all
-   in the other's, and each names a value of the same kind (a date, a number) that differs, are a
+   in the other's, and each names a value of the same kind (a date, else a number, else a name
+   given for the subject: the last name it says that is not the subject) that differs, are a
    ``contradiction``. The suggested winner is the statement of the newer ``document_date``, then
    the one with more evidence, then the later read; while the disagreement is open the other
    side is ``Disputed``. At most :data:`MAX_COMPARED` statements of a subject are compared.
@@ -35,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from . import extraction
+from . import extraction, people
 
 MIN_CLAIM_WORDS = 3
 MAX_COMPARED = 100
@@ -68,6 +69,13 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
         number = NUMBER.search(statement)
         if number is not None and not re.fullmatch(r"(19|20)\d\d", number.group(0)):
             value = f"number:{number.group(0)}"
+        elif subject:  # a name given for the subject: the last name it says that is not the subject
+            named = [n for n, _, _ in people.names_in(statement, 0, len(statement))]
+            others = [n for n in named if people.fold(n) != people.fold(subject)]
+            if others and len(named) >= 2:
+                value = f"name:{people.fold(others[-1])}"
+                said = set(people.fold(others[-1]).split())
+                claim = [w for w in claim if w not in said]
     return {
         "subject": (subject or "").lower(),
         "claim": " ".join(dict.fromkeys(claim)),

@@ -208,3 +208,17 @@ def test_an_ingestion_publishes_a_revision_that_moves_only_when_the_knowledge_do
     assert published["payload"]["record_count"] == 1 and published["payload"]["publication_status"] == "complete"
     head = api.get(f"/api/projects/{ref}/revisions/head").json()
     assert head["revision_id"] == published["payload"]["revision_id"]
+
+
+def test_two_files_naming_a_different_person_for_the_same_claim_are_a_contradiction(
+    api: httpx.Client, tmp_path: Path
+) -> None:
+    older = "The Harbour Project safety officer is Maria Jensen."
+    newer = "The Harbour Project safety officer is Tomas Berg, from this spring."
+    ref = base_with(
+        api, tmp_path / "officers", {"old.md": dated("2025-05-01", older), "new.md": dated("2026-04-01", newer)}
+    )
+    (conflict,) = api.get(f"/api/projects/{ref}/conflicts").json()["conflicts"]
+    assert conflict["type"] == "contradiction" and {s["statement"] for s in conflict["sides"]} == {older, newer}
+    winner = next(s for s in conflict["sides"] if s["knowledge_id"] == conflict["suggested_winner_id"])
+    assert winner["statement"] == newer
