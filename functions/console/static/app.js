@@ -153,8 +153,8 @@ function Shell({ me, setMe }) {
   };
   const section = screen(id);
   return html`<${Console.Provider} value=${context}>
-    <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
     <header class="top">
+      <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
       <h1>Knowledge console</h1>
       <span class="who">Signed in as <strong>${me.name}</strong>${me.session?.expires_at ? html`, session until ${when(me.session.expires_at)}` : null}</span>
       <button type="button" onClick=${signOut}>Sign out</button>

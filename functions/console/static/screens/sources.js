@@ -210,7 +210,7 @@ export default function Sources() {
     <${Upload} started=${started} />
     <${Jobs} tick=${tick} />
     <section class="card" aria-labelledby="sources-title">
-      <h3 id="sources-title">Sources</h3>
+      <h3 id="sources-title">Registered sources</h3>
       <${Loaded} load=${sources} what="the sources">
         ${(answer) =>
           answer.sources.length === 0
