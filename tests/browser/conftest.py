@@ -139,21 +139,25 @@ class Console:
     def call_with_cookie(self, cookie: str, path: str = "/knowledge/me") -> httpx.Response:
         return httpx.get(self.stack.url + path, cookies={SESSION_COOKIE: cookie}, timeout=30.0, verify=TLS)
 
-    def assert_accessible(self, screen: str) -> None:
+    def assert_accessible(self, screen: str, *, dark_too: bool = False) -> None:
         """axe-core on the page as it stands: no violation of any impact, best practices
         (``heading-order``, ``region``, ``landmark-unique``) included (issue 41); saved as a screenshot
         named ``screen`` when screenshots are asked for. Scanned once every read on the screen has
-        answered (no "Reading …" placeholder left), so axe and the picture see the settled page."""
+        answered (no "Reading …" placeholder left), so axe and the picture see the settled page;
+        ``dark_too`` scans it again in the dark scheme (colours a screen adds of its own)."""
         expect(self.page.get_by_role("status").filter(has_text=re.compile(r"^Reading .*…$"))).to_have_count(0)
         if not self.page.evaluate("() => Boolean(window.axe)"):
             # through the driver, not a <script> tag: the page's CSP refuses inline script, as it should
             self.page.evaluate(f"() => {{ {self.axe}\n }}")
-        result: dict[str, Any] = self.page.evaluate(
-            "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
-            " return {violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
-            " nodes: v.nodes.map(n => n.target.join(' '))}))}; }"
-        )
-        assert result["violations"] == [], f"axe on {screen}: {result['violations']}"
+        for scheme in ("light", "dark") if dark_too else ("light",):
+            self.page.emulate_media(color_scheme=scheme)
+            result: dict[str, Any] = self.page.evaluate(
+                "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
+                " return {violations: r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
+                " nodes: v.nodes.map(n => n.target.join(' '))}))}; }"
+            )
+            assert result["violations"] == [], f"axe on {screen} ({scheme}): {result['violations']}"
+        self.page.emulate_media(color_scheme="light")
         self.screenshot(screen)
 
     def broken_words(self) -> list[str]:

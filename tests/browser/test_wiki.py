@@ -475,3 +475,58 @@ def test_pages_written_by_kb_import_and_by_an_agent_are_found_by_search_pages_wi
     search_in_the_wiki(console, "lighthouse")
     expect(hits_of(console).get_by_role("link", name=re.compile(r"Lamp|lamp\.md"))).to_be_visible(timeout=5_000)
     assert time.monotonic() - answered < 5.0
+
+
+CODE = page(
+    "Code",
+    "# Code\n\n"
+    "```python\n"
+    "# a comment: <img src=x onerror=\"window.__wikiXss = 'comment'\">\n"
+    "def greet(name):\n"
+    "    return f\"<script>window.__wikiXss = 'string'</script> {name}\"\n"
+    "```\n\n"
+    "```../../api.js\n"
+    "not a language: drawn as its text\n"
+    "```\n",
+    tags="[code]",
+)
+
+
+def test_a_fenced_python_block_is_coloured_and_stays_inert(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    base.put("dev/code.md", CODE)
+    fetched: list[str] = []
+    console.page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+    open_wiki(console, operator)
+    p = console.page
+    open_page(console, "dev/code.md")
+    rendered = p.get_by_role("region", name="Page body")
+    coloured = rendered.locator("pre code.highlighted")
+    expect(coloured).to_have_count(1)  # the python block; the other names no language Prism knows
+    expect(coloured.locator(".tok-keyword").first).to_have_text("def")
+    expect(coloured.locator(".tok-function")).to_have_text("greet")
+    expect(coloured.locator(".tok-comment")).to_contain_text("onerror=")
+    expect(coloured.locator(".tok-string-interpolation")).to_contain_text("<script>")
+    # the code is the page's text, character for character, and nothing in it became an element
+    found = p.evaluate(
+        """() => {
+          const code = document.querySelector('.page-body pre code.highlighted');
+          const all = [...code.querySelectorAll('*')];
+          return {
+            text: code.textContent,
+            tags: [...new Set(all.map((e) => e.tagName.toLowerCase()))],
+            attributes: [...new Set(all.flatMap((e) => [...e.attributes].map((a) => a.name)))],
+          };
+        }"""
+    )
+    assert found["text"] == CODE.split("```python\n")[1].split("```")[0], found["text"]
+    assert found["tags"] == ["span"] and found["attributes"] == ["class"], found
+    p.wait_for_timeout(300)
+    assert p.evaluate("() => window.__wikiXss") is None
+    expect(rendered.locator("pre").nth(1)).to_have_text("not a language: drawn as its text\n")
+    # Prism's core came with the wiki and the one grammar the page names, nothing a page's words made
+    grammars = sorted(path for path in fetched if "/vendor/prism-" in path)
+    assert grammars == ["/console/vendor/prism-core.min.js", "/console/vendor/prism-python.min.js"], grammars
+    coloured.evaluate("(code) => code.scrollIntoView({block: 'center'})")  # the picture shows the block
+    console.assert_accessible("wiki-code", dark_too=True)  # the colours hold their contrast in both schemes

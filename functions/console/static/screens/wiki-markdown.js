@@ -3,10 +3,12 @@
 // string, so raw HTML stays text, and only these tags and attributes can exist. A link is
 // clickable only when it names a page or a directory of the base (then it opens in the wiki) or
 // an http(s) address; any other scheme (javascript:, data:, vbscript:, …) is drawn as inert text.
-// docs/console.md, The wiki.
+// A fenced block in a language Prism knows is coloured the same way: tokens to elements
+// (wiki-highlight.js). docs/console.md, The wiki.
 import "../vendor/markdown-it.min.js";
 import { h } from "../vendor/preact-htm.module.js";
 import { href } from "../route.js";
+import { grammarOf, highlight } from "./wiki-highlight.js";
 
 const markdownit = globalThis.markdownit;
 const parser = markdownit({ html: false, linkify: true, typographer: false });
@@ -107,7 +109,15 @@ function element(token, children, context) {
   return h(tag, props, children);
 }
 
-function leaf(token) {
+/** A code block: coloured when its fence names a language whose grammar is here, else its text. */
+function code(token, context) {
+  const grammar = token.type === "fence" ? grammarOf(token.info) : null;
+  if (grammar) context.grammars.add(grammar);
+  const coloured = grammar ? highlight(token.content, grammar) : null;
+  return h("pre", null, coloured ? h("code", { class: "highlighted" }, coloured) : h("code", null, token.content));
+}
+
+function leaf(token, context) {
   switch (token.type) {
     case "text":
       return token.content;
@@ -119,7 +129,7 @@ function leaf(token) {
       return h("code", null, token.content);
     case "fence":
     case "code_block":
-      return h("pre", null, h("code", null, token.content));
+      return code(token, context);
     case "hr":
       return h("hr", null);
     case "image":
@@ -141,7 +151,7 @@ function build(tokens, context) {
       const frame = stack.pop();
       stack[stack.length - 1].children.push(element(frame.token, frame.children, context));
     } else {
-      top.push(leaf(token));
+      top.push(leaf(token, context));
     }
   }
   while (stack.length > 1) {
@@ -160,8 +170,10 @@ function slug(text, taken) {
   return id;
 }
 
-/** The page's body as Preact children, and its headings (level as written, text, id) for the table
- * of contents. from: the page's path; known: Map path -> listing row. */
+/** The page's body as Preact children, its headings (level as written, text, id) for the table of
+ * contents, and the grammars its fenced blocks name (wiki-highlight.js's useGrammars loads them;
+ * drawn again once they are here, the blocks are coloured). from: the page's path; known: Map
+ * path -> listing row. */
 export function renderPage(markdown, from, known) {
   const tokens = parser.parse(markdown, {});
   const taken = new Set();
@@ -172,8 +184,8 @@ export function renderPage(markdown, from, known) {
     headings.push({ level: Number(token.tag.slice(1)), text, id: slug(text, taken) });
   });
   const top = Math.min(...headings.map((entry) => entry.level), 6);
-  const context = { from, known, headings, top, last: 3, next: 0 };
-  return { body: build(tokens, context), headings };
+  const context = { from, known, headings, top, last: 3, next: 0, grammars: new Set() };
+  return { body: build(tokens, context), headings, grammars: [...context.grammars] };
 }
 
 /** The page's body as Preact children. */

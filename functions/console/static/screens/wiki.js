@@ -6,6 +6,7 @@ import { diffWordsWithSpace, structuredPatch } from "../vendor/diff.module.js";
 import * as api from "../api.js";
 import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
+import { useGrammars } from "./wiki-highlight.js";
 import { body, dirHref, pageHref, pageTitle, parent, renderPage } from "./wiki-markdown.js";
 
 const TRUST = {
@@ -394,8 +395,10 @@ function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
 
 /** What the text will look like, drawn by the same safe renderer as the page itself. */
 function Preview({ text, path, known }) {
-  const drawn = useMemo(() => renderPage(body(text), path, known).body, [text, path, known]);
-  return html`<div class="preview" role="region" aria-label="Preview"><p class="muted preview-label" aria-hidden="true">Preview</p><div class="page-body">${drawn}</div></div>`;
+  const [coloured, recolour] = useState(0);
+  const drawn = useMemo(() => renderPage(body(text), path, known), [text, path, known, coloured]);
+  useGrammars(drawn.grammars, () => recolour((n) => n + 1));
+  return html`<div class="preview" role="region" aria-label="Preview"><p class="muted preview-label" aria-hidden="true">Preview</p><div class="page-body">${drawn.body}</div></div>`;
 }
 
 /** Ctrl-S or Cmd-S saves (the form's own submit), instead of the browser's Save page. */
@@ -539,7 +542,12 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
 /** The rendered body with its table of contents (from two headings); a heading's link is an
  * address (`at=h-…`), so it is kept, shared and undone by Back like any other view. */
 function PageBody({ content, path, known, at }) {
-  const { body: children, headings } = useMemo(() => renderPage(body(content), path, known), [content, path, known]);
+  const [coloured, recolour] = useState(0); // drawn at once, coloured once its grammars are here
+  const { body: children, headings, grammars } = useMemo(
+    () => renderPage(body(content), path, known),
+    [content, path, known, coloured],
+  );
+  useGrammars(grammars, () => recolour((n) => n + 1));
   useEffect(() => {
     if (!at) return;
     const target = document.getElementById(at);
