@@ -4,7 +4,7 @@
 import { html, useEffect, useMemo, useRef, useState } from "../vendor/preact-htm.module.js";
 import { diffWordsWithSpace, structuredPatch } from "../vendor/diff.module.js";
 import * as api from "../api.js";
-import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useAddress, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
 import { useGrammars } from "./wiki-highlight.js";
 import { body, dirHref, pageHref, pageTitle, parent, renderPage } from "./wiki-markdown.js";
@@ -39,20 +39,6 @@ const short = (version) => (version ? version.replace(/^sha256:/, "").slice(0, 1
 /** A version as people name it: when, who, and what the write said. */
 const versionName = (v) => `${when(v.at)} · ${v.actor}${v.summary ? " · " + v.summary : ` · ${v.op}`}${v.current ? " (current)" : ""}`;
 const needsReview = (row) => row.type === "file" && row.trust && row.trust !== "human_reviewed";
-
-function readQuery() {
-  return Object.fromEntries(route.readRoute().params);
-}
-
-function useQuery() {
-  const [query, setQuery] = useState(readQuery());
-  useEffect(() => {
-    const follow = () => setQuery(readQuery());
-    window.addEventListener("hashchange", follow);
-    return () => window.removeEventListener("hashchange", follow);
-  }, []);
-  return query;
-}
 
 const go = (params) => route.go("wiki", params);
 
@@ -788,7 +774,7 @@ const VIEWS = [
 
 export default function Wiki() {
   const { project } = useConsole();
-  const query = useQuery();
+  const query = useAddress();
   const listing = useLoad(() => (project ? listAll(project) : Promise.resolve([])), [project]);
   const known = useMemo(() => new Map((listing.data ?? []).map((row) => [row.path, row])), [listing.data]);
   const view = query.page ? "page" : query.view ?? "dir";
