@@ -248,6 +248,7 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     area = tree.get_by_role("treeitem", name="area-03/")
     expect(area).to_be_visible()
     expect(tree.get_by_role("treeitem", name="Note number 03")).to_have_count(0)  # closed
+    console.assert_accessible("wiki-tree-collapsed")
     # the ARIA tree: one Tab stop, arrows move, Right opens a directory and enters it
     expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
     tree.get_by_role("treeitem", name="area-00/").focus()
@@ -259,6 +260,7 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     p.keyboard.press("ArrowRight")
     expect(tree.get_by_role("treeitem", name="Note number 03")).to_be_focused()
     expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
+    console.assert_accessible("wiki-tree-expanded")
     p.keyboard.press("Enter")
     crumbs = p.get_by_role("navigation", name="Breadcrumbs")
     expect(crumbs.get_by_role("link")).to_have_text(["Pages", "area-03"])

@@ -530,3 +530,9 @@ def test_a_fenced_python_block_is_coloured_and_stays_inert(
     assert grammars == ["/console/vendor/prism-core.min.js", "/console/vendor/prism-python.min.js"], grammars
     coloured.evaluate("(code) => code.scrollIntoView({block: 'center'})")  # the picture shows the block
     console.assert_accessible("wiki-code", dark_too=True)  # the colours hold their contrast in both schemes
+
+    p.get_by_role("button", name="Edit").click()  # the preview beside the text is coloured the same way
+    preview = p.get_by_role("region", name="Preview")
+    expect(preview.locator("pre code.highlighted .tok-keyword").first).to_have_text("def")
+    p.get_by_label("Content").evaluate("(text) => text.scrollIntoView({block: 'start'})")
+    console.assert_accessible("wiki-preview")

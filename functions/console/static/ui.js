@@ -171,6 +171,13 @@ export function When({ iso }) {
   return html`<time datetime=${iso} title=${when(iso)}>${ago(iso)}</time>`;
 }
 
+/** A path that may wrap after each slash, at its folders, never inside a name (a browser does not
+ * break a line after "/" by itself: a long path made a 360 px screen 430 px wide). */
+export function Path({ text }) {
+  const parts = String(text ?? "").split("/");
+  return html`<span class="path">${parts.map((part, index) => (index < parts.length - 1 ? html`${part}/<wbr />` : part))}</span>`;
+}
+
 /** A long id or digest shortened (the whole value on hover and to assistive technology), with a
  * button that copies the whole value. */
 export function Id({ value, label }) {

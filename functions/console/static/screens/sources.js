@@ -3,7 +3,7 @@
 // engine may read said before anyone presses Import), and upload with preflight's count first.
 import { html, useEffect, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Bytes, Id, Loaded, Notice, Problem, When, scoped, useAction, useConsole, useLoad } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Path, Problem, When, scoped, useAction, useConsole, useLoad } from "../ui.js";
 
 const POLL_MS = 2000;
 const SHOWN_INPUTS = 3;
@@ -193,7 +193,7 @@ function Source({ id, close }) {
   const page = useLoad(() => api.get(`/knowledge/sources/${encodeURIComponent(id)}`, scoped(project)), [project, id]);
   return html`<section class="card" aria-labelledby="source-title">
     <${Loaded} load=${page} what="the source">
-      ${(found) => html`<h3 id="source-title">${found.source.name}</h3>
+      ${(found) => html`<h3 id="source-title"><${Path} text=${found.source.name} /></h3>
         <dl class="facts">
           <dt>Status</dt><dd>${found.ingestion_status ?? found.source.processing_status}</dd>
           <dt>Read as</dt><dd>${found.parser ?? "—"}${found.mime_type ? ` (${found.mime_type})` : ""}</dd>
@@ -232,7 +232,7 @@ export default function Sources() {
             ? html`<p>No sources registered yet.</p>`
             : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
                 <tbody>${answer.sources.map((source) => html`<tr key=${source.source_id}>
-                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}>${source.name}</button></td>
+                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}><${Path} text=${source.name} /></button></td>
                   <td data-label="Type">${source.type}</td><td data-label="Size"><${Bytes} count=${source.size_bytes} /></td>
                   <td data-label="Status">${source.processing_status}${source.error ? html`<br /><span class="error">${source.error.message}</span>` : null}</td>
                   <td data-label="Added"><${When} iso=${source.created_at} /></td></tr>`)}</tbody></table>`}
