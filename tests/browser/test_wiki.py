@@ -536,3 +536,39 @@ def test_a_fenced_python_block_is_coloured_and_stays_inert(
     expect(preview.locator("pre code.highlighted .tok-keyword").first).to_have_text("def")
     p.get_by_label("Content").evaluate("(text) => text.scrollIntoView({block: 'start'})")
     console.assert_accessible("wiki-preview")
+
+
+def test_a_link_to_a_heading_opens_it_on_its_page_and_one_to_no_heading_is_quiet(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    """Fragments as GitHub and most wikis write them (`#deploy-the-hub`, `guide.md#Deploy-the-hub`)
+    name a heading: the link is that heading's address (`at=h-…`); one naming no heading of the
+    page is drawn quietly, as a link to no page is."""
+    base.put(
+        "anchors/guide.md",
+        page(
+            "Guide",
+            "# Guide\n\nJump to [the deploy step](#deploy-the-hub) or [a step](#no-such-step).\n\n"
+            + "Filler line.\n\n" * 40
+            + "## Deploy the hub\n\nRun it.\n",
+        ),
+    )
+    base.put("anchors/other.md", page("Other", "See [the guide's deploy step](guide.md#Deploy-the-hub).\n"))
+    open_wiki(console, operator)
+    p = console.page
+    open_page(console, "anchors/other.md")
+    p.get_by_role("region", name="Page body").get_by_role("link", name="the guide's deploy step").click()
+    expect(p.get_by_role("heading", name="Deploy the hub")).to_be_focused()  # on the other page, at it
+    assert "at=h-deploy-the-hub" in p.url and "guide.md" in p.url, p.url
+
+    rendered = p.get_by_role("region", name="Page body")
+    expect(rendered.get_by_role("link", name="the deploy step")).to_have_attribute(
+        "href", re.compile(r"at=h-deploy-the-hub")
+    )
+    quiet = rendered.locator(".unresolved-link", has_text="a step")
+    expect(quiet).to_have_attribute("title", "No heading no-such-step on this page")
+    expect(rendered.get_by_role("link", name="a step")).to_have_count(0)
+    p.evaluate("() => window.scrollTo(0, 0)")
+    rendered.get_by_role("link", name="the deploy step").click()
+    expect(p.get_by_role("heading", name="Deploy the hub")).to_be_focused()
+    console.assert_accessible("wiki-anchors")

@@ -48,12 +48,29 @@ export function resolve(from, target) {
   return "/" + parts.join("/");
 }
 
-/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?}. A link
- * written without `.md` (a site's address: `/guide/install`) opens the page `install.md` there. */
+/** A heading's anchor as a fragment names it (`#Deploy-the-hub`, as GitHub and most wikis
+ * write them): the id this renderer gives that heading ("h-" first). */
+export function anchor(fragment) {
+  let words = fragment;
+  try {
+    words = decodeURIComponent(fragment);
+  } catch {
+    // kept as written
+  }
+  const slugged = words.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "");
+  return slugged ? "h-" + slugged : null;
+}
+
+/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?, at?}. A link
+ * written without `.md` (a site's address: `/guide/install`) opens the page `install.md` there; a
+ * fragment (`#deploy`, `guide.md#deploy`) names a heading of that page (`at`). */
 export function classify(href, from, known) {
   const raw = (href ?? "").trim();
   if (/^https?:\/\//i.test(raw)) return { kind: "external", href: raw };
-  if (!raw || raw.startsWith("#") || raw.startsWith("//") || SCHEME.test(raw)) return { kind: "inert" };
+  if (!raw || raw.startsWith("//") || SCHEME.test(raw)) return { kind: "inert" };
+  const hash = raw.indexOf("#");
+  const at = hash < 0 ? null : anchor(raw.slice(hash + 1));
+  if (raw.startsWith("#")) return at ? { kind: "page", path: from, at } : { kind: "inert" };
   let target;
   try {
     target = decodeURIComponent(raw.split("#")[0].split("?")[0]);
@@ -65,7 +82,8 @@ export function classify(href, from, known) {
   if (path === null) return { kind: "broken", path: target };
   const entry = known.get(path) ?? (/\.[A-Za-z0-9]+$/.test(path) ? undefined : known.get(path + ".md"));
   if (!entry) return { kind: "broken", path };
-  return { kind: entry.type === "dir" ? "dir" : "page", path: entry.path ?? path };
+  if (entry.type === "dir") return { kind: "dir", path: entry.path ?? path };
+  return at ? { kind: "page", path: entry.path ?? path, at } : { kind: "page", path: entry.path ?? path };
 }
 
 /** A page's and a directory's address in the wiki of the project the address names. */
@@ -78,7 +96,11 @@ function link(href, children, context) {
     case "external":
       return h("a", { href: where.href, rel: "noopener noreferrer nofollow", target: "_blank" }, children);
     case "page":
-      return h("a", { href: pageHref(where.path) }, children);
+      if (where.path === context.from && where.at && !context.headings.some((entry) => entry.id === where.at)) {
+        // a heading this page does not have: quietly, as a link to no page is
+        return h("span", { class: "unresolved-link", title: `No heading ${where.at.slice(2)} on this page` }, children);
+      }
+      return h("a", { href: where.at ? pageHref(where.path, { at: where.at }) : pageHref(where.path) }, children);
     case "dir":
       return h("a", { href: dirHref(where.path) }, children);
     case "broken":

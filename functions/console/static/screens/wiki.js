@@ -542,12 +542,22 @@ function PageBody({ content, path, known, at }) {
       target.focus({ preventScroll: true });
     }
   }, [at, content]);
+  // a link to the heading the address already names changes no address: it goes there again
+  const again = (event) => {
+    const link = event.target.closest?.("a[href]");
+    if (!link || link.getAttribute("href") !== window.location.hash || !at) return;
+    const target = document.getElementById(at);
+    if (!target) return;
+    event.preventDefault();
+    target.scrollIntoView({ block: "start" });
+    target.focus({ preventScroll: true });
+  };
   return html`${headings.length >= 2
-      ? html`<nav class="toc" aria-label="On this page"><h4>On this page</h4><ol>${headings.map(
+      ? html`<nav class="toc" aria-label="On this page" onClick=${again}><h4>On this page</h4><ol>${headings.map(
           (entry) => html`<li key=${entry.id} class=${"toc-" + entry.level}><a href=${pageHref(path, { at: entry.id })} aria-current=${at === entry.id ? "location" : null}>${entry.text}</a></li>`,
         )}</ol></nav>`
       : null}
-    <div class="page-body" aria-label="Page body" role="region">${children}</div>`;
+    <div class="page-body" aria-label="Page body" role="region" onClick=${again}>${children}</div>`;
 }
 
 function PageView({ project, path, query, rows, known, reloadRows }) {
