@@ -367,3 +367,15 @@ def test_at_360_pixels_the_bar_and_the_tabs_fold_into_a_menu(console: Console, s
     page.set_viewport_size({"width": 1280, "height": 800})
     expect(menu).to_be_hidden()
     expect(tabs).to_be_visible()
+
+
+def test_a_project_reached_by_owning_its_organization_is_named_so_in_the_picker(
+    console: Console, stack: LocalStack, operator: tuple[str, str, str]
+) -> None:
+    """/knowledge/me answers `role: null` for a project the person reaches by owning its
+    organization: the picker says so, not an empty "()" (seen trying the wiki with 100 pages)."""
+    project, _, _ = operator  # made in the installation's organization, which the local admin owns
+    console.sign_in(stack.admin_token)
+    picker = console.page.get_by_role("combobox", name="Project", exact=True)
+    expect(picker.get_by_role("option", name=f"{project} (owner of its organization)")).to_be_attached()
+    expect(picker.get_by_role("option", name=re.compile(r"\(\)$"))).to_have_count(0)
