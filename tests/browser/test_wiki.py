@@ -369,7 +369,15 @@ def test_the_service_worker_keeps_the_shell_and_never_page_content(
 def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, str], base: Base) -> None:
     base.put(
         "narrow/long-name-of-a-directory/page.md",
-        page("Narrow", "A line " + "with many words " * 20 + "\n\n```\n" + "x" * 200 + "\n```\n"),
+        page(
+            "Narrow",
+            "A line "
+            + "with many words " * 20
+            + "\n\n```\n"
+            + "x" * 200
+            + "\n```\n"
+            + "".join(f"\n## Part {n}\n\nText.\n" for n in range(12)),
+        ),
     )
     console.page.set_viewport_size({"width": 360, "height": 780})
     open_wiki(console, operator)
@@ -382,6 +390,11 @@ def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, s
     title = console.page.get_by_role("heading", name="Narrow", level=3).bounding_box()
     body = console.page.get_by_role("region", name="Page body").bounding_box()
     assert title and body and title["y"] < 400 and body["y"] < 780, (title, body)
+    # its twelve headings' table of contents starts folded, one tap away
+    toc = console.page.get_by_role("navigation", name="On this page")
+    expect(toc.get_by_role("link", name="Part 3")).to_be_hidden()
+    toc.get_by_text("On this page").click()
+    expect(toc.get_by_role("link", name="Part 3")).to_be_visible()
     console.assert_accessible("wiki-page-360")
 
 

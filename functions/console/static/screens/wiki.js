@@ -527,7 +527,12 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
 
 /** The rendered body with its table of contents (from two headings); a heading's link is an
  * address (`at=h-…`), so it is kept, shared and undone by Back like any other view. */
+/** Below 40 rem (a phone) the table of contents starts folded, so the page's body is on the
+ * first screen; it opens with a tap. */
+const NARROW = "(max-width: 40rem)";
+
 function PageBody({ content, path, known, at }) {
+  const [narrow] = useState(() => window.matchMedia(NARROW).matches);
   const [coloured, recolour] = useState(0); // drawn at once, coloured once its grammars are here
   const { body: children, headings, grammars } = useMemo(
     () => renderPage(body(content), path, known),
@@ -553,9 +558,10 @@ function PageBody({ content, path, known, at }) {
     target.focus({ preventScroll: true });
   };
   return html`${headings.length >= 2
-      ? html`<nav class="toc" aria-label="On this page" onClick=${again}><h4>On this page</h4><ol>${headings.map(
+      ? html`<nav class="toc" aria-label="On this page" onClick=${again}><details open=${!narrow}>
+          <summary><h4>On this page <span class="muted">(${headings.length})</span></h4></summary><ol>${headings.map(
           (entry) => html`<li key=${entry.id} class=${"toc-" + entry.level}><a href=${pageHref(path, { at: entry.id })} aria-current=${at === entry.id ? "location" : null}>${entry.text}</a></li>`,
-        )}</ol></nav>`
+        )}</ol></details></nav>`
       : null}
     <div class="page-body" aria-label="Page body" role="region" onClick=${again}>${children}</div>`;
 }
