@@ -312,9 +312,11 @@ def test_a_difference_is_folded_to_its_hunks_and_versions_are_named_by_time_and_
     expect(difference.locator("ins mark")).to_have_text("changed ")
     expect(difference.locator(".fold").first).to_contain_text("unchanged lines")
     assert difference.locator(".ctx").count() == 6  # three lines of context each side, not sixty
+    difference.evaluate("(figure) => figure.scrollIntoView({block: 'center'})")  # the picture shows it folded
+    console.assert_accessible("wiki-diff-folded")
     history.get_by_role("button", name="Show every line").click()
     expect(difference.locator(".ctx")).to_have_count(59 + 6)  # the whole page: frontmatter too
-    console.assert_accessible("wiki-diff-folded")
+    console.assert_accessible("wiki-diff-unfolded")
 
 
 def test_one_click_is_enough_while_a_project_pick_settles_the_address(
