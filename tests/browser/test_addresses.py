@@ -248,6 +248,7 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     area = tree.get_by_role("treeitem", name="area-03/")
     expect(area).to_be_visible()
     expect(tree.get_by_role("treeitem", name="Note number 03")).to_have_count(0)  # closed
+    console.assert_accessible("wiki-tree-collapsed")
     # the ARIA tree: one Tab stop, arrows move, Right opens a directory and enters it
     expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
     tree.get_by_role("treeitem", name="area-00/").focus()
@@ -259,6 +260,7 @@ def test_the_tree_collapses_remembers_and_filters_with_breadcrumbs_and_recent_ch
     p.keyboard.press("ArrowRight")
     expect(tree.get_by_role("treeitem", name="Note number 03")).to_be_focused()
     expect(tree.locator("[role=treeitem][tabindex='0']")).to_have_count(1)
+    console.assert_accessible("wiki-tree-expanded")
     p.keyboard.press("Enter")
     crumbs = p.get_by_role("navigation", name="Breadcrumbs")
     expect(crumbs.get_by_role("link")).to_have_text(["Pages", "area-03"])
@@ -310,6 +312,39 @@ def test_a_difference_is_folded_to_its_hunks_and_versions_are_named_by_time_and_
     expect(difference.locator("ins mark")).to_have_text("changed ")
     expect(difference.locator(".fold").first).to_contain_text("unchanged lines")
     assert difference.locator(".ctx").count() == 6  # three lines of context each side, not sixty
+    difference.evaluate("(figure) => figure.scrollIntoView({block: 'center'})")  # the picture shows it folded
+    console.assert_accessible("wiki-diff-folded")
     history.get_by_role("button", name="Show every line").click()
     expect(difference.locator(".ctx")).to_have_count(59 + 6)  # the whole page: frontmatter too
-    console.assert_accessible("wiki-diff-folded")
+    console.assert_accessible("wiki-diff-unfolded")
+
+
+def test_one_click_is_enough_while_a_project_pick_settles_the_address(
+    console: Console, stack: LocalStack, two_projects: tuple[str, str, str]
+) -> None:
+    """A section clicked before the console has drawn a project pick (the two in one turn of the
+    page's loop, as a quick hand or a loaded machine makes them) opens in the picked project; a
+    project picked before a section click is drawn keeps that section."""
+    first, second, token = two_projects
+    Base(stack, second, token).put("race/one.md", page("Raced", "Body.\n"))
+    console.sign_in(token)
+    p = console.page
+    picker = p.get_by_role("combobox", name="Project", exact=True)
+    tabs = p.get_by_role("navigation", name="Knowledge sections")
+    at_once = """([first, then, project, firstIsPick]) => {
+      const pick = () => { then.value = project; then.dispatchEvent(new Event("change", { bubbles: true })); };
+      if (firstIsPick) { pick(); first.click(); } else { first.click(); pick(); }
+    }"""
+
+    p.evaluate(at_once, [tabs.get_by_role("link", name="Wiki").element_handle(), picker.element_handle(), second, True])
+    expect(p.get_by_role("heading", name="Wiki", level=2)).to_be_visible()
+    expect(picker).to_have_value(second)
+    expect(p.get_by_role("navigation", name="Page tree").get_by_role("treeitem", name="Raced")).to_be_visible()
+    assert f"project={second}" in p.url and "#/wiki" in p.url, p.url
+
+    p.evaluate(
+        at_once, [tabs.get_by_role("link", name="Event log").element_handle(), picker.element_handle(), first, False]
+    )
+    expect(p.get_by_role("heading", name="Event log", level=2)).to_be_visible()
+    expect(picker).to_have_value(first)
+    assert f"project={first}" in p.url and "#/events" in p.url, p.url

@@ -185,12 +185,14 @@ def test_import_by_path_and_watch_the_job_finish(console: Console) -> None:
     page.get_by_label("Workspace paths, one a line").fill("docs/procedures")
     page.get_by_role("button", name="Import", exact=True).click()
 
-    notice = page.get_by_role("status").filter(has_text=re.compile(r"^Import queued as \S+\."))
-    expect(notice).to_be_visible()
-    job_id = (notice.inner_text() or "").removeprefix("Import queued as ").rstrip(".")
-    job = page.get_by_role("listitem", name=f"Job {job_id}")
+    expect(page.get_by_role("status").filter(has_text="Queued: Import: docs/procedures.")).to_be_visible()
+    # the job is named by its kind and what it was given; its id one click away (Copy, or on hover)
+    job = page.get_by_role("listitem", name="Import: docs/procedures").first  # newest first
+    expect(job.get_by_role("heading", name="Import: docs/procedures")).to_be_visible()
     expect(job).to_contain_text("completed", timeout=60_000)  # the list reads itself again while it runs
     expect(job.get_by_role("progressbar")).to_have_attribute("value", "1")
+    expect(job.get_by_role("button", name="Copy the id of Import: docs/procedures")).to_be_visible()
+    expect(job.locator("code[title^='job_']")).to_have_count(1)
     console.assert_accessible("sources")
 
 
@@ -245,7 +247,12 @@ def test_upload_after_preflights_count(console: Console, tmp_path: Path) -> None
 
     expect(page.get_by_role("status").filter(has_text="Admitted: 2 of 2 entries")).to_be_visible()
     page.get_by_role("button", name="Upload", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text=re.compile(r"^Upload queued as \S+\."))).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Queued: Upload: harbour.md, tides.md.")).to_be_visible()
+    job = page.get_by_role("listitem", name="Upload: harbour.md, tides.md").first
+    expect(job).to_contain_text("by ")  # who queued it
+    expect(job.get_by_role("button", name="Copy the id of Upload: harbour.md, tides.md")).to_be_visible()
+    job.scroll_into_view_if_needed()
+    console.assert_accessible("sources-job-named")
 
 
 def test_a_batch_over_the_inline_limit_goes_through_an_upload_session(console: Console, tmp_path: Path) -> None:
@@ -263,7 +270,7 @@ def test_a_batch_over_the_inline_limit_goes_through_an_upload_session(console: C
     page.get_by_role("button", name="Check with FORAGER").click()
     expect(page.get_by_role("status").filter(has_text="Admitted: 2 of 2 entries")).to_be_visible()
     page.get_by_role("button", name="Upload", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text=re.compile(r"^Upload queued as \S+\."))).to_be_visible()
+    expect(page.get_by_role("status").filter(has_text="Queued: Upload: almanac.md, notes.md.")).to_be_visible()
 
 
 def test_sync_the_feed_and_read_what_was_published(console: Console, stack: LocalStack, admin: dict[str, str]) -> None:

@@ -369,7 +369,15 @@ def test_the_service_worker_keeps_the_shell_and_never_page_content(
 def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, str], base: Base) -> None:
     base.put(
         "narrow/long-name-of-a-directory/page.md",
-        page("Narrow", "A line " + "with many words " * 20 + "\n\n```\n" + "x" * 200 + "\n```\n"),
+        page(
+            "Narrow",
+            "A line "
+            + "with many words " * 20
+            + "\n\n```\n"
+            + "x" * 200
+            + "\n```\n"
+            + "".join(f"\n## Part {n}\n\nText.\n" for n in range(12)),
+        ),
     )
     console.page.set_viewport_size({"width": 360, "height": 780})
     open_wiki(console, operator)
@@ -382,6 +390,11 @@ def test_a_page_at_360_pixels_wide(console: Console, operator: tuple[str, str, s
     title = console.page.get_by_role("heading", name="Narrow", level=3).bounding_box()
     body = console.page.get_by_role("region", name="Page body").bounding_box()
     assert title and body and title["y"] < 400 and body["y"] < 780, (title, body)
+    # its twelve headings' table of contents starts folded, one tap away
+    toc = console.page.get_by_role("navigation", name="On this page")
+    expect(toc.get_by_role("link", name="Part 3")).to_be_hidden()
+    toc.get_by_text("On this page").click()
+    expect(toc.get_by_role("link", name="Part 3")).to_be_visible()
     console.assert_accessible("wiki-page-360")
 
 
@@ -475,3 +488,100 @@ def test_pages_written_by_kb_import_and_by_an_agent_are_found_by_search_pages_wi
     search_in_the_wiki(console, "lighthouse")
     expect(hits_of(console).get_by_role("link", name=re.compile(r"Lamp|lamp\.md"))).to_be_visible(timeout=5_000)
     assert time.monotonic() - answered < 5.0
+
+
+CODE = page(
+    "Code",
+    "# Code\n\n"
+    "```python\n"
+    "# a comment: <img src=x onerror=\"window.__wikiXss = 'comment'\">\n"
+    "def greet(name):\n"
+    "    return f\"<script>window.__wikiXss = 'string'</script> {name}\"\n"
+    "```\n\n"
+    "```../../api.js\n"
+    "not a language: drawn as its text\n"
+    "```\n",
+    tags="[code]",
+)
+
+
+def test_a_fenced_python_block_is_coloured_and_stays_inert(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    base.put("dev/code.md", CODE)
+    fetched: list[str] = []
+    console.page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
+    open_wiki(console, operator)
+    p = console.page
+    open_page(console, "dev/code.md")
+    rendered = p.get_by_role("region", name="Page body")
+    coloured = rendered.locator("pre code.highlighted")
+    expect(coloured).to_have_count(1)  # the python block; the other names no language Prism knows
+    expect(coloured.locator(".tok-keyword").first).to_have_text("def")
+    expect(coloured.locator(".tok-function")).to_have_text("greet")
+    expect(coloured.locator(".tok-comment")).to_contain_text("onerror=")
+    expect(coloured.locator(".tok-string-interpolation")).to_contain_text("<script>")
+    # the code is the page's text, character for character, and nothing in it became an element
+    found = p.evaluate(
+        """() => {
+          const code = document.querySelector('.page-body pre code.highlighted');
+          const all = [...code.querySelectorAll('*')];
+          return {
+            text: code.textContent,
+            tags: [...new Set(all.map((e) => e.tagName.toLowerCase()))],
+            attributes: [...new Set(all.flatMap((e) => [...e.attributes].map((a) => a.name)))],
+          };
+        }"""
+    )
+    assert found["text"] == CODE.split("```python\n")[1].split("```")[0], found["text"]
+    assert found["tags"] == ["span"] and found["attributes"] == ["class"], found
+    p.wait_for_timeout(300)
+    assert p.evaluate("() => window.__wikiXss") is None
+    expect(rendered.locator("pre").nth(1)).to_have_text("not a language: drawn as its text\n")
+    # Prism's core came with the wiki and the one grammar the page names, nothing a page's words made
+    grammars = sorted(path for path in fetched if "/vendor/prism-" in path)
+    assert grammars == ["/console/vendor/prism-core.min.js", "/console/vendor/prism-python.min.js"], grammars
+    coloured.evaluate("(code) => code.scrollIntoView({block: 'center'})")  # the picture shows the block
+    console.assert_accessible("wiki-code", dark_too=True)  # the colours hold their contrast in both schemes
+
+    p.get_by_role("button", name="Edit").click()  # the preview beside the text is coloured the same way
+    preview = p.get_by_role("region", name="Preview")
+    expect(preview.locator("pre code.highlighted .tok-keyword").first).to_have_text("def")
+    p.get_by_label("Content").evaluate("(text) => text.scrollIntoView({block: 'start'})")
+    console.assert_accessible("wiki-preview")
+
+
+def test_a_link_to_a_heading_opens_it_on_its_page_and_one_to_no_heading_is_quiet(
+    console: Console, operator: tuple[str, str, str], base: Base
+) -> None:
+    """Fragments as GitHub and most wikis write them (`#deploy-the-hub`, `guide.md#Deploy-the-hub`)
+    name a heading: the link is that heading's address (`at=h-…`); one naming no heading of the
+    page is drawn quietly, as a link to no page is."""
+    base.put(
+        "anchors/guide.md",
+        page(
+            "Guide",
+            "# Guide\n\nJump to [the deploy step](#deploy-the-hub) or [a step](#no-such-step).\n\n"
+            + "Filler line.\n\n" * 40
+            + "## Deploy the hub\n\nRun it.\n",
+        ),
+    )
+    base.put("anchors/other.md", page("Other", "See [the guide's deploy step](guide.md#Deploy-the-hub).\n"))
+    open_wiki(console, operator)
+    p = console.page
+    open_page(console, "anchors/other.md")
+    p.get_by_role("region", name="Page body").get_by_role("link", name="the guide's deploy step").click()
+    expect(p.get_by_role("heading", name="Deploy the hub")).to_be_focused()  # on the other page, at it
+    assert "at=h-deploy-the-hub" in p.url and "guide.md" in p.url, p.url
+
+    rendered = p.get_by_role("region", name="Page body")
+    expect(rendered.get_by_role("link", name="the deploy step")).to_have_attribute(
+        "href", re.compile(r"at=h-deploy-the-hub")
+    )
+    quiet = rendered.locator(".unresolved-link", has_text="a step")
+    expect(quiet).to_have_attribute("title", "No heading no-such-step on this page")
+    expect(rendered.get_by_role("link", name="a step")).to_have_count(0)
+    p.evaluate("() => window.scrollTo(0, 0)")
+    rendered.get_by_role("link", name="the deploy step").click()
+    expect(p.get_by_role("heading", name="Deploy the hub")).to_be_focused()
+    console.assert_accessible("wiki-anchors")

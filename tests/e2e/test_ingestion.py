@@ -38,6 +38,11 @@ JOB_KEYS = {
     "created_at",
     "error",
     "stages",
+    # what the job was given, as the edge queued it (docs/api.md, Ingestion)
+    "kind",
+    "inputs",
+    "input_count",
+    "queued_by",
 }
 STAGE_KEYS = {"name", "status", "processed", "skipped", "failed", "warnings"}
 
@@ -168,6 +173,8 @@ def test_an_inline_upload_answers_the_job(http: httpx.Client, stack: LocalStack)
     held = control(stack, "GET", "/projects/falcon/jobs")["jobs"]
     mine = next(j for j in held if j["job_id"] == answer.json()["data"]["job_id"])
     assert mine["kind"] == "upload" and mine["inputs"] == ["notes/harbour.md", "raw.bin"] and mine["force"] is True
+    named = answer.json()["data"]  # and the edge names the job by them
+    assert (named["kind"], named["inputs"], named["input_count"]) == ("upload", ["notes/harbour.md", "raw.bin"], 2)
 
 
 def test_uploaded_files_become_knowledge_search_and_sources_answer_from(http: httpx.Client, stack: LocalStack) -> None:

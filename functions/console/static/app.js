@@ -5,9 +5,9 @@ import * as api from "./api.js";
 import { Bar } from "./bar.js";
 import { EnableKnowledge } from "./enable.js";
 import { screen, screens } from "./registry.js";
-import { go, hasMoved, href, markMoved, readRoute, settle } from "./route.js";
+import { go, hasMoved, href, markMoved, readRoute, routeProject, settle } from "./route.js";
 import "./screens/index.js";
-import { Console, Loaded, Problem, connectionState, useLoad, when } from "./ui.js";
+import { Console, Loaded, Problem, connectionState, useLoad, useRoute, when } from "./ui.js";
 
 function SignIn({ sentence, onSignedIn }) {
   const [token, setToken] = useState("");
@@ -47,11 +47,23 @@ function sectionOf(route) {
   return screens().some((entry) => entry.id === route.id) ? route.id : screens()[0].id;
 }
 
+/**
+ * A tab goes to its section in the project the address names when it is clicked, not when the
+ * tabs were last drawn: a click made while a project pick is still being drawn opens the section in
+ * the picked project. (A click that opens a new tab or window follows the link's own address.)
+ */
+function openSection(event, id, drawnProject) {
+  if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  go(id, {}, routeProject() ?? drawnProject);
+}
+
 function Tabs({ active, status, project }) {
   return html`<nav class="tabs" aria-label="Knowledge sections"><ul>
     ${screens().map((entry) => {
       const count = entry.badge && status ? entry.badge(status) : null;
-      return html`<li key=${entry.id}><a href=${href(entry.id, {}, project)} aria-current=${entry.id === active ? "page" : null}>
+      return html`<li key=${entry.id}><a href=${href(entry.id, {}, project)} aria-current=${entry.id === active ? "page" : null}
+        onClick=${(event) => openSection(event, entry.id, project)}>
         ${entry.title}${count ? html` <span class="badge">${count}<span class="visually-hidden"> ${entry.badgeLabel ?? "waiting"}</span></span>` : null}
       </a></li>`;
     })}
@@ -102,25 +114,20 @@ function Unseen({ project, children }) {
 }
 
 function Shell({ me, setMe }) {
-  const [route, setRoute] = useState(readRoute());
+  const route = useRoute();
   const id = sectionOf(route);
   const defaultProject = me.projects[0]?.project ?? "";
   const project = route.params.has("project") ? route.params.get("project") : defaultProject;
   const consoleDefault = me.organizations.includes(me.installation_organization);
   const seen = project === "" ? consoleDefault : me.projects.some((row) => row.project === project);
-  const setProject = useCallback((next) => go(id, {}, next), [id]);
+  // a pick keeps the section the address names when it is made (a section clicked a moment before
+  // may not be drawn yet)
+  const setProject = useCallback((next) => go(sectionOf(readRoute()), {}, next), []);
   const status = useLoad(() => api.get("/knowledge/status"), []);
   const bindings = useLoad(() => api.get("/knowledge/project-map"), []);
   // at 360 px the bar and the tabs fold into a Menu (console.css), closed after each move
   const [menu, setMenu] = useState(false);
-  useEffect(() => {
-    const follow = () => {
-      setRoute(readRoute());
-      setMenu(false);
-    };
-    window.addEventListener("hashchange", follow);
-    return () => window.removeEventListener("hashchange", follow);
-  }, []);
+  useEffect(() => setMenu(false), [route]);
   useEffect(() => {
     // the address says the section and the project in full, so a copied link names them; never
     // over a newer address (an effect may run after the person has moved on)
@@ -153,8 +160,8 @@ function Shell({ me, setMe }) {
   };
   const section = screen(id);
   return html`<${Console.Provider} value=${context}>
-    <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
     <header class="top">
+      <a class="skip" href=${href(id, {}, project)} onClick=${skip}>Skip to the main content</a>
       <h1>Knowledge console</h1>
       <span class="who">Signed in as <strong>${me.name}</strong>${me.session?.expires_at ? html`, session until ${when(me.session.expires_at)}` : null}</span>
       <button type="button" onClick=${signOut}>Sign out</button>

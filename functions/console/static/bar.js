@@ -83,7 +83,7 @@ export function Bar() {
   return html`<div class="bar" role="region" aria-label="Project and knowledge base">
     <label>Project
       <select value=${project} onChange=${(event) => setProject(event.currentTarget.value)}>
-        ${me.projects.map((row) => html`<option value=${row.project}>${row.project} (${row.role})</option>`)}
+        ${me.projects.map((row) => html`<option value=${row.project}>${row.project} (${row.role ?? "owner of its organization"})</option>`)}
         ${consoleDefault ? html`<option value="">Console default</option>` : null}
         ${seen ? null : html`<option value=${project} disabled>${project || "Console default"} (not found)</option>`}
       </select>

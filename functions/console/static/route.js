@@ -41,11 +41,25 @@ export function settle(id, params, project) {
   if (window.location.hash !== next) window.history.replaceState(window.history.state, "", next);
 }
 
+/** Whether two addresses name the same view. */
+export const sameRoute = (a, b) => a.id === b.id && a.params.toString() === b.params.toString();
+
+// One listener for the whole console, attached when this module loads, before anything is drawn:
+// a view subscribes to it (ui.js's useRoute) and reads the address again as it does, so a change
+// made between a view's drawing and its subscription is never missed.
+const subscribers = new Set();
+/** Call `follow` after every change of address; returns the unsubscribe. */
+export function subscribe(follow) {
+  subscribers.add(follow);
+  return () => subscribers.delete(follow);
+}
+
 // Focus follows the person's own moves (a new address, signing in), never a page's first load:
 // a reload leaves the focus where the browser puts it, so the skip link is the first Tab stop.
 let moved = false;
 window.addEventListener("hashchange", () => {
   moved = true;
+  for (const follow of [...subscribers]) follow();
 });
 /** Whether the person has moved since the page loaded (then new content takes the focus). */
 export const hasMoved = () => moved;

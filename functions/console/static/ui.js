@@ -1,20 +1,42 @@
 // What every screen shares: the console's context, loading a read, running an act, and the
 // API's sentence shown in place (never a blank panel).
-import { html, createContext, useCallback, useContext, useEffect, useRef, useState } from "./vendor/preact-htm.module.js";
+import {
+  html,
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+} from "./vendor/preact-htm.module.js";
 
-import { go, readRoute } from "./route.js";
+import { go, readRoute, sameRoute, subscribe } from "./route.js";
 
 export const Console = createContext(null);
 
+/** The address as {id, params} (route.js), drawn again on every move. It subscribes as the view
+ * is drawn (a layout effect, before the browser can run another task) and reads the address again
+ * then, so a move made while the view was being drawn is never lost. */
+export function useRoute() {
+  const [route, setRoute] = useState(readRoute);
+  useLayoutEffect(() => {
+    const follow = () =>
+      setRoute((shown) => {
+        const now = readRoute();
+        return sameRoute(shown, now) ? shown : now;
+      });
+    follow();
+    return subscribe(follow);
+  }, []);
+  return route;
+}
+
 /** The address's words for this view (route.js), read again on every move. */
 export function useAddress() {
-  const [params, setParams] = useState(() => Object.fromEntries(readRoute().params));
-  useEffect(() => {
-    const follow = () => setParams(Object.fromEntries(readRoute().params));
-    window.addEventListener("hashchange", follow);
-    return () => window.removeEventListener("hashchange", follow);
-  }, []);
-  return params;
+  const route = useRoute();
+  return useMemo(() => Object.fromEntries(route.params), [route]);
 }
 export const useConsole = () => useContext(Console);
 
@@ -147,6 +169,13 @@ export function ago(iso, now = Date.now()) {
 export function When({ iso }) {
   if (!iso) return null;
   return html`<time datetime=${iso} title=${when(iso)}>${ago(iso)}</time>`;
+}
+
+/** A path that may wrap after each slash, at its folders, never inside a name (a browser does not
+ * break a line after "/" by itself: a long path made a 360 px screen 430 px wide). */
+export function Path({ text }) {
+  const parts = String(text ?? "").split("/");
+  return html`<span class="path">${parts.map((part, index) => (index < parts.length - 1 ? html`${part}/<wbr />` : part))}</span>`;
 }
 
 /** A long id or digest shortened (the whole value on hover and to assistive technology), with a

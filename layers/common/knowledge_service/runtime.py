@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from knowledge_service.storage.feed_store import ActionStore, InboxStore, WatermarkStore
     from knowledge_service.storage.findings_store import FindingsStore
     from knowledge_service.storage.idempotency import IdempotencyStore
+    from knowledge_service.storage.job_inputs import JobInputStore
     from knowledge_service.storage.kb_archives import KbArchiveStore
     from knowledge_service.storage.missions import MissionBus
     from knowledge_service.storage.page_store import PageStore
@@ -232,6 +233,12 @@ class Runtime:
         from knowledge_service.storage.agent_missions import AgentMissionStore
 
         return AgentMissionStore(_dynamodb(), self.env.config_table)
+
+    @cached_property
+    def job_inputs(self) -> JobInputStore:
+        from knowledge_service.storage.job_inputs import JobInputStore
+
+        return JobInputStore(_dynamodb(), self.env.config_table)
 
     @cached_property
     def clock(self) -> Clock:

@@ -2,7 +2,7 @@
 // with Queue and Dismiss; Scan and Seed for the project in the bar (never the console default).
 import { html } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, scoped, useAction, useAddressed, useConsole, useLoad, when } from "../ui.js";
+import { Id, Loaded, Notice, Path, Problem, When, scoped, useAction, useAddressed, useConsole, useLoad } from "../ui.js";
 
 export default function KnowledgeChanges() {
   const { project, refresh } = useConsole();
@@ -37,10 +37,10 @@ export default function KnowledgeChanges() {
               <tbody>
                 ${answer.findings.map(
                   (finding) => html`<tr key=${finding.id}>
-                    <td data-label="Source">${finding.source_name}</td>
+                    <td data-label="Source"><${Path} text=${finding.source_name} /></td>
                     <td data-label="What changed">${finding.kind}</td>
-                    <td data-label="Detected">${when(finding.detected_at)}</td>
-                    <td data-label="Status">${finding.status}${finding.mission_id ? html` · mission <code>${finding.mission_id}</code>` : null}</td>
+                    <td data-label="Detected"><${When} iso=${finding.detected_at} /></td>
+                    <td data-label="Status">${finding.status}${finding.mission_id ? html` · mission <${Id} value=${finding.mission_id} label=${"the mission of " + finding.source_name} />` : null}</td>
                     <td>${finding.status === "open"
                       ? html`<div class="row">
                           <button type="button" aria-label=${"Queue " + finding.source_name} disabled=${act.busy}

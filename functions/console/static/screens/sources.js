@@ -3,21 +3,36 @@
 // engine may read said before anyone presses Import), and upload with preflight's count first.
 import { html, useEffect, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Loaded, Notice, Problem, scoped, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Path, Problem, When, scoped, useAction, useConsole, useLoad } from "../ui.js";
 
 const POLL_MS = 2000;
+const SHOWN_INPUTS = 3;
+
+/** A job as people name it: its kind and what it was given ("Upload: notes.md, plan.pdf and 4
+ * more"); a job queued past the edge (FORAGER's own, the demo's) has only its id. */
+export function jobName(job) {
+  if (!job.kind) return `Job ${job.job_id}`;
+  const kind = job.kind === "upload" ? "Upload" : "Import";
+  const shown = job.inputs.slice(0, SHOWN_INPUTS);
+  const more = Math.max(job.input_count, job.inputs.length) - shown.length;
+  return `${kind}: ${shown.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+}
+
+const STAGE = (name) => name.replaceAll("_", " ");
 
 function Job({ job, act, done }) {
   const { project } = useConsole();
+  const name = jobName(job);
   const post = (verb) =>
     act.run(async () => {
       const answer = await api.post(`/knowledge/jobs/${encodeURIComponent(job.job_id)}/${verb}`, {}, scoped(project));
       done();
       return answer;
-    }, `${verb === "cancel" ? "Cancel asked for" : "Retrying"} ${job.job_id}.`);
-  return html`<li class="card" aria-label=${"Job " + job.job_id}>
-    <p><code>${job.job_id}</code> · <strong>${job.status}</strong>${job.current_stage ? ` · ${job.current_stage}` : ""} · ${when(job.created_at)}</p>
-    <progress max="1" value=${job.progress} aria-label=${"Progress of " + job.job_id}>${Math.round(job.progress * 100)}%</progress>
+    }, `${verb === "cancel" ? "Cancel asked for" : "Retrying"} ${name}.`);
+  return html`<li class="card job" aria-label=${name}>
+    <h4 class="job-name" title=${job.inputs?.length ? job.inputs.join("\n") : null}>${job.kind ? name : html`Job <${Id} value=${job.job_id} label="this job's id" />`}</h4>
+    <p><strong>${job.status}</strong>${job.current_stage ? ` · ${STAGE(job.current_stage)}` : ""} · <${When} iso=${job.created_at} />${job.queued_by ? ` · by ${job.queued_by}` : ""}${job.kind ? html` · <${Id} value=${job.job_id} label=${"the id of " + name} />` : null}</p>
+    <progress max="1" value=${job.progress} aria-label=${"Progress of " + name}>${Math.round(job.progress * 100)}%</progress>
     ${job.error ? html`<p class="error">${job.error.stage ? job.error.stage + ": " : ""}${job.error.message}</p>` : null}
     <details><summary>The eleven stages</summary>
       <table><thead><tr><th scope="col">Stage</th><th scope="col">Status</th><th scope="col">Processed</th><th scope="col">Skipped</th><th scope="col">Failed</th></tr></thead>
@@ -70,7 +85,7 @@ function ImportByPath({ started }) {
       setPaths("");
       started();
       return job;
-    }, (job) => `Import queued as ${job.job_id}.`);
+    }, (job) => `Queued: ${jobName(job)}.`);
   };
   return html`<section class="card" aria-labelledby="import-title">
     <h3 id="import-title">Import by path</h3>
@@ -153,7 +168,7 @@ function Upload({ started }) {
       setFiles([]);
       started();
       return job;
-    }, (job) => `Upload queued as ${job.job_id}.`);
+    }, (job) => `Queued: ${jobName(job)}.`);
   return html`<section class="card" aria-labelledby="upload-title">
     <h3 id="upload-title">Upload</h3>
     <div class="row">
@@ -178,7 +193,7 @@ function Source({ id, close }) {
   const page = useLoad(() => api.get(`/knowledge/sources/${encodeURIComponent(id)}`, scoped(project)), [project, id]);
   return html`<section class="card" aria-labelledby="source-title">
     <${Loaded} load=${page} what="the source">
-      ${(found) => html`<h3 id="source-title">${found.source.name}</h3>
+      ${(found) => html`<h3 id="source-title"><${Path} text=${found.source.name} /></h3>
         <dl class="facts">
           <dt>Status</dt><dd>${found.ingestion_status ?? found.source.processing_status}</dd>
           <dt>Read as</dt><dd>${found.parser ?? "—"}${found.mime_type ? ` (${found.mime_type})` : ""}</dd>
@@ -210,17 +225,17 @@ export default function Sources() {
     <${Upload} started=${started} />
     <${Jobs} tick=${tick} />
     <section class="card" aria-labelledby="sources-title">
-      <h3 id="sources-title">Sources</h3>
+      <h3 id="sources-title">Registered sources</h3>
       <${Loaded} load=${sources} what="the sources">
         ${(answer) =>
           answer.sources.length === 0
             ? html`<p>No sources registered yet.</p>`
-            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Bytes</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
+            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
                 <tbody>${answer.sources.map((source) => html`<tr key=${source.source_id}>
-                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}>${source.name}</button></td>
-                  <td data-label="Type">${source.type}</td><td data-label="Bytes">${source.size_bytes}</td>
+                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}><${Path} text=${source.name} /></button></td>
+                  <td data-label="Type">${source.type}</td><td data-label="Size"><${Bytes} count=${source.size_bytes} /></td>
                   <td data-label="Status">${source.processing_status}${source.error ? html`<br /><span class="error">${source.error.message}</span>` : null}</td>
-                  <td data-label="Added">${when(source.created_at)}</td></tr>`)}</tbody></table>`}
+                  <td data-label="Added"><${When} iso=${source.created_at} /></td></tr>`)}</tbody></table>`}
       <//>
     </section>
     ${open ? html`<${Source} id=${open} close=${() => setOpen(null)} />` : null}

@@ -3,10 +3,12 @@
 // string, so raw HTML stays text, and only these tags and attributes can exist. A link is
 // clickable only when it names a page or a directory of the base (then it opens in the wiki) or
 // an http(s) address; any other scheme (javascript:, data:, vbscript:, …) is drawn as inert text.
-// docs/console.md, The wiki.
+// A fenced block in a language Prism knows is coloured the same way: tokens to elements
+// (wiki-highlight.js). docs/console.md, The wiki.
 import "../vendor/markdown-it.min.js";
 import { h } from "../vendor/preact-htm.module.js";
 import { href } from "../route.js";
+import { grammarOf, highlight } from "./wiki-highlight.js";
 
 const markdownit = globalThis.markdownit;
 const parser = markdownit({ html: false, linkify: true, typographer: false });
@@ -46,12 +48,29 @@ export function resolve(from, target) {
   return "/" + parts.join("/");
 }
 
-/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?}. A link
- * written without `.md` (a site's address: `/guide/install`) opens the page `install.md` there. */
+/** A heading's anchor as a fragment names it (`#Deploy-the-hub`, as GitHub and most wikis
+ * write them): the id this renderer gives that heading ("h-" first). */
+export function anchor(fragment) {
+  let words = fragment;
+  try {
+    words = decodeURIComponent(fragment);
+  } catch {
+    // kept as written
+  }
+  const slugged = words.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "");
+  return slugged ? "h-" + slugged : null;
+}
+
+/** Where a link goes: {kind: "page"|"dir"|"broken"|"external"|"inert", path?, href?, at?}. A link
+ * written without `.md` (a site's address: `/guide/install`) opens the page `install.md` there; a
+ * fragment (`#deploy`, `guide.md#deploy`) names a heading of that page (`at`). */
 export function classify(href, from, known) {
   const raw = (href ?? "").trim();
   if (/^https?:\/\//i.test(raw)) return { kind: "external", href: raw };
-  if (!raw || raw.startsWith("#") || raw.startsWith("//") || SCHEME.test(raw)) return { kind: "inert" };
+  if (!raw || raw.startsWith("//") || SCHEME.test(raw)) return { kind: "inert" };
+  const hash = raw.indexOf("#");
+  const at = hash < 0 ? null : anchor(raw.slice(hash + 1));
+  if (raw.startsWith("#")) return at ? { kind: "page", path: from, at } : { kind: "inert" };
   let target;
   try {
     target = decodeURIComponent(raw.split("#")[0].split("?")[0]);
@@ -63,7 +82,8 @@ export function classify(href, from, known) {
   if (path === null) return { kind: "broken", path: target };
   const entry = known.get(path) ?? (/\.[A-Za-z0-9]+$/.test(path) ? undefined : known.get(path + ".md"));
   if (!entry) return { kind: "broken", path };
-  return { kind: entry.type === "dir" ? "dir" : "page", path: entry.path ?? path };
+  if (entry.type === "dir") return { kind: "dir", path: entry.path ?? path };
+  return at ? { kind: "page", path: entry.path ?? path, at } : { kind: "page", path: entry.path ?? path };
 }
 
 /** A page's and a directory's address in the wiki of the project the address names. */
@@ -76,7 +96,11 @@ function link(href, children, context) {
     case "external":
       return h("a", { href: where.href, rel: "noopener noreferrer nofollow", target: "_blank" }, children);
     case "page":
-      return h("a", { href: pageHref(where.path) }, children);
+      if (where.path === context.from && where.at && !context.headings.some((entry) => entry.id === where.at)) {
+        // a heading this page does not have: quietly, as a link to no page is
+        return h("span", { class: "unresolved-link", title: `No heading ${where.at.slice(2)} on this page` }, children);
+      }
+      return h("a", { href: where.at ? pageHref(where.path, { at: where.at }) : pageHref(where.path) }, children);
     case "dir":
       return h("a", { href: dirHref(where.path) }, children);
     case "broken":
@@ -107,7 +131,15 @@ function element(token, children, context) {
   return h(tag, props, children);
 }
 
-function leaf(token) {
+/** A code block: coloured when its fence names a language whose grammar is here, else its text. */
+function code(token, context) {
+  const grammar = token.type === "fence" ? grammarOf(token.info) : null;
+  if (grammar) context.grammars.add(grammar);
+  const coloured = grammar ? highlight(token.content, grammar) : null;
+  return h("pre", null, coloured ? h("code", { class: "highlighted" }, coloured) : h("code", null, token.content));
+}
+
+function leaf(token, context) {
   switch (token.type) {
     case "text":
       return token.content;
@@ -119,7 +151,7 @@ function leaf(token) {
       return h("code", null, token.content);
     case "fence":
     case "code_block":
-      return h("pre", null, h("code", null, token.content));
+      return code(token, context);
     case "hr":
       return h("hr", null);
     case "image":
@@ -141,7 +173,7 @@ function build(tokens, context) {
       const frame = stack.pop();
       stack[stack.length - 1].children.push(element(frame.token, frame.children, context));
     } else {
-      top.push(leaf(token));
+      top.push(leaf(token, context));
     }
   }
   while (stack.length > 1) {
@@ -160,8 +192,10 @@ function slug(text, taken) {
   return id;
 }
 
-/** The page's body as Preact children, and its headings (level as written, text, id) for the table
- * of contents. from: the page's path; known: Map path -> listing row. */
+/** The page's body as Preact children, its headings (level as written, text, id) for the table of
+ * contents, and the grammars its fenced blocks name (wiki-highlight.js's useGrammars loads them;
+ * drawn again once they are here, the blocks are coloured). from: the page's path; known: Map
+ * path -> listing row. */
 export function renderPage(markdown, from, known) {
   const tokens = parser.parse(markdown, {});
   const taken = new Set();
@@ -172,8 +206,8 @@ export function renderPage(markdown, from, known) {
     headings.push({ level: Number(token.tag.slice(1)), text, id: slug(text, taken) });
   });
   const top = Math.min(...headings.map((entry) => entry.level), 6);
-  const context = { from, known, headings, top, last: 3, next: 0 };
-  return { body: build(tokens, context), headings };
+  const context = { from, known, headings, top, last: 3, next: 0, grammars: new Set() };
+  return { body: build(tokens, context), headings, grammars: [...context.grammars] };
 }
 
 /** The page's body as Preact children. */

@@ -4,8 +4,9 @@
 import { html, useEffect, useMemo, useRef, useState } from "../vendor/preact-htm.module.js";
 import { diffWordsWithSpace, structuredPatch } from "../vendor/diff.module.js";
 import * as api from "../api.js";
-import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useConsole, useLoad, when } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Problem, Table, When, bytes, useAction, useAddress, useConsole, useLoad, when } from "../ui.js";
 import * as route from "../route.js";
+import { useGrammars } from "./wiki-highlight.js";
 import { body, dirHref, pageHref, pageTitle, parent, renderPage } from "./wiki-markdown.js";
 
 const TRUST = {
@@ -38,20 +39,6 @@ const short = (version) => (version ? version.replace(/^sha256:/, "").slice(0, 1
 /** A version as people name it: when, who, and what the write said. */
 const versionName = (v) => `${when(v.at)} · ${v.actor}${v.summary ? " · " + v.summary : ` · ${v.op}`}${v.current ? " (current)" : ""}`;
 const needsReview = (row) => row.type === "file" && row.trust && row.trust !== "human_reviewed";
-
-function readQuery() {
-  return Object.fromEntries(route.readRoute().params);
-}
-
-function useQuery() {
-  const [query, setQuery] = useState(readQuery());
-  useEffect(() => {
-    const follow = () => setQuery(readQuery());
-    window.addEventListener("hashchange", follow);
-    return () => window.removeEventListener("hashchange", follow);
-  }, []);
-  return query;
-}
 
 const go = (params) => route.go("wiki", params);
 
@@ -394,8 +381,10 @@ function Conflict({ project, path, mine, theirs, onKept, onMerge }) {
 
 /** What the text will look like, drawn by the same safe renderer as the page itself. */
 function Preview({ text, path, known }) {
-  const drawn = useMemo(() => renderPage(body(text), path, known).body, [text, path, known]);
-  return html`<div class="preview" role="region" aria-label="Preview"><p class="muted preview-label" aria-hidden="true">Preview</p><div class="page-body">${drawn}</div></div>`;
+  const [coloured, recolour] = useState(0);
+  const drawn = useMemo(() => renderPage(body(text), path, known), [text, path, known, coloured]);
+  useGrammars(drawn.grammars, () => recolour((n) => n + 1));
+  return html`<div class="preview" role="region" aria-label="Preview"><p class="muted preview-label" aria-hidden="true">Preview</p><div class="page-body">${drawn.body}</div></div>`;
 }
 
 /** Ctrl-S or Cmd-S saves (the form's own submit), instead of the browser's Save page. */
@@ -538,8 +527,18 @@ function Remove({ project, path, version, onDeleted, onCancel }) {
 
 /** The rendered body with its table of contents (from two headings); a heading's link is an
  * address (`at=h-…`), so it is kept, shared and undone by Back like any other view. */
+/** Below 40 rem (a phone) the table of contents starts folded, so the page's body is on the
+ * first screen; it opens with a tap. */
+const NARROW = "(max-width: 40rem)";
+
 function PageBody({ content, path, known, at }) {
-  const { body: children, headings } = useMemo(() => renderPage(body(content), path, known), [content, path, known]);
+  const [narrow] = useState(() => window.matchMedia(NARROW).matches);
+  const [coloured, recolour] = useState(0); // drawn at once, coloured once its grammars are here
+  const { body: children, headings, grammars } = useMemo(
+    () => renderPage(body(content), path, known),
+    [content, path, known, coloured],
+  );
+  useGrammars(grammars, () => recolour((n) => n + 1));
   useEffect(() => {
     if (!at) return;
     const target = document.getElementById(at);
@@ -548,12 +547,23 @@ function PageBody({ content, path, known, at }) {
       target.focus({ preventScroll: true });
     }
   }, [at, content]);
+  // a link to the heading the address already names changes no address: it goes there again
+  const again = (event) => {
+    const link = event.target.closest?.("a[href]");
+    if (!link || link.getAttribute("href") !== window.location.hash || !at) return;
+    const target = document.getElementById(at);
+    if (!target) return;
+    event.preventDefault();
+    target.scrollIntoView({ block: "start" });
+    target.focus({ preventScroll: true });
+  };
   return html`${headings.length >= 2
-      ? html`<nav class="toc" aria-label="On this page"><h4>On this page</h4><ol>${headings.map(
+      ? html`<nav class="toc" aria-label="On this page" onClick=${again}><details open=${!narrow}>
+          <summary><h4>On this page <span class="muted">(${headings.length})</span></h4></summary><ol>${headings.map(
           (entry) => html`<li key=${entry.id} class=${"toc-" + entry.level}><a href=${pageHref(path, { at: entry.id })} aria-current=${at === entry.id ? "location" : null}>${entry.text}</a></li>`,
-        )}</ol></nav>`
+        )}</ol></details></nav>`
       : null}
-    <div class="page-body" aria-label="Page body" role="region">${children}</div>`;
+    <div class="page-body" aria-label="Page body" role="region" onClick=${again}>${children}</div>`;
 }
 
 function PageView({ project, path, query, rows, known, reloadRows }) {
@@ -780,7 +790,7 @@ const VIEWS = [
 
 export default function Wiki() {
   const { project } = useConsole();
-  const query = useQuery();
+  const query = useAddress();
   const listing = useLoad(() => (project ? listAll(project) : Promise.resolve([])), [project]);
   const known = useMemo(() => new Map((listing.data ?? []).map((row) => [row.path, row])), [listing.data]);
   const view = query.page ? "page" : query.view ?? "dir";

@@ -16,13 +16,19 @@ persisted stage state, relayed as it is: the edge never interpolates ``progress`
   across the batch, with those numbers, before anything is sent.
 - **Preflight.** FORAGER's admission gate asked on its own: a refusal is an answer
   (``admitted: false``, every integer intact); a producer failure is a failure.
+- **Jobs by name.** FORAGER's payload names no path and no file, so the edge keeps what it
+  queued (``storage/job_inputs.py``, :class:`JobBook`) and every answer that relays a job carries
+  it: its ``kind`` (``import`` or ``upload``), its ``inputs`` (the paths an import named, relative
+  to the workspace; the files an upload carried) and who queued it. A job queued past the edge
+  has none of these.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -31,10 +37,12 @@ from pydantic import ConfigDict, Field, StrictBool, field_validator
 
 from knowledge_service import observability
 from knowledge_service.base_model import Model
+from knowledge_service.clock import Clock
 from knowledge_service.domain import identifiers
 from knowledge_service.domain.scope import held
 from knowledge_service.domain.workspace_paths import PATH_MAX, PathRefused, contain, file_name, shown
 from knowledge_service.errors import BadRequest, Conflict, NotFound, PayloadTooLarge, PermissionDenied, UpstreamRefused
+from knowledge_service.storage.job_inputs import INPUTS_KEPT, JobInputs, JobInputStore, JobKind
 from knowledge_service.storage.staging import StagingStore, part_key
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import Admission, Job
@@ -73,8 +81,58 @@ class JobRequest(Model):
     force: StrictBool = False
 
 
+class NamedJob(Job):
+    """A job as the edge answers it: FORAGER's stage state, relayed as it is, and what the job was
+    given as this edge queued it (none of these for a job queued past the edge)."""
+
+    kind: JobKind | None = Field(default=None, description="import (workspace paths) or upload (files)")
+    inputs: list[str] = Field(
+        default_factory=list,
+        max_length=INPUTS_KEPT,
+        description=(
+            "the paths an import named (relative to the workspace) or the files an upload carried; "
+            f"the first {INPUTS_KEPT}"
+        ),
+    )
+    input_count: int = Field(default=0, ge=0, description="how many inputs the job was given in all")
+    queued_by: str | None = Field(default=None, description="the principal that queued it")
+
+
 class JobsAnswer(Model):
-    jobs: list[Job]
+    jobs: list[NamedJob]
+
+
+def named(job: Job, given: JobInputs | None) -> NamedJob:
+    """``job`` with what it was given (or without, when the edge kept nothing of it)."""
+    fields = job.model_dump()
+    if given is not None:
+        fields.update(
+            kind=given.kind, inputs=list(given.inputs), input_count=given.input_count, queued_by=given.queued_by
+        )
+    return NamedJob.model_validate(fields)
+
+
+@dataclass(frozen=True)
+class JobBook:
+    """Where the edge keeps what each job it queues was given, and who is asking."""
+
+    store: JobInputStore
+    actor: str
+    clock: Clock
+
+    def keep(self, knowledge_base: str, job: Job, kind: JobKind, inputs: Iterable[str]) -> NamedJob:
+        """FORAGER has queued ``job``: keep what it was given. A write that fails is logged, not
+        answered: the job stands, named by its id."""
+        try:
+            given = self.store.remember(knowledge_base, job.job_id, kind, inputs, self.actor, self.clock())
+        except Exception:  # FORAGER has the job: it stands, unnamed
+            logger.exception("a job's inputs were not kept", extra={"job_id": job.job_id})
+            return named(job, None)
+        return named(job, given)
+
+    def name(self, knowledge_base: str, jobs: list[Job]) -> list[NamedJob]:
+        given = self.store.recall(knowledge_base, [job.job_id for job in jobs])
+        return [named(job, given.get(job.job_id)) for job in jobs]
 
 
 def _json_number(value: Any) -> Any:
@@ -151,9 +209,12 @@ class PreflightSession(Model):
 
 
 # ---------------------------------------------------------------------- jobs
-def queue_job(client: ForagerClient, workspace_root: str, knowledge_base: str, request: JobRequest, key: str) -> Job:
+def queue_job(
+    client: ForagerClient, workspace_root: str, knowledge_base: str, request: JobRequest, key: str, book: JobBook
+) -> NamedJob:
     """Every path through the first fence, then one request to FORAGER; none if any is refused."""
     absolute: list[str] = []
+    relative: list[str] = []
     for path in request.paths:
         try:
             found = contain(path, workspace_root)
@@ -161,26 +222,30 @@ def queue_job(client: ForagerClient, workspace_root: str, knowledge_base: str, r
             raise PermissionDenied(f"paths: '{shown(path)}' is refused: {refused.reason}.") from refused
         if found.absolute not in absolute:
             absolute.append(found.absolute)
+            relative.append(found.relative)
     job = _relay(lambda: client.queue_job(knowledge_base, absolute, force=request.force, idempotency_key=key))
     observability.count("IngestionJobsQueued")
-    return job
+    return book.keep(knowledge_base, job, "import", relative)
 
 
-def list_jobs(client: ForagerClient, knowledge_base: str, limit: int) -> JobsAnswer:
-    return JobsAnswer(jobs=_relay(lambda: held(lambda: client.jobs(knowledge_base, limit=limit))))
+def list_jobs(client: ForagerClient, knowledge_base: str, limit: int, book: JobBook) -> JobsAnswer:
+    jobs = _relay(lambda: held(lambda: client.jobs(knowledge_base, limit=limit)))
+    return JobsAnswer(jobs=book.name(knowledge_base, jobs))
 
 
-def get_job(client: ForagerClient, knowledge_base: str, job_id: str) -> Job:
-    return _relay(lambda: client.job(knowledge_base, job_id))
+def get_job(client: ForagerClient, knowledge_base: str, job_id: str, book: JobBook) -> NamedJob:
+    return book.name(knowledge_base, [_relay(lambda: client.job(knowledge_base, job_id))])[0]
 
 
 JobAct = Literal["cancel", "retry"]
 
 
-def act_on_job(client: ForagerClient, knowledge_base: str, job_id: str, act: JobAct, key: str) -> Job:
+def act_on_job(
+    client: ForagerClient, knowledge_base: str, job_id: str, act: JobAct, key: str, book: JobBook
+) -> NamedJob:
     """Cancel a job (it stops at the next stage boundary) or retry one from its checkpoints."""
     send = client.cancel_job if act == "cancel" else client.retry_job
-    return _relay(lambda: send(knowledge_base, job_id, idempotency_key=key))
+    return book.name(knowledge_base, [_relay(lambda: send(knowledge_base, job_id, idempotency_key=key))])[0]
 
 
 # ---------------------------------------------------------------------- uploads
@@ -201,14 +266,16 @@ def upload_inline(
     force: bool,
     admission_job_id: str | None,
     key: str,
-) -> Job:
+    book: JobBook,
+) -> NamedJob:
     check_caps(len(files), sum(len(data) for _, data in files))
     parts = [FilePart(name, len(data), lambda data=data: [data]) for name, data in files]  # type: ignore[misc]
-    return _relay(
+    job = _relay(
         lambda: client.upload(
             knowledge_base, parts, force=force, admission_job_id=admission_job_id, idempotency_key=key
         )
     )
+    return book.keep(knowledge_base, job, "upload", [name for name, _ in files])
 
 
 def preflight_inline(client: ForagerClient, knowledge_base: str, files: list[tuple[str, bytes]], key: str) -> Admission:
@@ -285,8 +352,14 @@ def staged_parts(
 
 
 def commit_session(
-    client: ForagerClient, staging: StagingStore, project: str, knowledge_base: str, commit: UploadCommit, key: str
-) -> Job:
+    client: ForagerClient,
+    staging: StagingStore,
+    project: str,
+    knowledge_base: str,
+    commit: UploadCommit,
+    key: str,
+    book: JobBook,
+) -> NamedJob:
     """Stream the staged batch to FORAGER; once it has answered, remove what was staged.
 
     A failed commit keeps the session (its parts stay staged until the lifecycle rule
@@ -303,7 +376,7 @@ def commit_session(
         staging.discard(commit.session_id, keys)
     except Exception:  # FORAGER has the batch: the job stands, and the lifecycle rule clears staged/
         logger.exception("staged parts not removed", extra={"session_id": commit.session_id})
-    return job
+    return book.keep(knowledge_base, job, "upload", [part.filename for part in parts])
 
 
 def preflight_session(

@@ -32,7 +32,7 @@ from knowledge_service.edge.upload_form import Form, flag, parse_form
 from knowledge_service.errors import BadRequest, PayloadTooLarge
 from knowledge_service.identity.principal import Permission
 from knowledge_service.runtime import runtime
-from knowledge_service.upstream.models import Admission, Job
+from knowledge_service.upstream.models import Admission
 
 router = APIGatewayRouter()
 
@@ -48,6 +48,7 @@ UPLOAD_FIELDS = frozenset({"project", "force", "admission_job_id"})
 PREFLIGHT_FIELDS = frozenset({"project"})
 
 JobId = Annotated[str, Path(pattern=ingestion.JOB_ID)]
+NamedJob = ingestion.NamedJob
 
 
 def _form_schema(with_upload_fields: bool) -> dict[str, Any]:
@@ -82,7 +83,7 @@ def _request_body(form: dict[str, Any], session_model: type[BaseModel]) -> dict[
     openapi_extensions=MANAGE,
     responses=POSTS,
 )
-def post_job(request: Annotated[ingestion.JobRequest, Body()], project: Project = None) -> Envelope[Job]:
+def post_job(request: Annotated[ingestion.JobRequest, Body()], project: Project = None) -> Envelope[NamedJob]:
     rt = runtime()
     scope = scope_of(_one_project(project, request.project))
     client = rt.upstream.client(scope.settings)
@@ -90,9 +91,9 @@ def post_job(request: Annotated[ingestion.JobRequest, Body()], project: Project 
         _once(
             scope,
             {"route": "jobs", **request.model_dump(mode="json", exclude={"project"})},
-            Job,
+            NamedJob,
             lambda key: ingestion.queue_job(
-                client, rt.env.knowledge_workspace_root, scope.knowledge_base, request, key
+                client, rt.env.knowledge_workspace_root, scope.knowledge_base, request, key, _book()
             ),
         )
     )
@@ -111,7 +112,7 @@ def get_jobs(
 ) -> Envelope[ingestion.JobsAnswer]:
     rt = runtime()
     scope = scope_of(project)
-    return ok(ingestion.list_jobs(rt.upstream.client(scope.settings), scope.knowledge_base, limit))
+    return ok(ingestion.list_jobs(rt.upstream.client(scope.settings), scope.knowledge_base, limit, _book()))
 
 
 @router.get(
@@ -122,10 +123,10 @@ def get_jobs(
     openapi_extensions=READ,
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
-def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
+def get_job(id: JobId, project: Project = None) -> Envelope[NamedJob]:
     rt = runtime()
     scope = scope_of(project)
-    return ok(ingestion.get_job(rt.upstream.client(scope.settings), scope.knowledge_base, id))
+    return ok(ingestion.get_job(rt.upstream.client(scope.settings), scope.knowledge_base, id, _book()))
 
 
 @router.post(
@@ -136,7 +137,7 @@ def get_job(id: JobId, project: Project = None) -> Envelope[Job]:
     openapi_extensions=MANAGE,
     responses=POSTS,
 )
-def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
+def post_cancel(id: JobId, project: Project = None) -> Envelope[NamedJob]:
     return _act_on_job("cancel", id, project)
 
 
@@ -148,11 +149,11 @@ def post_cancel(id: JobId, project: Project = None) -> Envelope[Job]:
     openapi_extensions=MANAGE,
     responses=POSTS,
 )
-def post_retry(id: JobId, project: Project = None) -> Envelope[Job]:
+def post_retry(id: JobId, project: Project = None) -> Envelope[NamedJob]:
     return _act_on_job("retry", id, project)
 
 
-def _act_on_job(act: ingestion.JobAct, id: str, project: str | None) -> Envelope[Job]:
+def _act_on_job(act: ingestion.JobAct, id: str, project: str | None) -> Envelope[NamedJob]:
     """Cancel or retry: once per caller's key (:func:`_once`), the act named in the kept request."""
     scope = scope_of(project)
     client = runtime().upstream.client(scope.settings)
@@ -160,8 +161,8 @@ def _act_on_job(act: ingestion.JobAct, id: str, project: str | None) -> Envelope
         _once(
             scope,
             {"route": act, "job_id": id},
-            Job,
-            lambda key: ingestion.act_on_job(client, scope.knowledge_base, id, act, key),
+            NamedJob,
+            lambda key: ingestion.act_on_job(client, scope.knowledge_base, id, act, key, _book()),
         )
     )
 
@@ -200,7 +201,7 @@ def post_upload_session(
     openapi_extensions={**MANAGE, **_request_body(_form_schema(True), ingestion.UploadCommit)},
     responses=UPLOADS,
 )
-def post_upload(project: Project = None) -> Envelope[Job]:
+def post_upload(project: Project = None) -> Envelope[NamedJob]:
     rt = runtime()
     scope, body = _scope_and_body(project, ingestion.UploadCommit, UPLOAD_FIELDS)
     client = rt.upstream.client(scope.settings)
@@ -210,9 +211,9 @@ def post_upload(project: Project = None) -> Envelope[Job]:
             _once(
                 scope,
                 {"route": "upload", **commit.model_dump(mode="json", exclude={"project"})},
-                Job,
+                NamedJob,
                 lambda key: ingestion.commit_session(
-                    client, rt.staging, scope.project, scope.knowledge_base, commit, key
+                    client, rt.staging, scope.project, scope.knowledge_base, commit, key, _book()
                 ),
             )
         )
@@ -227,9 +228,9 @@ def post_upload(project: Project = None) -> Envelope[Job]:
         _once(
             scope,
             {"route": "upload", "force": force, "admission_job_id": admission, "files": _fingerprint(files)},
-            Job,
+            NamedJob,
             lambda key: ingestion.upload_inline(
-                client, scope.knowledge_base, files, force=force, admission_job_id=admission, key=key
+                client, scope.knowledge_base, files, force=force, admission_job_id=admission, key=key, book=_book()
             ),
         )
     )
@@ -259,6 +260,12 @@ def post_preflight(project: Project = None) -> Envelope[Admission]:
 
 
 # ---------------------------------------------------------------------- plumbing
+def _book() -> ingestion.JobBook:
+    """Where what each job was given is kept, for the caller of this request."""
+    rt = runtime()
+    return ingestion.JobBook(rt.job_inputs, current_call().principal.name, rt.clock)
+
+
 def _one_project(query: str | None, body: str | None) -> str | None:
     """The one project a call names: an empty one (``""``, like one left out) names none."""
     if query and body and query != body:
