@@ -589,3 +589,15 @@ def test_a_refused_stale_write_keeps_no_bytes(admin: Client, pages: Pages) -> No
     problem_of(admin.put("new.md", "stale edit", if_version=first["version"]), 409, "conflict")
     assert version_of(b"stale edit") not in pages.runtime.pages.kept_versions("falcon")
     assert (_used(pages), pages.runtime.pages.kept_versions("falcon"), _stored_blobs(pages)) == (before, kept, blobs)
+
+
+def test_a_page_without_a_frontmatter_title_is_titled_by_its_first_heading(admin: Client) -> None:
+    put_ok(
+        admin, "guides/setup.md", "```\n# not a heading: code\n```\nIntro.\n\n# Setting up the **hub**\n\n## Steps\n"
+    )
+    put_ok(admin, "guides/titled.md", "---\ntype: Guide\ntitle: Chosen title\n---\n# A heading\n")
+    put_ok(admin, "guides/bare.md", "No heading at all.\n")
+    rows = {row["path"]: row for row in admin.get(f"{KB}/pages?meta=1&prefix=guides").body["entries"]}
+    assert rows["/fs/guides/setup.md"]["title"] == "Setting up the hub"  # frontmatter, else the first # heading
+    assert rows["/fs/guides/titled.md"]["title"] == "Chosen title"
+    assert rows["/fs/guides/bare.md"]["title"] is None  # the reader names it by its file

@@ -6,6 +6,7 @@ stats reads heads only, never the bytes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from knowledge_service.domain.pages import frontmatter, links, paths
@@ -21,6 +22,30 @@ def finding(code: str, path: str, message: str, line: int | None = None) -> dict
     if line is not None:
         found["line"] = line
     return found
+
+
+HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
+FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+HEADING_MAX = 200
+
+
+def first_heading(text: str) -> str | None:
+    """The page's first ``#`` heading (outside code fences, after the frontmatter): the title a page
+    without a frontmatter ``title`` is known by, as Outline and Wiki.js show it."""
+    lines = text.splitlines()
+    start = 0
+    if lines and lines[0].rstrip() == "---":
+        start = next((i + 1 for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), 0)
+    fenced = False
+    for line in lines[start:]:
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        found = None if fenced else HEADING.match(line)
+        if found:
+            heading = " ".join(found.group(1).replace("`", "").replace("**", "").split())
+            return heading[:HEADING_MAX] or None
+    return None
 
 
 def describe(path: str, text: str) -> dict[str, Any]:
@@ -68,4 +93,4 @@ def describe(path: str, text: str) -> dict[str, Any]:
         if link.escapes:
             lint.append(finding("link_escapes_bundle", path, f"The link '{link.href}' climbs above /fs.", link.line))
     kept = [[link.target, link.href, link.line] for link in found if not link.escapes][:MAX_LINKS_KEPT]
-    return {"fm_state": block.state.value, "fm": fm, "links": kept, "lint": lint}
+    return {"fm_state": block.state.value, "fm": fm, "links": kept, "lint": lint, "heading": first_heading(text)}

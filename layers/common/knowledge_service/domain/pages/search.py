@@ -118,7 +118,7 @@ def search_row(path: str, content: str, meta: dict[str, Any], version: str) -> S
         body = "".join(lines[close + 1 :]) if close is not None else content
     return SearchRow(
         path=path,
-        title=_clean(str(fm.get("title") or "")),
+        title=_clean(str(fm.get("title") or meta.get("heading") or "")),
         type=_clean(str(fm.get("type") or "")),
         status=_clean(str(fm.get("status") or "")),
         tags=tuple(_clean(str(t)) for t in (fm.get("tags") or [])),

@@ -45,6 +45,14 @@ def is_stale(stale_after: str | None, today: date) -> bool:
         return False
 
 
+def title_of(head: Head) -> str | None:
+    """A page's title: its frontmatter ``title``, else its first ``#`` heading (kept at write time;
+    a page written before the heading was kept has none until its next write), else none (the
+    reader names it by its file)."""
+    fm = head.meta.get("fm") or {}
+    return fm.get("title") or head.meta.get("heading")
+
+
 @dataclass
 class Tree:
     project: str
@@ -89,7 +97,7 @@ class Tree:
             "type": "file",
             "size_bytes": head.size_bytes,
             "children": None,
-            "title": fm.get("title"),
+            "title": title_of(head),
             "description": fm.get("description"),
             "page_type": fm.get("type"),
             "status": fm.get("status"),
@@ -137,10 +145,7 @@ class Tree:
         return sorted(rows, key=lambda r: str(r["path"]))
 
     def backlinks(self, path: str) -> list[dict[str, Any]]:
-        return [
-            {"path": source, "title": (self.heads[source].meta.get("fm") or {}).get("title")}
-            for source in self._backlinks.get(path, [])
-        ]
+        return [{"path": source, "title": title_of(self.heads[source])} for source in self._backlinks.get(path, [])]
 
     # -------------------------------------------------------------- lint and stats
     def broken_links(self, path: str, links: list[list[Any]]) -> list[dict[str, Any]]:
