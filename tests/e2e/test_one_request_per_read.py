@@ -23,6 +23,10 @@ pytestmark = pytest.mark.e2e
 OWN_TABLES = ("/knowledge/feed", "/knowledge/changes")
 """Reads that answer from the service's own tables too (the feed's, findings, dead letters):
 their scope and principal are the one BatchGetItem; their own records are read after it."""
+NAMED_AFTER = ("/knowledge/jobs",)
+"""Reads that name what FORAGER answered from the service's own records (a job's kind and files,
+``storage/job_inputs.py``): their scope and principal are one BatchGetItem; the names of the jobs
+FORAGER listed are one more, since which jobs those are is known only from FORAGER's answer."""
 READS = [r for r in knowledge_routes() if r.method == "GET" and r.project_access == "read"] + [
     r for r in knowledge_routes() if (r.method, r.path) == ("POST", "/knowledge/retrieve")
 ]
@@ -58,6 +62,8 @@ def test_every_read_is_one_invocation_and_one_dynamodb_request(
     assert sum(invocations.values()) == 1, counts
     if route.path.startswith(OWN_TABLES):
         assert dynamodb["dynamodb:BatchGetItem"] == 1, counts
+    elif route.path.startswith(NAMED_AFTER):
+        assert dynamodb == {"dynamodb:BatchGetItem": 2}, counts
     else:
         assert dynamodb == {"dynamodb:BatchGetItem": 1}, counts
 

@@ -73,5 +73,5 @@ def test_a_job_path_that_is_a_link_out_of_the_workspace_is_refused_and_nothing_i
     forager = RecordingForager()
     request = ingestion.JobRequest(paths=["docs", "docs/leak"])
     with pytest.raises(PermissionDenied, match="symbolic link"):
-        ingestion.queue_job(forager, str(workspace), "falcon", request, "key")  # type: ignore[arg-type]
+        ingestion.queue_job(forager, str(workspace), "falcon", request, "key", None)  # type: ignore[arg-type]
     assert forager.calls == []

@@ -12,6 +12,7 @@ import pytest
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.job_inputs import INPUTS_KEPT, JobInputStore
 from local_engine import Engine
+from tests import demo as demo_records
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form
 
@@ -93,7 +94,7 @@ def test_a_job_queued_past_the_edge_has_no_name_and_cancel_keeps_one(
     api: Api, knowledge_on: Runtime, forager: Engine
 ) -> None:
     # the demo's job was queued in FORAGER itself: the edge kept nothing of it
-    demo = listed(api)["job_7047a24dc7358c4b"]
+    demo = listed(api)[demo_records.job("falcon")]
     assert (demo["kind"], demo["inputs"], demo["input_count"], demo["queued_by"]) == (None, [], 0, None)
     forager.set_job_pace("poll")
     job = api.call("POST", "/knowledge/jobs", body={"project": "falcon", "paths": ["handbook"]}).body["data"]
