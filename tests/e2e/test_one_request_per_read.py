@@ -62,8 +62,8 @@ def test_every_read_is_one_invocation_and_one_dynamodb_request(
     assert sum(invocations.values()) == 1, counts
     if route.path.startswith(OWN_TABLES):
         assert dynamodb["dynamodb:BatchGetItem"] == 1, counts
-    elif route.path.startswith(NAMED_AFTER):
-        assert dynamodb == {"dynamodb:BatchGetItem": 2}, counts
+    elif route.path.startswith(NAMED_AFTER):  # one more when FORAGER answered jobs to name
+        assert set(dynamodb) == {"dynamodb:BatchGetItem"} and dynamodb["dynamodb:BatchGetItem"] <= 2, counts
     else:
         assert dynamodb == {"dynamodb:BatchGetItem": 1}, counts
 
