@@ -372,20 +372,30 @@ def memory(scratch: Path, megabytes: int) -> dict[str, Any]:
         process.wait(timeout=120)
 
 
-def measure(quick: bool = False) -> dict[str, Any]:
+PARTS = ("throughput", "latency", "stages", "memory")
+
+
+def measure(quick: bool = False, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
+    """Every part, or those named (``--parts throughput,stages``)."""
+    result: dict[str, Any] = {"throughput": [], "latency": [], "stages": None, "memory": None}
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
         scratch = Path(scratch_name)
+        mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
         with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
             client = Client(engine.url)
-            rows = [throughput(client, "markdown (1.5 MB)", markdown_folder(scratch / "md", int(1.5 * MB)))]
-            mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
-            if not quick:
-                rows.append(throughput(client, "mixed (50 MB)", mixed))
-            sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
-            latencies = [latency(client, n, scratch) for n in sizes]
-        stages = stage_seconds(mixed, scratch)
-        held = memory(scratch, 20 if quick else 100)
-    return {"throughput": rows, "latency": latencies, "stages": stages, "memory": held, "load": os.getloadavg()[0]}
+            if "throughput" in parts:
+                markdown = markdown_folder(scratch / "md", int(1.5 * MB))
+                result["throughput"].append(throughput(client, "markdown (1.5 MB)", markdown))
+                if not quick:
+                    result["throughput"].append(throughput(client, "mixed (50 MB)", mixed))
+            if "latency" in parts:
+                sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
+                result["latency"] = [latency(client, n, scratch) for n in sizes]
+        if "stages" in parts:
+            result["stages"] = stage_seconds(mixed, scratch)
+        if "memory" in parts:
+            result["memory"] = memory(scratch, 20 if quick else 100)
+    return {**result, "load": os.getloadavg()[0]}
 
 
 def report(result: dict[str, Any]) -> None:
@@ -397,31 +407,39 @@ def report(result: dict[str, Any]) -> None:
             f"{row['seconds']:>7} {row['mb_per_second']:>7} {row['files_per_second']:>8} "
             f"{row['floor_seconds']:>8} {row['over_floor']:>7}"
         )
-    print("  statements   search p50/p99 ms   retrieve p50/p99 ms")
+    if result["latency"]:
+        print("  statements   search p50/p99 ms   retrieve p50/p99 ms")
     for row in result["latency"]:
         print(
             f"  {row['statements']:>10}   {row['search_p50_ms']:>7} / {row['search_p99_ms']:<7}"
             f"   {row['retrieve_p50_ms']:>7} / {row['retrieve_p99_ms']}"
         )
-    stages = result["stages"]
-    print(
-        f"  stages on the mixed corpus ({stages['megabytes']} MB, {stages['files']} files, "
-        f"{stages['statements']} statements, {stages['entities']} entities, {stages['mentions']} mentions, "
-        f"{stages['candidates']} candidates, {stages['conflicts']} disagreements):"
-    )
+    stages = result["stages"] or {"seconds": {}}
+    if result["stages"]:
+        print(
+            f"  stages on the mixed corpus ({stages['megabytes']} MB, {stages['files']} files, "
+            f"{stages['statements']} statements, {stages['entities']} entities, {stages['mentions']} mentions, "
+            f"{stages['candidates']} candidates, {stages['conflicts']} disagreements):"
+        )
     for name, seconds in stages["seconds"].items():
         print(f"    {name:<22} {seconds:>7} s   {stages['megabytes'] / max(seconds, 0.01):>8.1f} MB/s")
     held = result["memory"]
-    print(
-        f"  memory: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak {held['rss_peak_mib']} MiB "
-        f"(+{held['peak_over_start_mib']} MiB) in {held['seconds']} s"
-    )
+    if held:
+        print(
+            f"  memory: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak "
+            f"{held['rss_peak_mib']} MiB (+{held['peak_over_start_mib']} MiB) in {held['seconds']} s"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the small sizes only (1.5 MB, 1k and 10k, 20 MB)")
-    result = measure(parser.parse_args(argv).quick)
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"some of {', '.join(PARTS)} (default: all)")
+    args = parser.parse_args(argv)
+    parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    if unknown := sorted(set(parts) - set(PARTS)):
+        parser.error(f"unknown part(s): {', '.join(unknown)}")
+    result = measure(args.quick, parts)
     report(result)
     print(json.dumps(result))
     return 0
