@@ -407,7 +407,7 @@ def unmerge(db: sqlite3.Connection, away: str) -> str:
 
 
 def prune(db: sqlite3.Connection, ref: str) -> None:
-    """Names no document says any more go, with their aliases and undecided suggestions."""
+    """Names no document says any more go, with their aliases and every suggestion about them."""
     gone = [
         str(r[0])
         for r in db.execute(
@@ -418,6 +418,13 @@ def prune(db: sqlite3.Connection, ref: str) -> None:
         )
     ]
     for eid in gone:
+        row = db.execute("SELECT name, merged_into FROM entities WHERE entity_id = ?", (eid,)).fetchone()
+        if row["merged_into"] is not None:  # the entity it was merged into loses its name as an alias
+            db.execute(
+                "DELETE FROM aliases WHERE entity_id = ? AND alias = ? AND kind = 'name'",
+                (row["merged_into"], row["name"]),
+            )
         db.execute("DELETE FROM aliases WHERE entity_id = ?", (eid,))
-        db.execute("DELETE FROM candidates WHERE status = 'pending' AND (entity_a = ? OR entity_b = ?)", (eid, eid))
+        # every suggestion about it goes too, decided ones included: no row may name a missing entity
+        db.execute("DELETE FROM candidates WHERE entity_a = ? OR entity_b = ?", (eid, eid))
         db.execute("DELETE FROM entities WHERE entity_id = ?", (eid,))

@@ -222,3 +222,26 @@ def test_two_files_naming_a_different_person_for_the_same_claim_are_a_contradict
     assert conflict["type"] == "contradiction" and {s["statement"] for s in conflict["sides"]} == {older, newer}
     winner = next(s for s in conflict["sides"] if s["knowledge_id"] == conflict["suggested_winner_id"])
     assert winner["statement"] == newer
+
+
+def test_a_name_no_document_says_any_more_leaves_no_row_naming_it(api: httpx.Client, tmp_path: Path) -> None:
+    folder = tmp_path / "names"
+    ref = base_with(
+        api,
+        folder,
+        {
+            "a.md": dated("2026-01-01", "Bob Carter opens the depot on Mondays."),
+            "b.md": dated("2026-01-02", "Robert Carter signs the depot's delivery notes."),
+        },
+    )
+    assert api.get(f"/api/projects/{ref}/duplicates", params={"status": "all"}).json()["duplicates"]
+    (folder / "a.md").write_text(dated("2026-01-03", "The depot opens on Mondays at eight."), encoding="utf-8")
+    job = post(api, f"/api/projects/{ref}/jobs", {"paths": [str(folder)]})
+    deadline = time.monotonic() + 30
+    while not api.get(f"/api/projects/{ref}/jobs/{job['job_id']}").json()["terminal"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    every = api.get(f"/api/projects/{ref}/duplicates", params={"status": "all"})
+    assert every.status_code == 200 and every.json()["duplicates"] == []  # Bob Carter is gone, and so is the pair
+    people = api.get(f"/api/projects/{ref}/people").json()["entities"]
+    assert [(p["name"], p["aliases"], p["mention_count"]) for p in people] == [("Robert Carter", [], 1)]
