@@ -209,8 +209,8 @@ class Detector:
                 item["char_end"],
                 line,
                 where,
-                extraction_hash(excerpt),
-                "sentence-rules/1",
+                extraction.excerpt_hash(excerpt),
+                extraction.EXTRACTOR,
             ),
         )
         self.db.execute("UPDATE mentions SET knowledge_id = ? WHERE knowledge_id = ?", (kept, item["knowledge_id"]))
@@ -315,10 +315,6 @@ class Detector:
                 (conflict_id, source_id),
             )
         self.found += inserted
-
-
-def extraction_hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def settle(db: sqlite3.Connection, conflict_id: str) -> None:

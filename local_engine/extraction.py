@@ -28,6 +28,7 @@ engine reads a document"):
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import re
 import unicodedata
@@ -36,6 +37,8 @@ from datetime import date
 
 from markdown_it import MarkdownIt
 
+EXTRACTOR = "sentence-rules/1"
+"""The name evidence carries for the rules here: one sentence, its exact span."""
 CHUNK_TARGET = 1_200
 MIN_WORDS = 4
 MAX_CHARS = 600
@@ -82,6 +85,11 @@ INLINE = (
     (re.compile(r"(?<![\w*])([*_])(?!\s)(.+?)(?<!\s)\1(?![\w*])"), r"\2"),
     (re.compile(r"<[^>]{1,200}>"), ""),
 )
+
+
+def excerpt_hash(excerpt: str) -> str:
+    """The SHA-256 an evidence row keeps of its excerpt (its UTF-8), as ``sha256:<hex>``."""
+    return "sha256:" + hashlib.sha256(excerpt.encode("utf-8")).hexdigest()
 
 
 def normalize(text: str) -> str:

@@ -31,7 +31,7 @@ from . import converters, disagreements, extraction, people
 from .store import Store
 
 T = TypeVar("T")
-EXTRACTOR = "sentence-rules/1"
+EXTRACTOR = extraction.EXTRACTOR
 MAX_FILE_BYTES = 100 * 1024 * 1024
 MAX_FILES = 10_000
 """A job registers at most this many files (the rest are a warning)."""
