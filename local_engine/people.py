@@ -61,6 +61,7 @@ ORGANIZATION_WORDS = {
     "co", "co.", "group", "robotics", "systems", "labs", "authority", "council", "agency", "bank", "university",
     "institute", "foundation", "association", "ministry", "department", "partners", "holdings", "technologies",
     "industries", "services", "logistics", "committee", "board", "office", "team", "society", "trust",
+    "library", "museum", "school", "hospital", "clinic", "church", "club",
 }  # fmt: skip
 PLACE_WORDS = {
     "harbour", "harbor", "street", "road", "avenue", "city", "island", "bay", "port", "river", "airport",
