@@ -72,11 +72,28 @@ def test_every_operation_answers_what_its_document_says(fuzz_stack: LocalStack, 
     run_schemathesis(env, fuzz_stack, tmp_path)
 
 
+def fetch_document(fuzz_stack: LocalStack, tmp_path: Path) -> Path:
+    """The stack's own ``/openapi.json``, read once with the deadline a cold function needs.
+
+    Schemathesis reads a schema URL with a fixed 10 s deadline; on two cores busy with the other
+    workers a cold function rendering the whole document took longer (CI, 2026-12-05), so the
+    run failed before its first case. The file it fuzzes is exactly what the stack served."""
+    answer = httpx.get(f"{fuzz_stack.url}/openapi.json", timeout=120)
+    answer.raise_for_status()
+    document = tmp_path / "openapi.json"
+    document.write_bytes(answer.content)
+    return document
+
+
 def run_schemathesis(env: dict[str, str], fuzz_stack: LocalStack, tmp_path: Path) -> None:
+    document = fetch_document(fuzz_stack, tmp_path)
+    env = {**env, "FUZZ_DOCUMENT": str(document)}
     command = [
         str(Path(sys.executable).parent / "schemathesis"),
         "run",
-        f"{fuzz_stack.url}/openapi.json",
+        str(document),
+        "--url",
+        fuzz_stack.url,
         "--header",
         f"Authorization: Bearer {fuzz_stack.admin_token}",
         "--checks",
