@@ -14,7 +14,16 @@ from enum import StrEnum
 from devstack.samples import PROJECT, request_for  # noqa: F401 - re-exported for the tests
 from knowledge_service.edge.access import Standing
 from knowledge_service.edge.catalog import RouteInfo
-from knowledge_service.identity.principal import Permission, PrincipalKind, ProjectRole
+from knowledge_service.identity.principal import (
+    Permission,
+    Principal,
+    PrincipalKind,
+    ProjectRole,
+    mint_token,
+    token_hash,
+)
+from knowledge_service.runtime import Runtime
+from tests.conftest import written_once
 
 OTHER_PROJECT = "elsewhere"  # another organization's project
 OTHER_ORGANIZATION = "other-org"  # elsewhere's organization
@@ -116,3 +125,31 @@ def outcome(status: int, body: bytes = b"", missing: bytes | None = None) -> Exp
     if status < 500:
         return Expect.ALLOWED
     return None  # a failure is not an access decision: always a mismatch
+
+
+def principal_of(row: Caller) -> Principal:
+    return Principal(
+        name=row.name, kind=row.kind, permissions=row.permissions, project_roles=row.roles, organizations=row.owns
+    )
+
+
+def enrolled(rt: Runtime) -> dict[str, str]:
+    """A token for every caller that sends one: each principal enrolled (and revoked, where its
+    row says so) through the principals store, once a process (``written_once``)."""
+
+    def enrol_every_caller() -> dict[str, str]:
+        tokens: dict[str, str] = {}
+        for row in callers():
+            if row.token == "none":
+                continue
+            if row.token == "malformed":
+                tokens[row.name] = "not-a-token"
+                continue
+            token = mint_token()
+            rt.principals.create(principal_of(row), token_hash(token))
+            if row.token == "revoked":
+                rt.principals.revoke(row.name)
+            tokens[row.name] = token
+        return tokens
+
+    return written_once("authorization matrix callers", rt.env.principals_table, enrol_every_caller)

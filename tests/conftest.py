@@ -12,12 +12,13 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 import botocore.loaders
 import botocore.session
 import pytest
+from boto3.dynamodb.types import TypeSerializer
 from hypothesis import settings
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -26,7 +27,7 @@ from moto.dynamodb.models import dynamodb_backends
 from devstack import moto_fixes
 from devstack.events import rest_event
 from devstack.lambdas import FakeLambdaContext, load_handler
-from devstack.template import Template, create_resources
+from devstack.template import Route, Template, create_resources
 from knowledge_service.identity.principal import (
     TOKEN_PREFIX,
     Permission,
@@ -279,6 +280,30 @@ def template_resources() -> None:
         _empty_tables.update(copy.deepcopy(tables))
 
 
+T = TypeVar("T")
+_written_once: dict[str, tuple[Any, dict[str, Any]]] = {}
+"""What :func:`written_once` made, each with the tables it wrote as moto held them after."""
+
+
+def written_once(key: str, table: str, write: Callable[[], T]) -> T:
+    """``write()`` into ``table`` the first time a process asks for ``key``; later, the table as
+    it left then, put back in place (``copy.deepcopy``, as ``template_resources`` does).
+
+    For a fixture whose writes are the same every test, through the product's own code the
+    first time: the matrices enrol fifteen principals a test, each a read and a conditional
+    put through botocore and moto, two thirds of their setup. ``write`` must start from the
+    template's empty ``table`` and its answer (tokens, say) must hold for every later test."""
+    tables = dynamodb_backends[DEFAULT_ACCOUNT_ID][TEMPLATE.region].tables
+    if key in _written_once:
+        answer, kept = _written_once[key]
+        assert not len(tables[table]), f"{table} is written once by {key}: it must be empty before"
+        tables[table] = copy.deepcopy(kept[table])
+        return answer  # type: ignore[no-any-return]
+    answer = write()
+    _written_once[key] = (answer, {table: copy.deepcopy(tables[table])})
+    return answer
+
+
 @pytest.fixture
 def aws(aws_env: dict[str, str]) -> Iterator[Runtime]:
     with mock_aws():
@@ -400,13 +425,23 @@ def token_of(who: Principal) -> str:
     return TOKEN_PREFIX + base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
+_SERIALIZER = TypeSerializer()
+
+
+@functools.cache
+def _routes() -> dict[tuple[str, str], Route]:
+    """The template's routes by method and path, read once a process (a walk of every function)."""
+    return {(r.method, r.path): r for r in TEMPLATE.routes()}
+
+
 def enrol(who: Principal, token: str | None = None) -> str:
     """Store ``who`` in the principals table (moto) under ``token`` (else :func:`token_of`)
     and return the token."""
     token = token or token_of(who)
     record = PrincipalRecord(**who.model_dump(), token_hash=token_hash(token))
     item = {k: v for k, v in record.model_dump(mode="json", exclude_none=True).items() if v not in ([], {})}
-    boto3.resource("dynamodb").Table(runtime().env.principals_table).put_item(Item=item)
+    # the process's one builder client (``_builder``): a ``boto3.resource`` made a session each time
+    _builder("dynamodb").put_item(TableName=runtime().env.principals_table, Item=_SERIALIZER.serialize(item)["M"])
     return token
 
 
@@ -415,7 +450,7 @@ class Api:
     ``principal``'s bearer token (enrolled in the principals table on first use)."""
 
     def __init__(self) -> None:
-        self._routes = {(r.method, r.path): r for r in TEMPLATE.routes()}
+        self._routes = _routes()
         self._enrolled: dict[str, str] = {}
 
     def token(self, who: Principal) -> str:

@@ -18,14 +18,11 @@ from knowledge_service.domain.pages.tree import forget_walks
 from knowledge_service.edge.catalog import RouteInfo, pages_routes
 from knowledge_service.identity.principal import (
     Permission,
-    Principal,
     PrincipalKind,
     ProjectRole,
-    mint_token,
-    token_hash,
 )
 from knowledge_service.runtime import Runtime
-from tests.authorization_matrix import PROJECT, Caller, Expect, callers, outcome
+from tests.authorization_matrix import PROJECT, Caller, Expect, callers, enrolled, outcome
 
 ROUTES = pages_routes()
 CALLERS = callers()
@@ -53,23 +50,8 @@ def target_of(route: RouteInfo) -> tuple[str, str | None]:
 def gateway(aws: Runtime) -> tuple[Gateway, dict[str, str]]:
     forget_walks()
     aws.projects.create(PROJECT, "colony")
-    tokens: dict[str, str] = {}
-    for row in CALLERS:
-        if row.token == "none":
-            continue
-        if row.token == "malformed":
-            tokens[row.name] = "not-a-token"
-            continue
-        token = mint_token()
-        principal = Principal(
-            name=row.name, kind=row.kind, permissions=row.permissions, project_roles=row.roles, organizations=row.owns
-        )
-        aws.principals.create(principal, token_hash(token))
-        if row.token == "revoked":
-            aws.principals.revoke(row.name)
-        tokens[row.name] = token
     template = Template()
-    return Gateway.from_template(template, FunctionHost(template).invoke), tokens
+    return Gateway.from_template(template, FunctionHost(template).invoke), enrolled(aws)
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")

@@ -23,7 +23,7 @@ from knowledge_service.edge.access import REQUEST_BODY_KEY, Standing, access, cu
 from knowledge_service.edge.catalog import RouteInfo, full_knowledge_api, knowledge_routes
 from knowledge_service.edge.envelope import Envelope, ok
 from knowledge_service.edge.resolver import knowledge_api
-from knowledge_service.identity.principal import Permission, Principal, mint_token, token_hash
+from knowledge_service.identity.principal import Permission, token_hash
 from knowledge_service.identity.session import COOKIE_NAME, CSRF_HEADER
 from knowledge_service.runtime import Runtime
 from tests.authorization_matrix import (
@@ -33,8 +33,10 @@ from tests.authorization_matrix import (
     Caller,
     Expect,
     callers,
+    enrolled,
     expectation,
     outcome,
+    principal_of,
     request_for,
 )
 from tests.conftest import enrol
@@ -45,29 +47,11 @@ CALLERS = callers()
 ADMIN_AND_OWNER = next(row for row in CALLERS if row.name == "project-admin-and-owner")
 
 
-def principal_of(row: Caller) -> Principal:
-    return Principal(
-        name=row.name, kind=row.kind, permissions=row.permissions, project_roles=row.roles, organizations=row.owns
-    )
-
-
 @pytest.fixture
 def gateway(knowledge_on: Runtime) -> tuple[Gateway, dict[str, str]]:
     """The in-process API Gateway (the functions, each authenticating) and a token per caller."""
-    tokens: dict[str, str] = {}
-    for row in CALLERS:
-        if row.token == "none":
-            continue
-        if row.token == "malformed":
-            tokens[row.name] = "not-a-token"
-            continue
-        token = mint_token()
-        knowledge_on.principals.create(principal_of(row), token_hash(token))
-        if row.token == "revoked":
-            knowledge_on.principals.revoke(row.name)
-        tokens[row.name] = token
     template = Template()
-    return Gateway.from_template(template, FunctionHost(template).invoke), tokens
+    return Gateway.from_template(template, FunctionHost(template).invoke), enrolled(knowledge_on)
 
 
 def pinned(route: RouteInfo) -> RouteInfo:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
 
-import boto3
 import pytest
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
 
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.edge.openapi import openapi_document
@@ -28,15 +28,19 @@ UNCOMPARED = {TEMPLATE.physical_name("IdempotencyTable")}
 ANSWERED_WITHIN_SECONDS = 4 * PACED_CALL_SECONDS + 4.0
 
 
-def every_table() -> dict[str, list[dict[str, Any]]]:
-    client = boto3.client("dynamodb")
-    tables: dict[str, list[dict[str, Any]]] = {}
+def every_table() -> dict[str, list[str]]:
+    """Every compared table's items, each as sorted JSON, read from moto's own tables.
+
+    Read in process rather than scanned through botocore: two scans of thirteen tables a test
+    were two thirds of this file's time (459 tests), and the items are the same either way."""
+    held = dynamodb_backends[DEFAULT_ACCOUNT_ID][TEMPLATE.region].tables
+    tables: dict[str, list[str]] = {}
     for logical_id in TEMPLATE.of_type("AWS::DynamoDB::Table"):
         name = TEMPLATE.physical_name(logical_id)
         if name in UNCOMPARED:
             continue
-        items = client.get_paginator("scan").paginate(TableName=name).build_full_result()["Items"]
-        tables[name] = sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
+        items = held[name].all_items()
+        tables[name] = sorted(json.dumps(item.to_json()["Attributes"], sort_keys=True) for item in items)
     return tables
 
 
