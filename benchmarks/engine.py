@@ -342,8 +342,8 @@ def memory(scratch: Path, megabytes: int) -> list[dict[str, Any]]:
     folder = scratch / "hundred"
     rng = seeded(7)
     folder.mkdir()
-    for n in range(megabytes):
-        (folder / f"big-{n:04d}.md").write_text(markdown(rng, MB))
+    for n in range(megabytes):  # a MiB each, exactly: one upload holds 100 MiB of files at most
+        (folder / f"big-{n:04d}.md").write_text(markdown(rng, MB)[:MB])
     return [
         _memory_row("by path", scratch / "memory-paths", megabytes, lambda c, ref: _by_path(c, ref, folder)),
         _memory_row("one upload", scratch / "memory-upload", megabytes, lambda c, ref: _uploaded(c, ref, folder)),
