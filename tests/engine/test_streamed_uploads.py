@@ -8,6 +8,7 @@ import hashlib
 import http.client
 import socket
 import time
+import tracemalloc
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -259,3 +260,18 @@ def test_a_staging_folder_a_crash_left_is_cleared_at_the_next_start(tmp_path: Pa
     (left / "0").write_bytes(b"half an upload")
     with start_engine(token=TOKEN, data_dir=tmp_path / "data"):
         assert not left.exists()
+
+
+def test_an_upload_holds_a_few_pieces_in_memory_never_its_body(sim: Engine) -> None:
+    """Python's allocations while 30 MB arrive (the client's and the engine's, one process): the
+    pieces in flight, a few MiB, where reading the body whole held it twice over."""
+    files = [(f"{n}.bin", 10 * MB, block(bytes([n]), "b-mem")) for n in range(3)]
+    body = body_of(files, "b-mem")
+    tracemalloc.start()
+    try:
+        answer = post_body(sim, body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert answer.status_code == 202, answer.text
+    assert peak < 8 * MB, f"{peak / MB:.1f} MiB at the peak"
