@@ -109,6 +109,10 @@ class ForagerApi:
         self.state.set_request_status(entry, response.status)
         return response
 
+    def streams(self, method: str, path: str) -> bool:
+        """Whether the route reads the body as it arrives (an upload's), not whole first."""
+        return self.router.streams(method, path)
+
     def _handle(self, request: Request) -> Response:
         fault = self.state.take_fault(request.path)
         if fault is not None:

@@ -54,6 +54,10 @@ class ControlApi:
     def handle(self, request: Request) -> Response:
         return self.router.dispatch(request)
 
+    def streams(self, method: str, path: str) -> bool:
+        """Whether the route reads the body as it arrives (an upload's), not whole first."""
+        return self.router.streams(method, path)
+
     def health(self, request: Request) -> Response:
         return json_response(200, {"ok": True})
 

@@ -18,15 +18,17 @@ import copy
 import dataclasses
 import os
 import secrets
+import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, BinaryIO, Self
 from urllib.parse import parse_qsl
 
 from . import feed, multipart, pipeline
-from .routing import ApiError, Handler, Request, Response, json_response
+from .routing import ApiError, Handler, Request, Response, json_response, streamed
 from .state import EngineState, IdempotencyConflict
 from .store import Emptied
 
@@ -50,6 +52,7 @@ UPLOAD_MAX_FILES = 400
 DEFAULT_LIMIT_BYTES = 500 * MB
 DEFAULT_ENTRY_LIMIT_BYTES = 100 * MB
 REFUSED_SUFFIXES = (".exe", ".dll", ".so", ".dylib", ".bin")
+STAGING = ".staging"  # under the upload root: uploads on their way in, each in a folder of its own
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 JOB = r"(?P<job>job_[0-9a-f]{16})"
 
@@ -131,6 +134,8 @@ class IngestionBook:
 
     def __init__(self, state: EngineState) -> None:
         self.state = state
+        # An upload the engine stopped under (a crash, a kill) left its staging folder: no job's.
+        shutil.rmtree(state.upload_root / STAGING, ignore_errors=True)
         self.reset()
 
     def reset(self) -> None:
@@ -260,20 +265,14 @@ class IngestionBook:
         inputs: list[str],
         force: bool,
         entries: int,
-        payloads: list[bytes] | None = None,
+        staged: Staging | None = None,
         admission_job_id: str | None = None,
     ) -> dict[str, Any]:
         with self.state.lock:
             self._project(ref)
             job_id = "job_" + secrets.token_hex(8)
-            if payloads is not None:  # the files land before the job is acknowledged
-                folder = self.state.upload_root / job_id
-                folder.mkdir(parents=True, exist_ok=True)
-                for number, data in enumerate(payloads):
-                    with (folder / str(number)).open("wb") as handle:
-                        handle.write(data)
-                        handle.flush()
-                        os.fsync(handle.fileno())
+            if staged is not None:  # the files land before the job is acknowledged
+                staged.move_to(self.state.upload_root / job_id)
             job = SimJob(job_id, ref, kind, list(inputs), force, time.time(), entries)
             job.fail_at = self.next_failure.pop(ref, None)
             job.admission_job_id = admission_job_id
@@ -434,7 +433,7 @@ class IngestionBook:
         files: list[tuple[str, int]],
         force: bool,
         admission_job_id: str | None,
-        payloads: list[bytes] | None = None,
+        staged: Staging | None = None,
     ) -> dict[str, Any]:
         total = sum(size for _, size in files)
         if len(files) > UPLOAD_MAX_FILES or total > UPLOAD_MAX_BYTES:
@@ -450,11 +449,67 @@ class IngestionBook:
                     )
                 if admitted[1:] != (total, len(files)):
                     raise ApiError(409, "admission_mismatch", "This batch is not the one the admission measured.")
-            return self.queue(ref, "upload", [n for n, _ in files], force, len(files), payloads, admission_job_id)
+            return self.queue(ref, "upload", [n for n, _ in files], force, len(files), staged, admission_job_id)
 
 
-def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]], list[bytes]]:
-    """A multipart/form-data body: its text fields, each file part's name and length, and its bytes."""
+class Staging:
+    """An upload's files written to disk as they arrive (a :class:`multipart.FileSink`), each to
+    its own file named by its number, as a job's upload folder holds them, in a folder of its own
+    under the upload root. When the job is made the folder becomes the job's (a rename on the
+    same disk: nothing copied, nothing in memory); on a refusal, a replay or any failure —
+    the body broke off, a name is refused — leaving the ``with`` removes it, so nothing
+    half-written stays behind."""
+
+    def __init__(self, upload_root: Path) -> None:
+        self.folder = upload_root / STAGING / secrets.token_hex(8)
+        self._handle: BinaryIO | None = None
+
+    def __enter__(self) -> Self:
+        self.folder.mkdir(parents=True)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._handle is not None:
+            self._handle.close()
+        shutil.rmtree(self.folder, ignore_errors=True)  # gone already once it is a job's
+
+    def begin(self, number: int) -> None:
+        self._handle = (self.folder / str(number)).open("wb")
+
+    def write(self, data: bytes) -> None:
+        assert self._handle is not None
+        self._handle.write(data)
+
+    def end(self) -> None:
+        handle, self._handle = self._handle, None
+        assert handle is not None
+        with handle:
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def move_to(self, folder: Path) -> None:
+        """The staged files become ``folder``'s (a job's upload folder)."""
+        self.folder.rename(folder)
+
+
+class _Measured:
+    """A preflight's file parts: the reader counts their bytes, and they are dropped."""
+
+    def begin(self, number: int) -> None:
+        pass
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+
+def parse_form(request: Request, files: multipart.FileSink) -> tuple[dict[str, str], list[tuple[str, int]]]:
+    """A multipart/form-data body, read as it arrives: its text fields and each file part's name
+    and length; the file parts' bytes go to ``files``."""
     content_type = request.header("Content-Type") or ""
     if not content_type.lower().startswith("multipart/form-data"):
         raise ApiError(400, "bad_request", "The body must be multipart/form-data.")
@@ -466,13 +521,11 @@ def parse_form(request: Request) -> tuple[dict[str, str], list[tuple[str, int]],
     if not boundary:
         raise ApiError(400, "bad_request", "The multipart body names no boundary.")
     try:  # python-multipart's framing, each filename percent-decoded (local_engine/multipart.py)
-        parts = multipart.parse(request.body, boundary)
+        parts = multipart.read(request.chunks, boundary, files)
     except multipart.FormRefused as refused:
         raise ApiError(400, "bad_request", str(refused)) from None
     fields = {p.name: p.data.decode("utf-8", "replace") for p in parts if p.filename is None}
-    named = [p for p in parts if p.filename is not None]
-    files = [(str(p.filename), len(p.data)) for p in named]
-    return fields, files, [bytes(p.data) for p in named]
+    return fields, [(p.filename, p.size) for p in parts if p.filename is not None]
 
 
 # ---------------------------------------------------------------------- the ports
@@ -535,16 +588,19 @@ def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         ref, job_id = request.params["ref"], request.params["job"]
         return idempotent(request, None, lambda: (200, jobs.retry(ref, job_id)))
 
+    @streamed
     def post_upload(request: Request) -> Response:
-        fields, files, payloads = parse_form(request)
-        ref = request.params["ref"]
-        admission = fields.get("admission_job_id") or None
-        force = _flag(fields.get("force"))
-        fingerprint = {"files": files, "force": force, "admission_job_id": admission}
-        return idempotent(request, fingerprint, lambda: (202, jobs.upload(ref, files, force, admission, payloads)))
+        with Staging(state.upload_root) as staged:  # the files on disk as they arrive, the job's if one is made
+            fields, files = parse_form(request, staged)
+            ref = request.params["ref"]
+            admission = fields.get("admission_job_id") or None
+            force = _flag(fields.get("force"))
+            fingerprint = {"files": files, "force": force, "admission_job_id": admission}
+            return idempotent(request, fingerprint, lambda: (202, jobs.upload(ref, files, force, admission, staged)))
 
+    @streamed
     def post_preflight(request: Request) -> Response:
-        _, files, _ = parse_form(request)
+        _, files = parse_form(request, _Measured())
         return json_response(200, jobs.measure(request.params["ref"], files))
 
     return [

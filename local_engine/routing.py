@@ -37,9 +37,19 @@ class ApiError(Exception):
         return error_response(self.status, self.code, self.message, self.headers)
 
 
+class BodyError(ApiError):
+    """The request's body could not be read as its framing says (it ended early, a chunk size is
+    not one, it grew past the cap): the answer is this error, and the connection is not reused."""
+
+
 @dataclass
 class Request:
-    """One HTTP request as the handlers see it."""
+    """One HTTP request as the handlers see it.
+
+    ``body`` is the body whole, except for a :func:`streamed` route's request: its body is
+    ``chunks``, read from the connection as the handler iterates (a :class:`BodyError` if it
+    breaks off), and ``body`` is empty.
+    """
 
     method: str
     path: str
@@ -47,6 +57,7 @@ class Request:
     headers: Message
     body: bytes
     params: dict[str, str] = field(default_factory=dict)
+    chunks: Iterable[bytes] = ()
 
     def header(self, name: str) -> str | None:
         value = self.headers.get(name)
@@ -112,6 +123,22 @@ Handler = Callable[[Request], Response]
 
 
 @dataclass(frozen=True)
+class StreamedHandler:
+    """A handler that reads its request's body as it arrives (``Request.chunks``), never whole:
+    an upload's 100 MB goes to disk a chunk at a time. See :func:`streamed`."""
+
+    handler: Handler
+
+    def __call__(self, request: Request) -> Response:
+        return self.handler(request)
+
+
+def streamed(handler: Handler) -> Handler:
+    """Mark ``handler`` as reading its body from ``Request.chunks`` (``Router.streams``)."""
+    return StreamedHandler(handler)
+
+
+@dataclass(frozen=True)
 class Route:
     method: str
     pattern: re.Pattern[str]
@@ -150,6 +177,10 @@ class Router:
             if route.method not in allowed:
                 allowed.append(route.method)
         return Resolution(None, {}, tuple(allowed))
+
+    def streams(self, method: str, path: str) -> bool:
+        """Whether the route ``method path`` reads its body as it arrives (:func:`streamed`)."""
+        return isinstance(self.resolve(method, path).handler, StreamedHandler)
 
     def dispatch(self, request: Request) -> Response:
         """Route and run; 404 ``not_found`` / 405 ``method_not_allowed`` otherwise."""

@@ -20,8 +20,10 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BufferedIOBase
 from pathlib import Path
 from socketserver import BaseServer, TCPServer
 from types import TracebackType
@@ -32,7 +34,7 @@ from . import exports, feed, ingestion
 from .api import ForagerApi
 from .control import ControlApi
 from .faults import Fault, make_fault
-from .routing import ApiError, Request, Response
+from .routing import ApiError, BodyError, Request, Response
 from .state import ENGINE_VERSION, EngineState, read_state_file, write_state_file
 from .store import Store
 
@@ -40,12 +42,17 @@ logger = logging.getLogger("local_engine")
 
 # The contract's transport cap for one upload request.
 MAX_BODY_BYTES = 101 * 1024 * 1024  # an upload's 100 MB of files and its multipart framing
+READ_BYTES = 1024 * 1024  # the most one read of a body takes off the connection
 POLL_INTERVAL = 0.01
 HOLD_POLL_SECONDS = 0.05
 
 
 class App(Protocol):
     def handle(self, request: Request) -> Response: ...
+
+    def streams(self, method: str, path: str) -> bool:
+        """Whether the route reads the body as it arrives (``Request.chunks``) instead of whole."""
+        ...
 
 
 class _Server(ThreadingHTTPServer):
@@ -101,10 +108,105 @@ class _Server(ThreadingHTTPServer):
         logger.debug("%s: connection from %s ended abruptly", self.label, client_address)
 
 
-class _BodyError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.error = ApiError(status, code, message)
+def _too_large() -> BodyError:
+    return BodyError(413, "payload_too_large", "The request body is too large.")
+
+
+def _ended_early() -> BodyError:
+    return BodyError(400, "bad_request", "The request body ended early.")
+
+
+class _Body:
+    """A request's body as it arrives: pieces of at most ``READ_BYTES``, ``MAX_BODY_BYTES`` in all.
+
+    The framing headers are checked when it is made, so a declared length over the cap is refused
+    before a byte is read; a chunked body is counted as its chunks arrive and refused at the one
+    that crosses the cap. Iterating reads it, once: whole for most routes (:meth:`read`), piece by
+    piece for a streamed one (an upload), so no request holds more than a piece of it. A break —
+    the body ends early, a chunk size is not one, the connection fails — raises
+    :class:`BodyError` and leaves the body ``broken``: that connection takes no next request.
+    """
+
+    def __init__(self, rfile: BufferedIOBase, headers: Message) -> None:
+        self._rfile = rfile
+        self.broken = False
+        self._length: int | None = None  # None: chunked
+        encoding = headers.get("Transfer-Encoding")
+        if encoding is not None:
+            if encoding.strip().lower() != "chunked":
+                raise BodyError(400, "bad_request", "Only chunked transfer encoding is understood.")
+        else:
+            self._length = self._declared(headers.get("Content-Length"))
+        self._pieces = self._read()
+
+    @staticmethod
+    def _declared(header: str | None) -> int:
+        if header is None:
+            return 0
+        try:
+            length = int(header)
+        except ValueError:
+            raise BodyError(400, "bad_request", "Content-Length is not a number.") from None
+        if length < 0:
+            raise BodyError(400, "bad_request", "Content-Length is negative.")
+        if length > MAX_BODY_BYTES:
+            raise _too_large()
+        return length
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._pieces
+
+    def read(self) -> bytes:
+        """The body whole (a route that is not streamed: small JSON bodies)."""
+        return b"".join(self._pieces)
+
+    def drain(self) -> None:
+        """Read and drop what the route left unread (it refused the request first, or a fault
+        answered it), so the answer reaches a client that is still sending, and the connection
+        can take the next request — as when every body was read before it was answered."""
+        for _ in self._pieces:
+            pass
+
+    def _read(self) -> Iterator[bytes]:
+        try:
+            if self._length is None:
+                yield from self._chunked()
+            else:
+                yield from self._exactly(self._length)
+        except BodyError:
+            self.broken = True
+            raise
+
+    def _exactly(self, length: int) -> Iterator[bytes]:
+        while length > 0:
+            try:
+                piece = self._rfile.read(min(length, READ_BYTES))
+            except OSError:  # the client hung up (or the down fault closed the connection)
+                raise _ended_early() from None
+            if not piece:
+                raise _ended_early()
+            length -= len(piece)
+            yield piece
+
+    def _chunked(self) -> Iterator[bytes]:
+        total = 0
+        while True:
+            line = self._rfile.readline(1024)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise BodyError(400, "bad_request", "A chunk size is not valid.") from None
+            if size < 0:
+                raise BodyError(400, "bad_request", "A chunk size is not valid.")
+            if size == 0:
+                while self._rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return
+            total += size
+            if total > MAX_BODY_BYTES:
+                raise _too_large()
+            yield from self._exactly(size)
+            self._rfile.readline(1024)  # the CRLF after the chunk
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -156,23 +258,10 @@ class _Handler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         path = split.path or "/"
         try:
-            body = self._read_body()
-        except _BodyError as exc:
+            response = self._answer(path, split.query)
+        except BodyError as exc:
             self.close_connection = True
-            response = exc.error.to_response()
-        else:
-            request = Request(
-                method=self.command,
-                path=path,
-                query=split.query,
-                headers=self.headers,
-                body=body,
-            )
-            try:
-                response = self.server.app.handle(request)
-            except Exception:
-                logger.exception("%s: handler failed", self.server.label)
-                response = ApiError(500, "internal_error", "The simulator failed.").to_response()
+            response = exc.to_response()
         self._send(response)
         logger.info(
             "%s %s %s %d %.1fms",
@@ -183,49 +272,30 @@ class _Handler(BaseHTTPRequestHandler):
             (time.monotonic() - started) * 1000,
         )
 
-    def _read_body(self) -> bytes:
-        encoding = self.headers.get("Transfer-Encoding")
-        if encoding is not None:
-            if encoding.strip().lower() != "chunked":
-                raise _BodyError(400, "bad_request", "Only chunked transfer encoding is understood.")
-            return self._read_chunked()
-        length_header = self.headers.get("Content-Length")
-        if length_header is None:
-            return b""
+    def _answer(self, path: str, query: str) -> Response:
+        """The app's answer to the request. A streamed route (an upload) is handed the body as it
+        arrives; any other gets it read whole first. Either way the body is read to its end before
+        the answer is sent, and a body that broke off closes the connection."""
+        body = _Body(self.rfile, self.headers)
+        streams = self.server.app.streams(self.command, path)
+        request = Request(
+            method=self.command,
+            path=path,
+            query=query,
+            headers=self.headers,
+            body=b"" if streams else body.read(),
+            chunks=body if streams else (),
+        )
         try:
-            length = int(length_header)
-        except ValueError:
-            raise _BodyError(400, "bad_request", "Content-Length is not a number.") from None
-        if length < 0:
-            raise _BodyError(400, "bad_request", "Content-Length is negative.")
-        if length > MAX_BODY_BYTES:
-            raise _BodyError(413, "payload_too_large", "The request body is too large.")
-        data = self.rfile.read(length)
-        if len(data) != length:
-            raise _BodyError(400, "bad_request", "The request body ended early.")
-        return data
-
-    def _read_chunked(self) -> bytes:
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            line = self.rfile.readline(1024)
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise _BodyError(400, "bad_request", "A chunk size is not valid.") from None
-            if size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            total += size
-            if total > MAX_BODY_BYTES:
-                raise _BodyError(413, "payload_too_large", "The request body is too large.")
-            chunk = self.rfile.read(size)
-            if len(chunk) != size:
-                raise _BodyError(400, "bad_request", "The request body ended early.")
-            chunks.append(chunk)
-            self.rfile.readline(1024)  # the CRLF after the chunk
+            response = self.server.app.handle(request)
+        except Exception:
+            logger.exception("%s: handler failed", self.server.label)
+            response = ApiError(500, "internal_error", "The simulator failed.").to_response()
+        if body.broken:  # the route met the break (and answered it, a BodyError)
+            self.close_connection = True
+        else:
+            body.drain()
+        return response
 
     def _send(self, response: Response) -> None:
         self.send_response(response.status)
