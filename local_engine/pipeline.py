@@ -302,23 +302,26 @@ def chunking(store: Store, work: Work) -> Counts:
         text = source["text"]
         structure = extraction.blocks(text)  # parsed outside the lock, and once: kept for the next stage
         kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
+        rows = [
+            (
+                short_id("ch", source["source_id"], span.index),
+                source["source_id"],
+                work.ref,
+                span.index,
+                span.heading,
+                span.line,
+                span.start,
+                span.end,
+                text[span.start : span.end],
+            )
+            for span in extraction.chunk(text, structure)
+        ]
         with store.transaction() as db:
-            for span in extraction.chunk(text, structure):
-                db.execute(
-                    "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        short_id("ch", source["source_id"], span.index),
-                        source["source_id"],
-                        work.ref,
-                        span.index,
-                        span.heading,
-                        span.line,
-                        span.start,
-                        span.end,
-                        text[span.start : span.end],
-                    ),
-                )
+            db.executemany(
+                "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
             _advance(db, source["source_id"], "chunked", structure=kept)
             counts.processed += 1
     return counts
