@@ -44,6 +44,7 @@ COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+YEAR = re.compile(r"(19|20)\d\d")
 STOP_WORDS = {
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "from", "with", "by", "as",
     "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there",
@@ -53,11 +54,10 @@ STOP_WORDS = {
 }  # fmt: skip
 CALENDAR = set(extraction.MONTHS)
 HELD = (
-    "SELECT c.knowledge_id, c.subject, c.claim, c.words, c.value, s.statement FROM claims c"
-    " JOIN statements s USING (knowledge_id)"
+    "FROM claims c JOIN statements s USING (knowledge_id)"
     " WHERE c.ref = ? AND c.source_id != ? AND s.status IN ('Active', 'Disputed')"
 )
-"""Other sources' live claims (the statement beside each): the rules add which, and their order."""
+"""Other sources' live claims: the rules add which, and their order."""
 
 
 class Held(NamedTuple):
@@ -68,7 +68,7 @@ class Held(NamedTuple):
 
 
 def _words(statement: str) -> list[str]:
-    return [w for w in (t.lower() for t in TOKENS.findall(statement)) if w not in STOP_WORDS]
+    return [w for w in map(str.lower, TOKENS.findall(statement)) if w not in STOP_WORDS]
 
 
 def claim_of(statement: str, subject: str | None, effective_date: str | None) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
         value = f"date:{effective_date}"
     else:
         number = NUMBER.search(statement)
-        if number is not None and not re.fullmatch(r"(19|20)\d\d", number.group(0)):
+        if number is not None and not YEAR.fullmatch(number.group(0)):
             value = f"number:{number.group(0)}"
         elif subject:  # a name given for the subject: the last name it says that is not the subject
             named = [n for n, _, _ in people.names_in(statement, 0, len(statement))]
@@ -183,7 +183,8 @@ class Detector:
         for start in range(0, len(ordered), 500):
             batch = ordered[start : start + 500]
             for row in self.db.execute(
-                f"{HELD} AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
+                f"SELECT c.knowledge_id, c.words, s.statement {HELD}"
+                f" AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
                 (self.ref, source_id, *batch),
             ):
                 kept = found.setdefault(row["words"], [])
@@ -199,7 +200,8 @@ class Detector:
         found: dict[str, list[Held]] = {}
         for subject in sorted(subjects):
             rows = self.db.execute(
-                f"{HELD} AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
+                f"SELECT c.knowledge_id, c.subject, c.claim, c.value {HELD}"
+                f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
                 (self.ref, source_id, subject),
             ).fetchall()
             if rows:
