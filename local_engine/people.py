@@ -38,6 +38,10 @@ from typing import Any
 NAME_WORD = r"(?:[A-Z][a-z][\w'’-]*|[A-Z]{2,}[\w'’-]*|[A-Z]\.)"
 NAME_RUN = re.compile(rf"(?<![\w.@]){NAME_WORD}(?:[ \t]+(?:of[ \t]+|the[ \t]+|and[ \t]+|&[ \t]+)?{NAME_WORD})*")
 EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+EMAIL_AFTER = re.compile(r"[ \t]*[(<]?[ \t]*(" + EMAIL.pattern + ")")
+"""An e-mail address right after a name (``R. Smith (rsmith@…)``)."""
+INITIALLED = re.compile(r"[A-Z]\.(?: [A-Z]\.)* \S+")
+"""A name written with initials (``R. Smith``, ``J. R. Smith``)."""
 ABBREVIATION = re.compile(r"[ \t]*\(([A-Z]{2,8})\)")
 TOKEN = re.compile(r"\S+")
 JOINERS = ("of", "the", "and", "&")
@@ -171,7 +175,7 @@ def find(text: str, statements: Iterable[sqlite3.Row]) -> list[Found]:
             words = name.split()
             entity = Found(name, name_type(words), start, end, item["knowledge_id"], item["chunk_id"])
             after = text[end:e]
-            email = re.match(r"[ \t]*[(<]?[ \t]*(" + EMAIL.pattern + ")", after)
+            email = EMAIL_AFTER.match(after)
             if email:
                 entity.emails.append(email.group(1))
             abbreviation = ABBREVIATION.match(after)
@@ -268,7 +272,7 @@ def record(db: sqlite3.Connection, short_id: Any, ref: str, source_id: str, foun
 
 
 def _initial(name: str) -> bool:
-    return bool(re.fullmatch(r"[A-Z]\.(?: [A-Z]\.)* \S+", name))
+    return bool(INITIALLED.fullmatch(name))
 
 
 def _given_and_surname(name: str) -> tuple[str, str] | None:

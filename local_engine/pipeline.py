@@ -86,7 +86,7 @@ def sha256(data: bytes) -> str:
 
 
 def short_id(prefix: str, *parts: object) -> str:
-    return f"{prefix}_" + hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()[:16]
+    return f"{prefix}_" + hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:16]
 
 
 def _error(code: str, message: str, stage: str) -> str:
@@ -338,27 +338,28 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
         structure = [extraction.Block(*kept) for kept in json.loads(source["structure"] or "[]")]
         spans = extraction.chunk(text, structure)
         found = extraction.sentences(text, structure, spans)
+        chunk_ids = [short_id("ch", source["source_id"], span.index) for span in spans]  # once a chunk
+        rows = [
+            (
+                short_id("ki", source["source_id"], sentence.start, sentence.statement),
+                work.ref,
+                source["source_id"],
+                chunk_ids[sentence.chunk_index],
+                extraction.title(sentence.statement),
+                sentence.statement,
+                extraction.statement_type(sentence.statement),
+                extraction.subject(sentence.statement, sentence.heading),
+                extraction.confidence(sentence.statement),
+                extraction.first_date(sentence.statement),
+                sentence.start,
+                sentence.end,
+                created,
+            )
+            for sentence in found
+        ]
         with store.transaction() as db:
             if not found:
                 counts.skipped += 1
-            rows = [
-                (
-                    short_id("ki", source["source_id"], sentence.start, sentence.statement),
-                    work.ref,
-                    source["source_id"],
-                    short_id("ch", source["source_id"], sentence.chunk_index),
-                    extraction.title(sentence.statement),
-                    sentence.statement,
-                    extraction.statement_type(sentence.statement),
-                    extraction.subject(sentence.statement, sentence.heading),
-                    extraction.confidence(sentence.statement),
-                    extraction.first_date(sentence.statement),
-                    sentence.start,
-                    sentence.end,
-                    created,
-                )
-                for sentence in found
-            ]
             db.executemany(
                 "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
                 " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
