@@ -32,7 +32,7 @@ import hashlib
 import json
 import re
 import sqlite3
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -44,6 +44,7 @@ COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+YEAR = re.compile(r"(19|20)\d\d")
 STOP_WORDS = {
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "from", "with", "by", "as",
     "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there",
@@ -52,10 +53,22 @@ STOP_WORDS = {
     "your", "they", "their", "he", "she", "his", "her", "i", "me", "my", "which", "who", "whom", "what",
 }  # fmt: skip
 CALENDAR = set(extraction.MONTHS)
+HELD = (
+    "FROM claims c JOIN statements s USING (knowledge_id)"
+    " WHERE c.ref = ? AND c.source_id != ? AND s.status IN ('Active', 'Disputed')"
+)
+"""Other sources' live claims: the rules add which, and their order."""
+
+
+class Held(NamedTuple):
+    """A claim another source holds, with its claim words as a set (split once, compared often)."""
+
+    row: sqlite3.Row
+    words: frozenset[str]
 
 
 def _words(statement: str) -> list[str]:
-    return [w for w in (t.lower() for t in TOKENS.findall(statement)) if w not in STOP_WORDS]
+    return [w for w in map(str.lower, TOKENS.findall(statement)) if w not in STOP_WORDS]
 
 
 def claim_of(statement: str, subject: str | None, effective_date: str | None) -> dict[str, Any]:
@@ -67,7 +80,7 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
         value = f"date:{effective_date}"
     else:
         number = NUMBER.search(statement)
-        if number is not None and not re.fullmatch(r"(19|20)\d\d", number.group(0)):
+        if number is not None and not YEAR.fullmatch(number.group(0)):
             value = f"number:{number.group(0)}"
         elif subject:  # a name given for the subject: the last name it says that is not the subject
             named = [n for n, _, _ in people.names_in(statement, 0, len(statement))]
@@ -142,9 +155,9 @@ class Detector:
             named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
             claims.append((item, claim_of(item["statement"], named, item["effective_date"])))
         # what other sources hold, read once a source (a statement of this one never compares with its own)
-        by_words = self._held("c.words", {c["words"] for _, c in claims}, source["source_id"])
+        by_words = self._held_by_words({c["words"] for _, c in claims}, source["source_id"])
         valued = {c["subject"] for _, c in claims if c["value"] and c["subject"]}
-        by_subject = self._held("c.subject", valued, source["source_id"], " AND c.value IS NOT NULL")
+        by_subject = self._held_by_subject(valued, source["source_id"])
         kept = []
         for item, claim in claims:
             if self._same(source, item, claim, by_words.get(claim["words"], [])):
@@ -161,22 +174,38 @@ class Detector:
             kept,
         )
 
-    def _held(self, column: str, values: set[str], source_id: str, more: str = "") -> dict[str, list[sqlite3.Row]]:
-        """Other sources' live claims whose ``column`` is one of ``values``: the first
-        :data:`MAX_COMPARED` of each, in the claims index's order (the first held, first compared)."""
+    def _held_by_words(self, values: set[str], source_id: str) -> dict[str, list[sqlite3.Row]]:
+        """Other sources' live claims with one of these content-word keys: the first
+        :data:`MAX_COMPARED` of each, in the order they were held. A key is rarely held at all, so
+        a source's keys are asked in batches (one query for hundreds)."""
         found: dict[str, list[sqlite3.Row]] = {}
         ordered = sorted(values)
         for start in range(0, len(ordered), 500):
             batch = ordered[start : start + 500]
             for row in self.db.execute(
-                "SELECT c.*, s.statement, s.status FROM claims c JOIN statements s USING (knowledge_id)"
-                f" WHERE c.ref = ? AND {column} IN ({','.join('?' * len(batch))}) AND c.source_id != ?"
-                f" AND s.status IN ('Active', 'Disputed'){more} ORDER BY c.rowid",
-                (self.ref, *batch, source_id),
+                f"SELECT c.knowledge_id, c.words, s.statement {HELD}"
+                f" AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
+                (self.ref, source_id, *batch),
             ):
-                kept = found.setdefault(row[column.split(".")[1]], [])
+                kept = found.setdefault(row["words"], [])
                 if len(kept) < MAX_COMPARED:
                     kept.append(row)
+        return found
+
+    def _held_by_subject(self, subjects: set[str], source_id: str) -> dict[str, list[Held]]:
+        """Other sources' live claims giving a value for one of these subjects: the first
+        :data:`MAX_COMPARED` of each, in the order they were held, with their claim words as a set.
+        One query a subject, stopping at the limit: a common subject's claims (a project every
+        document dates) grow with the base, and reading them all made the stage quadratic."""
+        found: dict[str, list[Held]] = {}
+        for subject in sorted(subjects):
+            rows = self.db.execute(
+                f"SELECT c.knowledge_id, c.subject, c.claim, c.value {HELD}"
+                f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
+                (self.ref, source_id, subject),
+            ).fetchall()
+            if rows:
+                found[subject] = [Held(row, frozenset(row["claim"].split())) for row in rows]
         return found
 
     def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
@@ -217,49 +246,43 @@ class Detector:
         self.db.execute("DELETE FROM statements WHERE knowledge_id = ?", (item["knowledge_id"],))
         self.found += 1
 
-    def _contradictions(self, item: sqlite3.Row, claim: dict[str, Any], candidates: list[sqlite3.Row]) -> None:
+    def _contradictions(self, item: sqlite3.Row, claim: dict[str, Any], candidates: list[Held]) -> None:
         mine = set(claim["claim"].split())
         kind = claim["value"].split(":", 1)[0]
-        for held in candidates:
-            theirs = set(held["claim"].split())
+        for held, theirs in candidates:
             small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
             if len(small) < MIN_CLAIM_WORDS or not small <= large:
                 continue
             if held["value"].split(":", 1)[0] != kind or held["value"] == claim["value"]:
                 continue
             sides = [held["knowledge_id"], item["knowledge_id"]]
-            winner = self._winner(sides)
+            won = self._winner(sides)
             wording = held["claim"] if len(theirs) <= len(mine) else claim["claim"]
             subject_words = set(claim["subject"].split())
             about = " ".join(w for w in wording.split() if w not in subject_words)
             subject = item["subject"] or held["subject"]
-            won = self.db.execute(
-                "SELECT s.name, s.document_date FROM statements i JOIN sources s USING (source_id)"
-                " WHERE i.knowledge_id = ?",
-                (winner,),
-            ).fetchone()
             dated = f" ({won['document_date']})" if won["document_date"] else ""
             self._open(
                 "contradiction",
                 sides,
                 f"{subject} {about}".strip(),
                 f"Keep the statement of {won['name']}{dated}, the newer document, and archive the other.",
-                winner,
+                won["knowledge_id"],
             )
 
-    def _winner(self, sides: list[str]) -> str:
-        """Newer ``document_date``, then more evidence, then the later read."""
-
-        def rank(knowledge_id: str) -> tuple[str, int, int]:
-            row = self.db.execute(
-                "SELECT s.document_date, i.rowid AS item_row,"
-                " (SELECT COUNT(*) FROM evidence e WHERE e.knowledge_id = i.knowledge_id) AS evidence"
-                " FROM statements i JOIN sources s USING (source_id) WHERE i.knowledge_id = ?",
-                (knowledge_id,),
-            ).fetchone()
-            return (row["document_date"] or "", int(row["evidence"]), int(row["item_row"]))
-
-        return max(sides, key=rank)
+    def _winner(self, sides: list[str]) -> sqlite3.Row:
+        """Newer ``document_date``, then more evidence, then the later read: the winning one of the
+        two sides, with its source's name and date (both read in one query)."""
+        ranked = self.db.execute(
+            "SELECT i.knowledge_id, s.name, s.document_date, i.rowid AS item_row,"
+            " (SELECT COUNT(*) FROM evidence e WHERE e.knowledge_id = i.knowledge_id) AS evidence"
+            " FROM statements i JOIN sources s USING (source_id) WHERE i.knowledge_id IN (?, ?)",
+            sides,
+        ).fetchall()
+        won: sqlite3.Row = max(
+            ranked, key=lambda row: (row["document_date"] or "", int(row["evidence"]), int(row["item_row"]))
+        )
+        return won
 
     def _open(self, kind: str, sides: list[str], title: str, resolution: str, winner: str | None) -> None:
         conflict_id = self.short_id("cf", self.ref, kind, *sorted(sides))

@@ -38,6 +38,10 @@ from typing import Any
 NAME_WORD = r"(?:[A-Z][a-z][\w'’-]*|[A-Z]{2,}[\w'’-]*|[A-Z]\.)"
 NAME_RUN = re.compile(rf"(?<![\w.@]){NAME_WORD}(?:[ \t]+(?:of[ \t]+|the[ \t]+|and[ \t]+|&[ \t]+)?{NAME_WORD})*")
 EMAIL = re.compile(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+")
+EMAIL_AFTER = re.compile(r"[ \t]*[(<]?[ \t]*(" + EMAIL.pattern + ")")
+"""An e-mail address right after a name (``R. Smith (rsmith@…)``)."""
+INITIALLED = re.compile(r"[A-Z]\.(?: [A-Z]\.)* \S+")
+"""A name written with initials (``R. Smith``, ``J. R. Smith``)."""
 ABBREVIATION = re.compile(r"[ \t]*\(([A-Z]{2,8})\)")
 TOKEN = re.compile(r"\S+")
 JOINERS = ("of", "the", "and", "&")
@@ -171,7 +175,7 @@ def find(text: str, statements: Iterable[sqlite3.Row]) -> list[Found]:
             words = name.split()
             entity = Found(name, name_type(words), start, end, item["knowledge_id"], item["chunk_id"])
             after = text[end:e]
-            email = re.match(r"[ \t]*[(<]?[ \t]*(" + EMAIL.pattern + ")", after)
+            email = EMAIL_AFTER.match(after)
             if email:
                 entity.emails.append(email.group(1))
             abbreviation = ABBREVIATION.match(after)
@@ -208,63 +212,67 @@ def _merge_json(old: str, new: dict[str, list[str]]) -> str:
 
 
 def record(db: sqlite3.Connection, short_id: Any, ref: str, source_id: str, found: list[Found], at: str) -> int:
-    """Write one source's names: entities (created or enriched), mentions, aliases, relationships."""
+    """Write one source's names: entities (created or enriched), mentions, aliases, relationships.
+
+    Each table's rows are written in one batch, in the order the names were found (a name's
+    attributes are merged one by one, in that order too)."""
     db.execute("DELETE FROM mentions WHERE source_id = ?", (source_id,))
     db.execute("DELETE FROM relationships WHERE source_id = ?", (source_id,))
+    entities: list[tuple[Any, ...]] = []
+    enriched: list[tuple[str, Found]] = []
+    aliases: list[tuple[str, str, str, float]] = []
+    mentions: list[tuple[Any, ...]] = []
     by_statement: dict[str, list[tuple[Found, str]]] = {}
     for entity in found:
         eid = entity_id(short_id, ref, entity.name)
-        db.execute(
-            "INSERT OR IGNORE INTO entities (entity_id, ref, name, normalized, type, confidence, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                eid,
-                ref,
-                entity.name,
-                fold(entity.name),
-                entity.type,
-                INITIAL_CONFIDENCE if _initial(entity.name) else CONFIDENCE[entity.type],
-                at,
-            ),
-        )
+        confidence = INITIAL_CONFIDENCE if _initial(entity.name) else CONFIDENCE[entity.type]
+        entities.append((eid, ref, entity.name, fold(entity.name), entity.type, confidence, at))
         if entity.emails or entity.roles:
-            held = db.execute("SELECT attributes FROM entities WHERE entity_id = ?", (eid,)).fetchone()
-            attributes = _merge_json(held["attributes"], {"emails": entity.emails, "roles": entity.roles})
-            db.execute("UPDATE entities SET attributes = ? WHERE entity_id = ?", (attributes, eid))
-        for email in entity.emails:
-            db.execute(
-                "INSERT OR IGNORE INTO aliases (entity_id, alias, kind, confidence) VALUES (?, ?, 'email', 0.8)",
-                (eid, email),
-            )
+            enriched.append((eid, entity))
+        aliases.extend((eid, email, "email", 0.8) for email in entity.emails)
         if entity.abbreviation:
-            db.execute(
-                "INSERT OR IGNORE INTO aliases (entity_id, alias, kind, confidence) VALUES (?, ?, 'abbreviation', 0.9)",
-                (eid, entity.abbreviation),
-            )
-        db.execute(
-            "INSERT OR IGNORE INTO mentions (entity_id, ref, source_id, chunk_id, knowledge_id, char_start, char_end,"
-            " text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (eid, ref, source_id, entity.chunk_id, entity.knowledge_id, entity.start, entity.end, entity.name),
+            aliases.append((eid, entity.abbreviation, "abbreviation", 0.9))
+        mentions.append(
+            (eid, ref, source_id, entity.chunk_id, entity.knowledge_id, entity.start, entity.end, entity.name)
         )
         by_statement.setdefault(entity.knowledge_id, []).append((entity, eid))
-    links = 0
+    db.executemany(
+        "INSERT OR IGNORE INTO entities (entity_id, ref, name, normalized, type, confidence, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        entities,
+    )
+    for eid, entity in enriched:
+        held = db.execute("SELECT attributes FROM entities WHERE entity_id = ?", (eid,)).fetchone()
+        attributes = _merge_json(held["attributes"], {"emails": entity.emails, "roles": entity.roles})
+        db.execute("UPDATE entities SET attributes = ? WHERE entity_id = ?", (attributes, eid))
+    db.executemany(
+        "INSERT OR IGNORE INTO aliases (entity_id, alias, kind, confidence) VALUES (?, ?, ?, ?)",
+        aliases,
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO mentions (entity_id, ref, source_id, chunk_id, knowledge_id, char_start, char_end,"
+        " text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        mentions,
+    )
+    links: list[tuple[str, str, str, str, str]] = []
     for knowledge_id, named in by_statement.items():
         distinct = list(dict.fromkeys(eid for _, eid in named))
         if len(distinct) < 2:
             continue
         first = next(entity for entity, eid in named if eid == distinct[0])
-        for other in distinct[1:]:
-            db.execute(
-                "INSERT OR IGNORE INTO relationships (from_entity, type, to_entity, knowledge_id, source_id,"
-                " confidence) VALUES (?, ?, ?, ?, ?, 0.7)",
-                (distinct[0], first.next_word or "mentioned_with", other, knowledge_id, source_id),
-            )
-            links += 1
-    return links
+        links.extend(
+            (distinct[0], first.next_word or "mentioned_with", other, knowledge_id, source_id) for other in distinct[1:]
+        )
+    db.executemany(
+        "INSERT OR IGNORE INTO relationships (from_entity, type, to_entity, knowledge_id, source_id,"
+        " confidence) VALUES (?, ?, ?, ?, ?, 0.7)",
+        links,
+    )
+    return len(links)
 
 
 def _initial(name: str) -> bool:
-    return bool(re.fullmatch(r"[A-Z]\.(?: [A-Z]\.)* \S+", name))
+    return bool(INITIALLED.fullmatch(name))
 
 
 def _given_and_surname(name: str) -> tuple[str, str] | None:

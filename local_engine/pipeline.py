@@ -86,7 +86,7 @@ def sha256(data: bytes) -> str:
 
 
 def short_id(prefix: str, *parts: object) -> str:
-    return f"{prefix}_" + hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()[:16]
+    return f"{prefix}_" + hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:16]
 
 
 def _error(code: str, message: str, stage: str) -> str:
@@ -302,23 +302,26 @@ def chunking(store: Store, work: Work) -> Counts:
         text = source["text"]
         structure = extraction.blocks(text)  # parsed outside the lock, and once: kept for the next stage
         kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
+        rows = [
+            (
+                short_id("ch", source["source_id"], span.index),
+                source["source_id"],
+                work.ref,
+                span.index,
+                span.heading,
+                span.line,
+                span.start,
+                span.end,
+                text[span.start : span.end],
+            )
+            for span in extraction.chunk(text, structure)
+        ]
         with store.transaction() as db:
-            for span in extraction.chunk(text, structure):
-                db.execute(
-                    "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        short_id("ch", source["source_id"], span.index),
-                        source["source_id"],
-                        work.ref,
-                        span.index,
-                        span.heading,
-                        span.line,
-                        span.start,
-                        span.end,
-                        text[span.start : span.end],
-                    ),
-                )
+            db.executemany(
+                "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
             _advance(db, source["source_id"], "chunked", structure=kept)
             counts.processed += 1
     return counts
@@ -335,27 +338,28 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
         structure = [extraction.Block(*kept) for kept in json.loads(source["structure"] or "[]")]
         spans = extraction.chunk(text, structure)
         found = extraction.sentences(text, structure, spans)
+        chunk_ids = [short_id("ch", source["source_id"], span.index) for span in spans]  # once a chunk
+        rows = [
+            (
+                short_id("ki", source["source_id"], sentence.start, sentence.statement),
+                work.ref,
+                source["source_id"],
+                chunk_ids[sentence.chunk_index],
+                extraction.title(sentence.statement),
+                sentence.statement,
+                extraction.statement_type(sentence.statement),
+                extraction.subject(sentence.statement, sentence.heading),
+                extraction.confidence(sentence.statement),
+                extraction.first_date(sentence.statement),
+                sentence.start,
+                sentence.end,
+                created,
+            )
+            for sentence in found
+        ]
         with store.transaction() as db:
             if not found:
                 counts.skipped += 1
-            rows = [
-                (
-                    short_id("ki", source["source_id"], sentence.start, sentence.statement),
-                    work.ref,
-                    source["source_id"],
-                    short_id("ch", source["source_id"], sentence.chunk_index),
-                    extraction.title(sentence.statement),
-                    sentence.statement,
-                    extraction.statement_type(sentence.statement),
-                    extraction.subject(sentence.statement, sentence.heading),
-                    extraction.confidence(sentence.statement),
-                    extraction.first_date(sentence.statement),
-                    sentence.start,
-                    sentence.end,
-                    created,
-                )
-                for sentence in found
-            ]
             db.executemany(
                 "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
                 " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
