@@ -32,6 +32,8 @@ import hashlib
 import json
 import re
 import sqlite3
+import sys
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import yaml
@@ -61,10 +63,52 @@ HELD = (
 
 
 class Held(NamedTuple):
-    """A claim another source holds, with its claim words as a set (split once, compared often)."""
+    """A claim another source holds, its words as bits of its subject's vocabulary (one int, so
+    a source compares against a hundred claims of a subject without a set for each)."""
 
-    row: sqlite3.Row
-    words: frozenset[str]
+    knowledge_id: str
+    claim: str
+    value: str
+    bits: int
+    size: int  # how many words: the bits set
+
+
+class Subject:
+    """What other sources hold on one subject: the first :data:`MAX_COMPARED` claims giving a
+    value for it, in the order they were held, over one vocabulary of their words (a word's bit
+    is its place in it)."""
+
+    def __init__(self, name: str, rows: list[tuple[str, str, str]]) -> None:
+        self.name = name
+        self.vocabulary: dict[str, int] = {}
+        self.values: dict[str, str] = {}  # each value once: a subject's claims give few
+        self.claims = [self._held(knowledge_id, claim, value) for knowledge_id, claim, value in rows]
+
+    def _held(self, knowledge_id: str, claim: str, value: str) -> Held:
+        bits = 0
+        for word in claim.split():
+            place = self.vocabulary.get(word)
+            if place is None:  # the words of a language, each one string however many subjects say it
+                place = self.vocabulary[sys.intern(word)] = len(self.vocabulary)
+            bits |= 1 << place
+        return Held(knowledge_id, claim, self.values.setdefault(value, value), bits, bits.bit_count())
+
+    def nested(self, words: set[str]) -> Iterator[Held]:
+        """The held claims that with these words make a pair one of whose words are all in the
+        other's, the smaller of at least :data:`MIN_CLAIM_WORDS`, in the order they were held."""
+        bits, unheard = 0, False  # unheard: a word no held claim has, so these are in none of theirs
+        for word in words:
+            place = self.vocabulary.get(word)
+            if place is None:
+                unheard = True
+            else:
+                bits |= 1 << place
+        for held in self.claims:
+            if len(words) <= held.size:
+                if len(words) >= MIN_CLAIM_WORDS and not unheard and not bits & ~held.bits:
+                    yield held
+            elif held.size >= MIN_CLAIM_WORDS and not held.bits & ~bits:
+                yield held
 
 
 def _words(statement: str) -> list[str]:
@@ -123,6 +167,7 @@ class Detector:
         self.at = at
         self.locate = locate  # (source row, start) -> (line, location): provenance's own rule
         self.found = 0
+        self.held: dict[str, Subject] = {}  # by name: those open at this point of a source's text
 
     # -- 1. supersession ---------------------------------------------------------------------
 
@@ -147,27 +192,36 @@ class Detector:
 
     def statements(self, source: sqlite3.Row) -> None:
         items = self.db.execute(
-            "SELECT * FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
+            "SELECT knowledge_id, chunk_id, statement, subject, effective_date, char_start, char_end"
+            " FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
             (source["source_id"],),
         ).fetchall()
         claims = []
         for item in items:
             named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
             claims.append((item, claim_of(item["statement"], named, item["effective_date"])))
-        # what other sources hold, read once a source (a statement of this one never compares with its own)
+        # What other sources hold (a statement of this one never compares with its own): the
+        # content-word keys read once a source, a subject's claims at its first statement and let
+        # go after its last, so only the subjects open at one point of the text are held. A read
+        # late in the loop sees what one at its start would: the loop deletes only this source's
+        # statements, and a settled disagreement archives only sides of the subject being compared.
         by_words = self._held_by_words({c["words"] for _, c in claims}, source["source_id"])
-        valued = {c["subject"] for _, c in claims if c["value"] and c["subject"]}
-        by_subject = self._held_by_subject(valued, source["source_id"])
+        last = {c["subject"]: index for index, (_, c) in enumerate(claims) if c["value"] and c["subject"]}
+        self.held = {}
         kept = []
-        for item, claim in claims:
-            if self._same(source, item, claim, by_words.get(claim["words"], [])):
-                continue
-            kept.append(
-                (item["knowledge_id"], self.ref, source["source_id"], claim["subject"], claim["claim"],
-                 claim["words"], claim["value"])
-            )  # fmt: skip
-            if claim["value"] and claim["subject"]:
-                self._contradictions(item, claim, by_subject.get(claim["subject"], []))
+        for index, (item, claim) in enumerate(claims):
+            subject = claim["subject"] if claim["value"] else ""
+            if not self._same(source, item, claim, by_words.get(claim["words"], [])):
+                kept.append(
+                    (item["knowledge_id"], self.ref, source["source_id"], claim["subject"], claim["claim"],
+                     claim["words"], claim["value"])
+                )  # fmt: skip
+                if subject:
+                    if subject not in self.held:
+                        self.held[subject] = self._held_by_subject(subject, source["source_id"])
+                    self._contradictions(item, claim, self.held[subject])
+            if subject and last[subject] == index:
+                self.held.pop(subject, None)
         self.db.executemany(
             "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -192,21 +246,17 @@ class Detector:
                     kept.append(row)
         return found
 
-    def _held_by_subject(self, subjects: set[str], source_id: str) -> dict[str, list[Held]]:
-        """Other sources' live claims giving a value for one of these subjects: the first
-        :data:`MAX_COMPARED` of each, in the order they were held, with their claim words as a set.
-        One query a subject, stopping at the limit: a common subject's claims (a project every
-        document dates) grow with the base, and reading them all made the stage quadratic."""
-        found: dict[str, list[Held]] = {}
-        for subject in sorted(subjects):
-            rows = self.db.execute(
-                f"SELECT c.knowledge_id, c.subject, c.claim, c.value {HELD}"
-                f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
-                (self.ref, source_id, subject),
-            ).fetchall()
-            if rows:
-                found[subject] = [Held(row, frozenset(row["claim"].split())) for row in rows]
-        return found
+    def _held_by_subject(self, subject: str, source_id: str) -> Subject:
+        """Other sources' live claims giving a value for this subject: the first
+        :data:`MAX_COMPARED`, in the order they were held. The query stops at the limit: a common
+        subject's claims (a project every document dates) grow with the base, and reading them all
+        made the stage quadratic."""
+        rows = self.db.execute(
+            f"SELECT c.knowledge_id, c.claim, c.value {HELD}"
+            f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
+            (self.ref, source_id, subject),
+        ).fetchall()
+        return Subject(subject, [tuple(row) for row in rows])
 
     def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
         """Rules 2 and 3; True when the statement was merged into one already held."""
@@ -246,21 +296,18 @@ class Detector:
         self.db.execute("DELETE FROM statements WHERE knowledge_id = ?", (item["knowledge_id"],))
         self.found += 1
 
-    def _contradictions(self, item: sqlite3.Row, claim: dict[str, Any], candidates: list[Held]) -> None:
+    def _contradictions(self, item: sqlite3.Row, claim: dict[str, Any], held: Subject) -> None:
         mine = set(claim["claim"].split())
         kind = claim["value"].split(":", 1)[0]
-        for held, theirs in candidates:
-            small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
-            if len(small) < MIN_CLAIM_WORDS or not small <= large:
+        for other in held.nested(mine):
+            if other.value.split(":", 1)[0] != kind or other.value == claim["value"]:
                 continue
-            if held["value"].split(":", 1)[0] != kind or held["value"] == claim["value"]:
-                continue
-            sides = [held["knowledge_id"], item["knowledge_id"]]
+            sides = [other.knowledge_id, item["knowledge_id"]]
             won = self._winner(sides)
-            wording = held["claim"] if len(theirs) <= len(mine) else claim["claim"]
+            wording = other.claim if other.size <= len(mine) else claim["claim"]
             subject_words = set(claim["subject"].split())
             about = " ".join(w for w in wording.split() if w not in subject_words)
-            subject = item["subject"] or held["subject"]
+            subject = item["subject"] or held.name
             dated = f" ({won['document_date']})" if won["document_date"] else ""
             self._open(
                 "contradiction",

@@ -51,3 +51,21 @@ def test_a_claim_never_holds_its_value_or_stop_words(statement: str) -> None:
     assert all(w.isalpha() and w not in disagreements.CALENDAR for w in words)
     reordered = " ".join(reversed(statement.split()))  # the same words in another order: the same key
     assert claim["words"] == disagreements.claim_of(reordered, "Subject", None)["words"]
+
+
+CLAIM_WORDS = st.sets(st.sampled_from(["launch", "date", "falcon", "ships", "release", "first", "team", "owner", "é"]))
+
+
+@given(st.lists(CLAIM_WORDS, max_size=12), CLAIM_WORDS)
+def test_held_claims_as_bits_nest_exactly_as_their_word_sets_do(held: list[set[str]], mine: set[str]) -> None:
+    """A held claim's words packed as bits of its subject's vocabulary answer what the sets would:
+    the smaller's words all in the larger's, the smaller of at least MIN_CLAIM_WORDS."""
+    subject = disagreements.Subject("falcon", [(f"k{n}", " ".join(words), "date:2024") for n, words in enumerate(held)])
+
+    def nests(theirs: set[str]) -> bool:
+        small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
+        return len(small) >= disagreements.MIN_CLAIM_WORDS and small <= large
+
+    expected = [f"k{n}" for n, words in enumerate(held) if nests(words)]
+    assert [h.knowledge_id for h in subject.nested(mine)] == expected
+    assert [h.size for h in subject.claims] == [len(words) for words in held]
