@@ -496,6 +496,14 @@ def report(result: dict[str, Any]) -> None:
             f"+{held['request_peak_over_start_mib']} MiB while the request ran, {held['request_seconds']} s) "
             f"in {held['seconds']} s"
         )
+    by_path = [held for held in result["memory"] or () if held["route"] == "by path"]
+    if len(by_path) == 2:
+        quarter, whole = by_path
+        print(
+            f"  memory, flat?: {whole['batch_megabytes']} MB by path peaks "
+            f"{whole['peak_over_start_mib'] - quarter['peak_over_start_mib']:+.1f} MiB over "
+            f"{quarter['batch_megabytes']} MB's"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
