@@ -14,11 +14,12 @@ to each source of a job:
 4. **Contradictions.** Two statements of different sources with the same subject named in them
    (a heading above is not a claim's subject), where one's
    claim words (content words less dates and numbers, at least :data:`MIN_CLAIM_WORDS`) are all
-   in the other's, and each names a value of the same kind (a date, else a number, else a name
-   given for the subject: the last name it says that is not the subject) that differs, are a
-   ``contradiction``. The suggested winner is the statement of the newer ``document_date``, then
-   the one with more evidence, then the later read; while the disagreement is open the other
-   side is ``Disputed``. At most :data:`MAX_COMPARED` statements of a subject are compared.
+   in the other's, and each names a value of the same kind (a date, else a number — not a
+   reference such as ``#57`` — else a name given for the subject: the last name it says that is
+   not the subject) that differs, are a ``contradiction``. The suggested winner is the statement
+   of the newer ``document_date``, then the one with more evidence, then the later read; while
+   the disagreement is open the other side is ``Disputed``. At most :data:`MAX_COMPARED`
+   statements of a subject are compared.
 5. **Copies.** A byte-for-byte copy of a source already held (found at registration) is a
    ``duplicate`` disagreement naming both sources; its sides are the original's first statements.
 
@@ -45,7 +46,7 @@ MAX_COMPARED = 100
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
-NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+NUMBER = re.compile(r"(?<![\w.#])\d+(?:[.,:]\d+)*(?![\w])")  # "#57" is a reference (an issue), not a value
 YEAR = re.compile(r"(19|20)\d\d")
 STOP_WORDS = {
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "from", "with", "by", "as",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 from hypothesis import given, strategies as st
 
-from local_engine import disagreements, people
+from local_engine import disagreements, people, pipeline
+from local_engine.store import Store
 
 WORDS = st.sampled_from(
     ["the", "Robert", "Smith", "R.", "Acme", "Robotics", "of", "Bank", "England", "owns", "March", "met",
@@ -69,3 +73,27 @@ def test_held_claims_as_bits_nest_exactly_as_their_word_sets_do(held: list[set[s
     expected = [f"k{n}" for n, words in enumerate(held) if nests(words)]
     assert [h.knowledge_id for h in subject.nested(mine)] == expected
     assert [h.size for h in subject.claims] == [len(words) for words in held]
+
+
+def test_a_number_is_a_value_and_a_reference_is_not() -> None:
+    assert disagreements.claim_of("Acme Robotics employs 12 engineers.", "Acme Robotics", None)["value"] == "number:12"
+    cited = "Related issues and pull requests on GitHub: #669 __."
+    assert disagreements.claim_of(cited, "GitHub", None)["value"] is None
+    assert disagreements.claim_of("Fixed in #12, which ships 3 fixes.", "Acme", None)["value"] == "number:3"
+
+
+def test_two_changelogs_citing_different_issues_do_not_disagree(tmp_path: Path) -> None:
+    """Release notes cite issues by number in the same words ("Related issues … on GitHub: #669"):
+    thousands of such lines in the packages' own changelogs were contradictions before."""
+    for n, (issue, engineers) in enumerate([(669, 12), (1175, 14)]):
+        (tmp_path / f"changes-{n}.md").write_text(
+            f"# Changes\n\nRelated issues and pull requests on GitHub: #{issue} __.\n\n"
+            f"Acme Robotics employs {engineers} engineers in the harbour office.\n"
+        )
+    store = Store(None, threading.RLock())
+    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(tmp_path)], force=True)
+    for stage in pipeline.STAGE_WORK.values():
+        stage(store, work)
+    titles = [r[0] for r in store.rows("SELECT title FROM conflicts WHERE type = 'contradiction'")]
+    assert len(titles) == 1 and titles[0].startswith("Acme Robotics"), titles
+    store.close()
