@@ -56,11 +56,15 @@ STOP_WORDS = {
     "your", "they", "their", "he", "she", "his", "her", "i", "me", "my", "which", "who", "whom", "what",
 }  # fmt: skip
 CALENDAR = set(extraction.MONTHS)
-HELD = (
-    "FROM claims c JOIN statements s USING (knowledge_id)"
-    " WHERE c.ref = ? AND c.source_id != ? AND s.status IN ('Active', 'Disputed')"
+HELD = "c.ref = ? AND c.source_id != ? AND c.live"
+"""Other sources' live claims (their statements ``Active`` or ``Disputed``, kept so by the
+store's triggers): the rules add which, and their order."""
+KEEP_CLAIM = (
+    "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value, live)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, EXISTS (SELECT 1 FROM statements WHERE knowledge_id = ?1"
+    " AND status IN ('Active', 'Disputed')))"
 )
-"""Other sources' live claims: the rules add which, and their order."""
+"""A statement's claim kept, ``live`` as its statement is now (a settled side may be archived)."""
 
 
 class Held(NamedTuple):
@@ -223,11 +227,7 @@ class Detector:
                     self._contradictions(item, claim, self.held[subject])
             if subject and last[subject] == index:
                 self.held.pop(subject, None)
-        self.db.executemany(
-            "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            kept,
-        )
+        self.db.executemany(KEEP_CLAIM, kept)
 
     def _held_by_words(self, values: set[str], source_id: str) -> dict[str, list[sqlite3.Row]]:
         """Other sources' live claims with one of these content-word keys: the first
@@ -238,8 +238,8 @@ class Detector:
         for start in range(0, len(ordered), 500):
             batch = ordered[start : start + 500]
             for row in self.db.execute(
-                f"SELECT c.knowledge_id, c.words, s.statement {HELD}"
-                f" AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
+                "SELECT c.knowledge_id, c.words, s.statement FROM claims c JOIN statements s USING (knowledge_id)"
+                f" WHERE {HELD} AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
                 (self.ref, source_id, *batch),
             ):
                 kept = found.setdefault(row["words"], [])
@@ -253,7 +253,7 @@ class Detector:
         subject's claims (a project every document dates) grow with the base, and reading them all
         made the stage quadratic."""
         rows = self.db.execute(
-            f"SELECT c.knowledge_id, c.claim, c.value {HELD}"
+            f"SELECT c.knowledge_id, c.claim, c.value FROM claims c WHERE {HELD}"
             f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
             (self.ref, source_id, subject),
         ).fetchall()
