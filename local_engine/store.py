@@ -270,6 +270,12 @@ class Store:
         with self.lock:
             if path is not None:
                 self.db.execute("PRAGMA journal_mode=WAL")
+                # A checkpoint every 10,000 pages (40 MiB of log), not SQLite's 1,000: ingestion
+                # rewrites the same index pages source after source, and each checkpoint is two
+                # fsyncs (docs/benchmarks.md, "What a checkpoint costs"). The log is cut back to
+                # 64 MiB after one, so a large transaction leaves no large file behind.
+                self.db.execute("PRAGMA wal_autocheckpoint=10000")
+                self.db.execute("PRAGMA journal_size_limit=67108864")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=OFF")
             self.db.executescript(SCHEMA)
