@@ -33,7 +33,6 @@ import hashlib
 import json
 import re
 import sqlite3
-import sys
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -68,51 +67,37 @@ KEEP_CLAIM = (
 
 
 class Held(NamedTuple):
-    """A claim another source holds, its words as bits of its subject's vocabulary (one int, so
-    a source compares against a hundred claims of a subject without a set for each)."""
+    """A claim another source holds: its words are split again at each comparison rather than
+    kept as a set (a source compares a hundred claims of each subject it names, most of them once
+    or twice)."""
 
     knowledge_id: str
     claim: str
     value: str
-    bits: int
-    size: int  # how many words: the bits set
+    size: int  # how many words (a claim's words are distinct: see :func:`claim_of`)
 
 
 class Subject:
     """What other sources hold on one subject: the first :data:`MAX_COMPARED` claims giving a
-    value for it, in the order they were held, over one vocabulary of their words (a word's bit
-    is its place in it)."""
+    value for it, in the order they were held."""
 
     def __init__(self, name: str, rows: list[tuple[str, str, str]]) -> None:
         self.name = name
-        self.vocabulary: dict[str, int] = {}
-        self.values: dict[str, str] = {}  # each value once: a subject's claims give few
-        self.claims = [self._held(knowledge_id, claim, value) for knowledge_id, claim, value in rows]
-
-    def _held(self, knowledge_id: str, claim: str, value: str) -> Held:
-        bits = 0
-        for word in claim.split():
-            place = self.vocabulary.get(word)
-            if place is None:  # the words of a language, each one string however many subjects say it
-                place = self.vocabulary[sys.intern(word)] = len(self.vocabulary)
-            bits |= 1 << place
-        return Held(knowledge_id, claim, self.values.setdefault(value, value), bits, bits.bit_count())
+        values: dict[str, str] = {}  # each value once: a subject's claims give few
+        self.claims = [
+            Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
+            for knowledge_id, claim, value in rows
+        ]
 
     def nested(self, words: set[str]) -> Iterator[Held]:
         """The held claims that with these words make a pair one of whose words are all in the
         other's, the smaller of at least :data:`MIN_CLAIM_WORDS`, in the order they were held."""
-        bits, unheard = 0, False  # unheard: a word no held claim has, so these are in none of theirs
-        for word in words:
-            place = self.vocabulary.get(word)
-            if place is None:
-                unheard = True
-            else:
-                bits |= 1 << place
+        size = len(words)
         for held in self.claims:
-            if len(words) <= held.size:
-                if len(words) >= MIN_CLAIM_WORDS and not unheard and not bits & ~held.bits:
+            if size <= held.size:
+                if size >= MIN_CLAIM_WORDS and words.issubset(held.claim.split()):
                     yield held
-            elif held.size >= MIN_CLAIM_WORDS and not held.bits & ~bits:
+            elif held.size >= MIN_CLAIM_WORDS and words.issuperset(held.claim.split()):
                 yield held
 
 
@@ -140,7 +125,7 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
                 claim = [w for w in claim if w not in said]
     return {
         "subject": (subject or "").lower(),
-        "claim": " ".join(dict.fromkeys(claim)),
+        "claim": " ".join(dict.fromkeys(claim)),  # each word once: a held claim's size is its spaces
         # the content words as a key (only ever compared whole): a short index, not the words
         "words": hashlib.blake2b(" ".join(sorted(set(words))).encode(), digest_size=8).hexdigest(),
         "value": value,

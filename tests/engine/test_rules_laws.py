@@ -51,6 +51,7 @@ def test_the_same_person_rule_is_symmetric(a: str, b: str) -> None:
 def test_a_claim_never_holds_its_value_or_stop_words(statement: str) -> None:
     claim = disagreements.claim_of(statement, "Subject", None)
     words = claim["claim"].split()
+    assert len(words) == len(set(words))  # each word once: what a held claim's size counts
     assert not set(words) & disagreements.STOP_WORDS
     assert all(w.isalpha() and w not in disagreements.CALENDAR for w in words)
     reordered = " ".join(reversed(statement.split()))  # the same words in another order: the same key
@@ -61,9 +62,10 @@ CLAIM_WORDS = st.sets(st.sampled_from(["launch", "date", "falcon", "ships", "rel
 
 
 @given(st.lists(CLAIM_WORDS, max_size=12), CLAIM_WORDS)
-def test_held_claims_as_bits_nest_exactly_as_their_word_sets_do(held: list[set[str]], mine: set[str]) -> None:
-    """A held claim's words packed as bits of its subject's vocabulary answer what the sets would:
-    the smaller's words all in the larger's, the smaller of at least MIN_CLAIM_WORDS."""
+def test_held_claims_nest_exactly_as_their_word_sets_do(held: list[set[str]], mine: set[str]) -> None:
+    """A held claim kept as its text (its words split again at each comparison) answers what the
+    word sets would: the smaller's words all in the larger's, the smaller of at least
+    MIN_CLAIM_WORDS, in the order the claims were held."""
     subject = disagreements.Subject("falcon", [(f"k{n}", " ".join(words), "date:2024") for n, words in enumerate(held)])
 
     def nests(theirs: set[str]) -> bool:
