@@ -237,12 +237,14 @@ class Detector:
         :data:`MAX_COMPARED`, in the order they were held. The query stops at the limit: a common
         subject's claims (a project every document dates) grow with the base, and reading them all
         made the stage quadratic."""
-        rows = self.db.execute(
+        read = self.db.cursor()
+        read.row_factory = None  # plain tuples: a hundred rows a read, millions in a large batch
+        rows = read.execute(
             f"SELECT c.knowledge_id, c.claim, c.value FROM claims c WHERE {HELD}"
             f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
             (self.ref, source_id, subject),
         ).fetchall()
-        return Subject(subject, [tuple(row) for row in rows])
+        return Subject(subject, rows)
 
     def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
         """Rules 2 and 3; True when the statement was merged into one already held."""
