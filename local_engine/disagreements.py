@@ -93,10 +93,18 @@ class Subject:
         """The held claims that with these words make a pair one of whose words are all in the
         other's, the smaller of at least :data:`MIN_CLAIM_WORDS`, in the order they were held."""
         size = len(words)
+        # A word is in a claim when it stands whole between the spaces that join the claim's words
+        # (a word has none): no list of the claim's words is made to ask.
+        probes = [f" {word} " for word in words]
         for held in self.claims:
             if size <= held.size:
-                if size >= MIN_CLAIM_WORDS and words.issubset(held.claim.split()):
-                    yield held
+                if size >= MIN_CLAIM_WORDS:
+                    padded = f" {held.claim} "
+                    for probe in probes:
+                        if probe not in padded:
+                            break
+                    else:
+                        yield held
             elif held.size >= MIN_CLAIM_WORDS and words.issuperset(held.claim.split()):
                 yield held
 
