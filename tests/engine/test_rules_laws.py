@@ -58,7 +58,9 @@ def test_a_claim_never_holds_its_value_or_stop_words(statement: str) -> None:
     assert claim["words"] == disagreements.claim_of(reordered, "Subject", None)["words"]
 
 
-CLAIM_WORDS = st.sets(st.sampled_from(["launch", "date", "falcon", "ships", "release", "first", "team", "owner", "é"]))
+CLAIM_WORDS = st.sets(  # some words inside others ("ship" in "ships"): a word must be in a claim whole
+    st.sampled_from(["launch", "date", "falcon", "ships", "ship", "release", "first", "team", "owner", "own", "é"])
+)
 
 
 @given(st.lists(CLAIM_WORDS, max_size=12), CLAIM_WORDS)
