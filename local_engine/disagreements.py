@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from . import extraction, people
+from .store import CLAIM_LIVE
 
 MIN_CLAIM_WORDS = 3
 MAX_COMPARED = 100
@@ -60,8 +61,7 @@ HELD = "c.ref = ? AND c.source_id != ? AND c.live"
 store's triggers): the rules add which, and their order."""
 KEEP_CLAIM = (
     "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value, live)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, EXISTS (SELECT 1 FROM statements WHERE knowledge_id = ?1"
-    " AND status IN ('Active', 'Disputed')))"
+    f" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {CLAIM_LIVE.format(id='?1')})"
 )
 """A statement's claim kept, ``live`` as its statement is now (a settled side may be archived)."""
 

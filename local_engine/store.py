@@ -225,20 +225,25 @@ CREATE TABLE IF NOT EXISTS jobs (
 """
 
 
-LIVE = """
+IN_PLAY = "('Active', 'Disputed')"
+"""The statuses of a statement still in play: what a claim's ``live`` flag says of its statement."""
+LIVE = f"""
 CREATE TRIGGER IF NOT EXISTS claims_live_on_insert AFTER INSERT ON statements BEGIN
-    UPDATE claims SET live = NEW.status IN ('Active', 'Disputed') WHERE knowledge_id = NEW.knowledge_id;
+    UPDATE claims SET live = NEW.status IN {IN_PLAY} WHERE knowledge_id = NEW.knowledge_id;
 END;
 CREATE TRIGGER IF NOT EXISTS claims_live_on_status AFTER UPDATE OF status ON statements BEGIN
-    UPDATE claims SET live = NEW.status IN ('Active', 'Disputed') WHERE knowledge_id = NEW.knowledge_id;
+    UPDATE claims SET live = NEW.status IN {IN_PLAY} WHERE knowledge_id = NEW.knowledge_id;
 END;
 CREATE TRIGGER IF NOT EXISTS claims_live_on_delete AFTER DELETE ON statements BEGIN
     UPDATE claims SET live = 0 WHERE knowledge_id = OLD.knowledge_id;
 END;
-"""
-"""A claim is ``live`` while its statement is and is ``Active`` or ``Disputed``: what
+"""  # noqa: S608 - our own constant
+"""A claim is ``live`` while its statement is and is in play (:data:`IN_PLAY`): what
 ``dedup_conflict`` compares, read from the claims alone (a join to every statement's row was
-most of the stage at 50 MB). The claim's insert sets it from its statement; these keep it."""
+most of the stage at 50 MB). The claim's insert sets it from its statement (:data:`CLAIM_LIVE`);
+these keep it."""
+CLAIM_LIVE = f"EXISTS (SELECT 1 FROM statements s WHERE s.knowledge_id = {{id}} AND s.status IN {IN_PLAY})"  # noqa: S608
+"""A claim's ``live`` as its statement is now, the statement's id given as ``{id}``."""
 
 TABLES = (
     "sources", "chunks", "statements", "evidence", "entities", "aliases", "mentions", "relationships",
@@ -292,10 +297,7 @@ class Store:
         if "live" not in columns:
             with self.transaction() as db:
                 db.execute("ALTER TABLE claims ADD COLUMN live INTEGER NOT NULL DEFAULT 1")
-                db.execute(
-                    "UPDATE claims SET live = EXISTS (SELECT 1 FROM statements s WHERE"
-                    " s.knowledge_id = claims.knowledge_id AND s.status IN ('Active', 'Disputed'))"
-                )
+                db.execute(f"UPDATE claims SET live = {CLAIM_LIVE.format(id='claims.knowledge_id')}")  # noqa: S608
 
     def close(self) -> None:
         with self.lock:
