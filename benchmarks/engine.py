@@ -19,6 +19,9 @@ size, and memory while a 100 MB batch is ingested.
   source's comparisons hold a bounded few of the base's claims), and flat is the whole batch's
   peak no higher than the quarter's.
 
+The engine runs with ``--workers`` worker processes (default: one per core, what ``make run``
+gives it; ``0`` computes in place), and its memory is counted with theirs.
+
 Every text is generated from a fixed seed, so each run measures the same work.
 ``uv run python -m benchmarks.engine [--quick]`` prints the table; ``make bench`` runs it.
 """
@@ -47,8 +50,9 @@ from typing import Any
 import httpx
 
 from knowledge_service.upstream.multipart import FilePart, MultipartBody
-from local_engine import converters, extraction, pipeline, start_engine
+from local_engine import converters, default_workers, extraction, pipeline, start_engine
 from local_engine.store import Store
+from local_engine.workers import Workers
 from tests.localstack import free_port
 
 TOKEN = "bench-engine-token"  # noqa: S105 - a benchmark's own credential
@@ -277,16 +281,19 @@ def throughput(client: Client, name: str, folder: Path) -> dict[str, Any]:
     }
 
 
-def stage_seconds(folder: Path, scratch: Path) -> dict[str, Any]:
+def stage_seconds(folder: Path, scratch: Path, workers: int) -> dict[str, Any]:
     """The pipeline's stages in process on the folder, each timed: what entity resolution and
     conflict detection cost beside the rest, on a store of their own."""
     store = Store(scratch / "stages.sqlite3", threading.RLock())
-    work = pipeline.Work(job_id="job_bench", ref="stages", kind="paths", inputs=[str(folder)], force=True)
+    work = pipeline.Work(
+        job_id="job_bench", ref="stages", kind="paths", inputs=[str(folder)], force=True, workers=Workers(workers)
+    )
     timed: dict[str, float] = {}
     for name, stage in pipeline.STAGE_WORK.items():
         started = time.perf_counter()
         stage(store, work)
         timed[name] = round(time.perf_counter() - started, 2)
+    work.workers.close()
     size, files = folder_size(folder)
     counts = {
         table: int(store.value(f"SELECT COUNT(*) FROM {table}") or 0)  # noqa: S608 - our own names
@@ -333,13 +340,25 @@ def latency(client: Client, statements: int, scratch: Path) -> dict[str, Any]:
 
 
 def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """The resident memory of ``pid`` and of every process it started (the engine's workers), in
+    KiB: what the machine gives the engine."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(entry.name) != pid and int(stat.rsplit(")", 1)[1].split()[1]) != pid:
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:  # it ended meanwhile
+            continue
+    return total
 
 
-def memory(scratch: Path, megabytes: int) -> list[dict[str, Any]]:
+def memory(scratch: Path, megabytes: int, workers: int) -> list[dict[str, Any]]:
     """A quarter of the batch by path, then the whole batch by path and as one upload, each into
     an engine process of its own: flat is the whole batch's peak no higher than the quarter's."""
     quarter, whole = scratch / "quarter", scratch / "whole"
@@ -352,9 +371,11 @@ def memory(scratch: Path, megabytes: int) -> list[dict[str, Any]]:
         if n < megabytes // 4:
             (quarter / f"big-{n:04d}.md").write_text(text)
     return [
-        _memory_row("by path", scratch / "memory-quarter", megabytes // 4, lambda c, ref: _by_path(c, ref, quarter)),
-        _memory_row("by path", scratch / "memory-paths", megabytes, lambda c, ref: _by_path(c, ref, whole)),
-        _memory_row("one upload", scratch / "memory-upload", megabytes, lambda c, ref: _uploaded(c, ref, whole)),
+        _memory_row(
+            "by path", scratch / "memory-quarter", megabytes // 4, workers, lambda c, r: _by_path(c, r, quarter)
+        ),
+        _memory_row("by path", scratch / "memory-paths", megabytes, workers, lambda c, r: _by_path(c, r, whole)),
+        _memory_row("one upload", scratch / "memory-upload", megabytes, workers, lambda c, r: _uploaded(c, r, whole)),
     ]
 
 
@@ -389,13 +410,16 @@ def _uploaded(client: Client, ref: str, folder: Path) -> str:
     return str(answer.json()["job_id"])
 
 
-def _memory_row(route: str, data: Path, megabytes: int, submit: Callable[[Client, str], str]) -> dict[str, Any]:
+def _memory_row(
+    route: str, data: Path, megabytes: int, workers: int, submit: Callable[[Client, str], str]
+) -> dict[str, Any]:
     """``python -m local_engine`` of its own takes the batch (``submit`` answers the job's id) and
-    works it; its resident memory is sampled every 50 ms, while the request is in flight and
-    until the job is done."""
+    works it; its resident memory, with its workers', is sampled every 50 ms, while the request
+    is in flight and until the job is done (the workers start with the job, so the peak counts
+    them whole)."""
     port, control = free_port(), free_port()
     command = [sys.executable, "-m", "local_engine", "--port", str(port), "--control-port", str(control)]
-    command += ["--data", str(data), "--token", TOKEN, "--quiet"]
+    command += ["--data", str(data), "--token", TOKEN, "--quiet", "--workers", str(workers)]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         client = Client(f"http://127.0.0.1:{port}")
@@ -441,13 +465,15 @@ def _memory_row(route: str, data: Path, megabytes: int, submit: Callable[[Client
 PARTS = ("throughput", "latency", "stages", "memory")
 
 
-def measure(quick: bool = False, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
-    """Every part, or those named (``--parts throughput,stages``)."""
+def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | None = None) -> dict[str, Any]:
+    """Every part, or those named (``--parts throughput,stages``), with ``workers`` worker
+    processes (default: what ``make run`` gives the engine, one per core)."""
+    workers = default_workers() if workers is None else workers
     result: dict[str, Any] = {"throughput": [], "latency": [], "stages": None, "memory": None}
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
         scratch = Path(scratch_name)
         mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
-        with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
+        with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data", workers=workers) as engine:
             client = Client(engine.url)
             if "throughput" in parts:
                 markdown = markdown_folder(scratch / "md", int(1.5 * MB))
@@ -458,14 +484,14 @@ def measure(quick: bool = False, parts: tuple[str, ...] = PARTS) -> dict[str, An
                 sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
                 result["latency"] = [latency(client, n, scratch) for n in sizes]
         if "stages" in parts:
-            result["stages"] = stage_seconds(mixed, scratch)
+            result["stages"] = stage_seconds(mixed, scratch, workers)
         if "memory" in parts:
-            result["memory"] = memory(scratch, 20 if quick else 100)
-    return {**result, "load": os.getloadavg()[0]}
+            result["memory"] = memory(scratch, 20 if quick else 100, workers)
+    return {**result, "workers": workers, "load": os.getloadavg()[0]}
 
 
 def report(result: dict[str, Any]) -> None:
-    print(f"\nLocal engine (load average {result['load']:.1f} at the end)")
+    print(f"\nLocal engine, {result['workers']} worker processes (load average {result['load']:.1f} at the end)")
     print("  corpus                MB   files  statements   s      MB/s  files/s  floor s  × floor")
     for row in result["throughput"]:
         print(
@@ -510,11 +536,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.engine", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the small sizes only (1.5 MB, 1k and 10k, 5 and 20 MB)")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"some of {', '.join(PARTS)} (default: all)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="the engine's worker processes (default: one per core, as make run)"
+    )
     args = parser.parse_args(argv)
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
     if unknown := sorted(set(parts) - set(PARTS)):
         parser.error(f"unknown part(s): {', '.join(unknown)}")
-    result = measure(args.quick, parts)
+    result = measure(args.quick, parts, args.workers)
     report(result)
     print(json.dumps(result))
     return 0

@@ -290,7 +290,7 @@ class Stack:
                 log.warning("FORAGER_ENDPOINT is set without FORAGER_TOKEN: FORAGER will refuse every call")
             self.forager_url = forager_endpoint.rstrip("/")
             return self.forager_url, forager_token or ""
-        from local_engine import start_engine
+        from local_engine import default_workers, start_engine
 
         from .supervisor import EngineSupervisor
 
@@ -307,6 +307,7 @@ class Stack:
                 state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
                 data_dir=self.state_dir / ENGINE_DATA_DIR if self.persist else None,
                 input_roots=[self.workspace],
+                workers=default_workers(),
             ),
         )
         self.forager_url = str(self.simulator.url)

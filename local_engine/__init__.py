@@ -12,6 +12,7 @@ See README.md for the control port.
 from .faults import FAULT_MODES, Fault, FaultError, make_fault
 from .server import Engine, start_engine
 from .state import EngineState, Project
+from .workers import default_workers
 
 __all__ = [
     "FAULT_MODES",
@@ -20,6 +21,7 @@ __all__ = [
     "Fault",
     "FaultError",
     "Project",
+    "default_workers",
     "make_fault",
     "start_engine",
 ]

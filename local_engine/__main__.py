@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 from .server import start_engine
+from .workers import WORKERS_ENV, default_workers
 
 TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
 
@@ -51,6 +52,13 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         help="a folder jobs may import from by path (repeat it; FORAGER_ALLOWED_INPUT_ROOTS); none: any path",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help=f"processes that compute the stages' pure work beside the engine (default: ${WORKERS_ENV}, else one"
+        " per core; 0: in the engine's own process)",
+    )
     parser.add_argument("--quiet", action="store_true", help="do not log requests")
     return parser
 
@@ -80,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data_dir=args.data,
             state_file=args.data / "state.json" if args.data else None,
             input_roots=args.input_root or _roots_from_env(),
+            workers=default_workers() if args.workers is None else args.workers,
         )
     except (OSError, ValueError) as exc:
         log.error("forager simulator: cannot start: %s", exc)  # noqa: TRY400 - one line, no traceback

@@ -34,6 +34,9 @@ class Unreadable(Exception):
         self.code = code
         self.message = message
 
+    def __reduce__(self) -> tuple[type[Unreadable], tuple[str, str]]:  # raised in a worker, read here
+        return Unreadable, (self.code, self.message)
+
 
 @dataclass
 class Extracted:

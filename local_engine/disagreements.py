@@ -140,6 +140,15 @@ def claim_of(statement: str, subject: str | None, effective_date: str | None) ->
     }
 
 
+def claims_of(statements: list[tuple[str, str, str | None]]) -> dict[str, dict[str, Any]]:
+    """The claim of each ``(knowledge_id, statement, effective_date)``, by id, as
+    :meth:`Detector.statements` makes it."""
+    return {
+        knowledge_id: claim_of(statement, extraction.subject(statement, ""), effective_date)
+        for knowledge_id, statement, effective_date in statements
+    }
+
+
 def supersedes(text: str) -> list[str]:
     """The names a document's frontmatter says it supersedes."""
     match = FRONTMATTER.match(text)
@@ -188,16 +197,23 @@ class Detector:
 
     # -- 2.-4. statements ----------------------------------------------------------------------
 
-    def statements(self, source: sqlite3.Row) -> None:
+    def statements(self, source: sqlite3.Row, computed: dict[str, dict[str, Any]] | None = None) -> None:
+        """Rules 2–4 for a source's ``Active`` statements; ``computed`` holds claims already made
+        (:func:`claims_of`, in a worker), by statement id: a claim is a function of its statement's
+        text, which its id names, so it is the same whenever it was made."""
         items = self.db.execute(
             "SELECT knowledge_id, chunk_id, statement, subject, effective_date, char_start, char_end"
             " FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
             (source["source_id"],),
         ).fetchall()
+        computed = computed or {}
         claims = []
         for item in items:
-            named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
-            claims.append((item, claim_of(item["statement"], named, item["effective_date"])))
+            claim = computed.get(item["knowledge_id"])
+            if claim is None:
+                named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
+                claim = claim_of(item["statement"], named, item["effective_date"])
+            claims.append((item, claim))
         # What other sources hold (a statement of this one never compares with its own): the
         # content-word keys read once a source, a subject's claims at its first statement and let
         # go after its last, so only the subjects open at one point of the text are held. A read

@@ -208,6 +208,7 @@ class IngestionBook:
             allowed_roots=list(self.state.allowed_roots),
             publish=publish,
             stopping=self.state.stopping,
+            workers=self.state.workers,
         )
 
     def _checkpointed_step(self, job: SimJob, now: float) -> None:

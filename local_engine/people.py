@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,8 +166,9 @@ def names_in(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
     return found
 
 
-def find(text: str, statements: Iterable[sqlite3.Row]) -> list[Found]:
-    """Every name the statements of one source say, with what stands beside each."""
+def find(text: str, statements: Iterable[Mapping[str, Any]]) -> list[Found]:
+    """Every name the statements of one source say (``knowledge_id``, ``chunk_id``, ``char_start``,
+    ``char_end`` each), with what stands beside each."""
     found: list[Found] = []
     for item in statements:
         s, e = item["char_start"], item["char_end"]

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from . import converters, disagreements, extraction, people
 from .store import Store
+from .workers import Call, Workers
 
 T = TypeVar("T")
 EXTRACTOR = extraction.EXTRACTOR
@@ -75,6 +76,7 @@ class Work:
     allowed_roots: list[Path] = field(default_factory=list)
     publish: Callable[[str, int], dict[str, Any]] | None = None  # (status, failed sources) -> revision
     stopping: threading.Event | None = None  # set when the engine stops: a stage ends between sources
+    workers: Workers = field(default_factory=Workers)  # where a source's pure work runs (none: in place)
 
 
 def now_text() -> str:
@@ -240,25 +242,32 @@ def source_registration(store: Store, work: Work) -> Counts:
 # -- 2. parsing_extraction ------------------------------------------------------------------
 
 
-def _read(source: sqlite3.Row) -> bytes:
-    if source["size_bytes"] > MAX_FILE_BYTES:
-        raise converters.Unreadable("too_large", f"{source['name']} is over 100 MB.")
+def converted(name: str, blob: str, size: int) -> converters.Extracted:
+    """A file read and converted (in a worker when there are any): :class:`converters.Unreadable`
+    when it cannot be."""
+    if size > MAX_FILE_BYTES:
+        raise converters.Unreadable("too_large", f"{name} is over 100 MB.")
     try:
-        return Path(source["blob"]).read_bytes()
+        data = Path(blob).read_bytes()
     except OSError as exc:
-        raise converters.Unreadable("source_missing", f"{source['name']} cannot be read: {exc.strerror}.") from None
+        raise converters.Unreadable("source_missing", f"{name} cannot be read: {exc.strerror}.") from None
+    return converters.extract(name, data)
 
 
 def parsing_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _each(work, _mine(store, work, "registered")):
-        try:  # the file is read and converted outside the lock: the engine answers meanwhile
-            extracted = converters.extract(source["name"], _read(source))
-        except converters.Unreadable as exc:
+    sources = _each(work, _mine(store, work, "registered"))
+    for source, answer in work.workers.ahead(  # converted outside the lock: the engine answers meanwhile
+        sources, lambda source: (_attempt, (converted, source["name"], source["blob"], source["size_bytes"]))
+    ):
+        if isinstance(answer, converters.Unreadable):
             with store.transaction() as db:
-                _advance(db, source["source_id"], "failed", error=_error(exc.code, exc.message, "parsing_extraction"))
+                _advance(
+                    db, source["source_id"], "failed", error=_error(answer.code, answer.message, "parsing_extraction")
+                )
             counts.failed += 1
             continue
+        extracted: converters.Extracted = answer
         with store.transaction() as db:
             counts.warnings += len(extracted.warnings)
             _advance(
@@ -275,6 +284,14 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
             )
             counts.processed += 1
     return counts
+
+
+def _attempt(function: Callable[..., T], *arguments: Any) -> T | converters.Unreadable:
+    """``function(*arguments)``, or the :class:`converters.Unreadable` it raised, as an answer."""
+    try:
+        return function(*arguments)
+    except converters.Unreadable as exc:
+        return exc
 
 
 # -- 3. normalization -------------------------------------------------------------------------
@@ -296,26 +313,33 @@ def normalization(store: Store, work: Work) -> Counts:
 # -- 4. chunking ----------------------------------------------------------------------------------
 
 
+def chunked(source_id: str, ref: str, text: str) -> tuple[str, list[tuple[Any, ...]]]:
+    """A source's structure (kept for the next stage) and its chunk rows."""
+    structure = extraction.blocks(text)
+    kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
+    rows = [
+        (
+            short_id("ch", source_id, span.index),
+            source_id,
+            ref,
+            span.index,
+            span.heading,
+            span.line,
+            span.start,
+            span.end,
+            text[span.start : span.end],
+        )
+        for span in extraction.chunk(text, structure)
+    ]
+    return kept, rows
+
+
 def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _each(work, _mine(store, work, "normalized")):
-        text = source["text"]
-        structure = extraction.blocks(text)  # parsed outside the lock, and once: kept for the next stage
-        kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
-        rows = [
-            (
-                short_id("ch", source["source_id"], span.index),
-                source["source_id"],
-                work.ref,
-                span.index,
-                span.heading,
-                span.line,
-                span.start,
-                span.end,
-                text[span.start : span.end],
-            )
-            for span in extraction.chunk(text, structure)
-        ]
+    sources = _each(work, _mine(store, work, "normalized"))
+    for source, (kept, rows) in work.workers.ahead(
+        sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"]))
+    ):
         with store.transaction() as db:
             db.executemany(
                 "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
@@ -330,35 +354,41 @@ def chunking(store: Store, work: Work) -> Counts:
 # -- 5. semantic_extraction -------------------------------------------------------------------------
 
 
+def stated(source_id: str, ref: str, text: str, kept: str | None, created: str) -> list[tuple[Any, ...]]:
+    """A source's statement rows: its sentences, each with the statement rules' type, subject,
+    confidence and date."""
+    structure = [extraction.Block(*block) for block in json.loads(kept or "[]")]
+    spans = extraction.chunk(text, structure)
+    chunk_ids = [short_id("ch", source_id, span.index) for span in spans]  # once a chunk
+    return [
+        (
+            short_id("ki", source_id, sentence.start, sentence.statement),
+            ref,
+            source_id,
+            chunk_ids[sentence.chunk_index],
+            extraction.title(sentence.statement),
+            sentence.statement,
+            extraction.statement_type(sentence.statement),
+            extraction.subject(sentence.statement, sentence.heading),
+            extraction.confidence(sentence.statement),
+            extraction.first_date(sentence.statement),
+            sentence.start,
+            sentence.end,
+            created,
+        )
+        for sentence in extraction.sentences(text, structure, spans)
+    ]
+
+
 def semantic_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     created = now_text()
-    for source in _each(work, _mine(store, work, "chunked")):
-        text = source["text"]
-        structure = [extraction.Block(*kept) for kept in json.loads(source["structure"] or "[]")]
-        spans = extraction.chunk(text, structure)
-        found = extraction.sentences(text, structure, spans)
-        chunk_ids = [short_id("ch", source["source_id"], span.index) for span in spans]  # once a chunk
-        rows = [
-            (
-                short_id("ki", source["source_id"], sentence.start, sentence.statement),
-                work.ref,
-                source["source_id"],
-                chunk_ids[sentence.chunk_index],
-                extraction.title(sentence.statement),
-                sentence.statement,
-                extraction.statement_type(sentence.statement),
-                extraction.subject(sentence.statement, sentence.heading),
-                extraction.confidence(sentence.statement),
-                extraction.first_date(sentence.statement),
-                sentence.start,
-                sentence.end,
-                created,
-            )
-            for sentence in found
-        ]
+    sources = _each(work, _mine(store, work, "chunked"))
+    for source, rows in work.workers.ahead(
+        sources, lambda source: (stated, (source["source_id"], work.ref, source["text"], source["structure"], created))
+    ):
         with store.transaction() as db:
-            if not found:
+            if not rows:
                 counts.skipped += 1
             db.executemany(
                 "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
@@ -376,13 +406,16 @@ def entity_resolution(store: Store, work: Work) -> Counts:
     same person named two ways: merged on its own, or a pending possible duplicate."""
     counts = Counts()
     created = now_text()
-    for source in _each(work, _mine(store, work, "stated")):
+
+    def find(source: sqlite3.Row) -> Call:
         statements = store.rows(
             "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?"
             " ORDER BY char_start",
             source["source_id"],
         )
-        found = people.find(source["text"] or "", statements)  # read outside the lock
+        return people.find, (source["text"] or "", [dict(item) for item in statements])
+
+    for source, found in work.workers.ahead(_each(work, _mine(store, work, "stated")), find):
         with store.transaction() as db:
             people.record(db, short_id, work.ref, source["source_id"], found, created)
             counts.processed += 1 if found else 0
@@ -416,10 +449,20 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
             detector = disagreements.Detector(db, short_id, work.ref, created, locate)
             detector.supersede(source)
             counts.processed += 1
-    for source in _each(work, _mine(store, work, "stated")):
+
+    def claims(source: sqlite3.Row) -> Call:  # the claims are made in a worker; the comparisons here
+        if not work.workers.beside:
+            return dict, ()  # none: the detector makes each claim as it reads the statement
+        said = store.rows(
+            "SELECT knowledge_id, statement, effective_date FROM statements WHERE source_id = ? AND status = 'Active'",
+            source["source_id"],
+        )
+        return disagreements.claims_of, ([tuple(item) for item in said],)
+
+    for source, computed in work.workers.ahead(_each(work, _mine(store, work, "stated")), claims):
         with store.transaction() as db:
             detector = disagreements.Detector(db, short_id, work.ref, created, locate)
-            detector.statements(source)
+            detector.statements(source, computed)
             counts.warnings += detector.found
     for source in _each(work, _mine(store, work, "duplicate")):
         with store.transaction() as db:
@@ -444,6 +487,8 @@ def location(lines: extraction.Lines, page_starts: list[int], start: int) -> tup
 
 
 def provenance(store: Store, work: Work) -> Counts:
+    """One evidence row a statement. Computed here, not in a worker: its work is a bisection and a
+    hash a statement, less than sending the statements there and the rows back would cost."""
     counts = Counts()
     for source in _each(work, _mine(store, work, "stated")):
         with store.transaction() as db:

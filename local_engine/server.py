@@ -37,6 +37,7 @@ from .faults import Fault, make_fault
 from .routing import ApiError, BodyError, Request, Response
 from .state import ENGINE_VERSION, EngineState, read_state_file, write_state_file
 from .store import Store
+from .workers import Workers
 
 logger = logging.getLogger("local_engine")
 
@@ -386,6 +387,7 @@ class Engine:
         state_file: Path | None = None,
         data_dir: Path | None = None,
         input_roots: Sequence[Path] = (),
+        workers: int = 0,
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(
@@ -410,6 +412,7 @@ class Engine:
             store=store,
             upload_root=folder / "uploads",
             allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
+            workers=Workers(workers),
         )
         exports.book(self._state).use_root(folder / "exports")
         self.state_file = state_file
@@ -484,6 +487,7 @@ class Engine:
             clock = getattr(self, "_clock", None)
             if clock is not None:
                 clock.join(timeout=5)
+            self._state.workers.close()
             with self._state.lock:
                 self._state.store.close()
             if self._scratch is not None:
@@ -686,6 +690,7 @@ def start_engine(
     state_file: Path | None = None,
     data_dir: Path | None = None,
     input_roots: Sequence[Path] = (),
+    workers: int = 0,
 ) -> Engine:
     """Start a simulator in daemon threads; returns once both ports are listening.
 
@@ -693,6 +698,8 @@ def start_engine(
     made (``sim.token``). ``state_file`` keeps the knowledge bases and the idempotency keys across
     restarts (read at start, written on every change); the records (sources, statements, …) are
     the store's, under ``data_dir`` (by default a ``<state file>-data`` folder beside the file).
+    ``workers`` processes compute the stages' pure work beside the engine's own (``workers.py``);
+    0 computes it in place.
     """
     return Engine(
         host,
@@ -703,4 +710,5 @@ def start_engine(
         state_file=state_file,
         data_dir=data_dir,
         input_roots=input_roots,
+        workers=workers,
     ).start()

@@ -26,6 +26,7 @@ from . import demo
 from .faults import Fault
 from .knowledge import Knowledge
 from .store import Store
+from .workers import Workers
 
 ENGINE_VERSION = "0.8.0"
 SCHEMA_VERSION = 1
@@ -152,6 +153,8 @@ class EngineState:
     stopping: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
     """Set when the engine stops: a running stage ends between two sources."""
     stage_seconds: float = 0.0  # the pace's clock (a test's control): 0, as fast as the work goes
+    workers: Workers = field(default_factory=Workers, repr=False, compare=False)
+    """Where the stages' pure work runs (``workers.py``): in place unless the engine was given workers."""
 
     def __post_init__(self) -> None:
         self.capabilities = default_capabilities(self.instance_id)

@@ -7,7 +7,6 @@ httpx: the contract (docs/upstream-contract.md) is what is under test.
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import subprocess
@@ -17,15 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import docx
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen import canvas
 
 from local_engine import Engine, extraction, start_engine
 from tests import secrets
+from tests.documents import handbook
 from tests.localstack import free_port
 
 pytestmark = pytest.mark.contract
@@ -35,7 +32,11 @@ TOKEN = "engine-contract-token"
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
+    """An engine with a worker process, as ``make run`` has: every test here goes through it (the
+    other tiers' engines compute in place, and ``tests/engine/test_workers.py`` holds both ways to
+    the same rows)."""
+    data = tmp_path_factory.mktemp("engine")
+    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=data, workers=1) as sim:
         secrets.register(sim.token)
         yield sim
 
@@ -71,50 +72,9 @@ def ingest(api: httpx.Client, ref: str, *paths: Path) -> dict[str, Any]:
     return finished(api, ref, job["job_id"])
 
 
-def pdf_bytes(lines: list[str]) -> bytes:
-    buffer = io.BytesIO()
-    page = canvas.Canvas(buffer, pagesize=A4)
-    y = 800
-    for line in lines:
-        page.drawString(72, y, line)
-        y -= 18
-    page.showPage()
-    page.drawString(72, 800, "The second page says the warehouse closes at six in the evening.")
-    page.save()
-    return buffer.getvalue()
-
-
-def docx_bytes() -> bytes:
-    document = docx.Document()
-    document.add_heading("Quarterly review", level=1)
-    document.add_paragraph("The quarterly review found that churn fell by four percent in spring.")
-    document.add_heading("Actions", level=2)
-    document.add_paragraph("The board approved a second support desk for the northern region.")
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    root = tmp_path / "handbook"
-    (root / "guides").mkdir(parents=True)
-    (root / "guides" / "boats.md").write_text(
-        "---\ndate: 2026-02-01\n---\n# Boats\n\nThe rowing club lends kayaks to members on Saturdays.\n\n"
-        "## Safety\n\n- Every paddler must wear a buoyancy aid on the water.\n- Capsize drills happen in July.\n"
-    )
-    (root / "ferry.html").write_text(
-        "<html><head><title>x</title><script>var hidden = 'never a statement here at all';</script></head>"
-        "<body><h1>Ferry</h1><p>The harbour ferry leaves pier four at nine every morning.</p></body></html>"
-    )
-    (root / "warehouse.pdf").write_bytes(pdf_bytes(["Warehouse rules", "Forklifts are parked in bay seven overnight."]))
-    (root / "review.docx").write_bytes(docx_bytes())
-    (root / "broken.pdf").write_bytes(b"%PDF-1.7 this is not really a pdf")
-    (root / "copy-of-boats.md").write_bytes((root / "guides" / "boats.md").read_bytes())
-    (root / "LICENSE.APACHE").write_text(
-        "Licensed under the Apache License, Version 2.0, for the rowing club's code.\n"
-    )
-    return root
+    return handbook(tmp_path)
 
 
 def test_a_folder_becomes_sources_chunks_statements_and_evidence(api: httpx.Client, folder: Path) -> None:
@@ -269,8 +229,30 @@ def test_cancel_stops_at_a_boundary_and_retry_resumes_from_the_checkpoint(
 
 def _engine_process(data: Path, port: int, control: int) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "local_engine", "--port", str(port), "--control-port", str(control)]
-    command += ["--data", str(data), "--token", TOKEN, "--quiet"]
+    command += ["--data", str(data), "--token", TOKEN, "--quiet", "--workers", "2"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead but not yet reaped by its new parent, is gone)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _ready(url: str) -> None:
@@ -296,8 +278,14 @@ def test_a_kill_9_mid_job_leaves_the_engine_consistent_and_the_job_resumes(tmp_p
             job = post(client, f"/api/projects/{ref}/jobs", {"paths": [str(folder)]})
             while client.get(f"/api/projects/{ref}/jobs/{job['job_id']}").json()["progress"] < 0.3:
                 time.sleep(0.05)
+        workers = _children(process.pid)
+        assert workers, "the engine converts and cuts files in worker processes"
         process.send_signal(signal.SIGKILL)
         process.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in workers), "a worker outlived the engine's kill -9"
         process = _engine_process(data, port, control)
         _ready(url)
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:

@@ -44,9 +44,9 @@ class ReadAtStart(disagreements.Detector):
     """The rule as first written: every subject's held claims read before the source's first
     statement is compared."""
 
-    def statements(self, source: Any) -> None:
+    def statements(self, source: Any, computed: dict[str, dict[str, Any]] | None = None) -> None:
         self.snapshot: dict[str, disagreements.Subject] | None = None
-        super().statements(source)
+        super().statements(source, computed)
 
     def _held_by_subject(self, subject: str, source_id: str) -> disagreements.Subject:
         if self.snapshot is None:  # the first read of a source: before any side was settled

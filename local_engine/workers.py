@@ -1,0 +1,152 @@
+"""Worker processes for the stages' pure work, so ingestion uses more than one core.
+
+A stage's work on a source is of two kinds: computing (a file converted, its text cut into
+chunks and sentences, the statement rules, the evidence rows) and writing what was computed in
+one transaction. The computing needs nothing but plain values and answers plain values, so it
+can run in another process: :meth:`Workers.ahead` hands the next sources' computations to the
+workers while this process writes the one before, and yields the answers in the sources' order.
+The store, its lock and every write stay in the engine's own process, so what is written, and in
+which order, does not depend on whether workers ran (``processes=0`` computes every call in
+place, and the tests hold both ways to the same rows).
+
+A worker is a ``spawn``-ed interpreter (no copy of the engine's threads or open database) started
+when a job first needs one and kept until the engine stops. It exits on its own within a second
+when the engine's process goes, a ``kill -9`` included. A worker that dies mid-call (killed, out
+of memory) costs nothing but time: the call runs again in place and the next ones go to a new pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+WORKERS_ENV = "LOCAL_ENGINE_WORKERS"
+MAX_WORKERS = 32
+AHEAD_PER_WORKER = 2
+"""Sources in flight per worker: one computing, one waiting, so a worker never idles while this
+process writes (and a source's text is held by at most this many × workers at a time)."""
+
+Call = tuple[Callable[..., Any], tuple[Any, ...]]
+"""A module-level function and its plain arguments: what a worker is sent."""
+
+
+def default_workers() -> int:
+    """``$LOCAL_ENGINE_WORKERS`` if set, else one per core."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_WORKERS:
+            raise ValueError(f"{WORKERS_ENV} must be a number of processes from 0 to {MAX_WORKERS}, not {raw!r}")
+        return int(raw)
+    return os.cpu_count() or 1
+
+
+def _started(parent: int) -> None:
+    """A worker's first act: leave Ctrl-C to the engine, and go when the engine's process goes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="worker-watch", daemon=True).start()
+
+
+class Workers:
+    """``processes`` worker processes (0: every call in place), started on first use."""
+
+    def __init__(self, processes: int = 0) -> None:
+        if not 0 <= processes <= MAX_WORKERS:
+            raise ValueError(f"workers must be 0 to {MAX_WORKERS}, not {processes}")
+        self.processes = processes
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def beside(self) -> bool:
+        """True when calls are sent to worker processes (a stage may then prepare more for them)."""
+        return self.processes > 0 and not self._closed
+
+    def _submit(self, call: Call) -> Future[Any] | None:
+        """The call sent to a worker, or None when it is to run in place."""
+        if self.processes == 0:
+            return None
+        with self._lock:
+            if self._closed:
+                return None
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.processes,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_started,
+                    initargs=(os.getpid(),),
+                )
+            pool = self._pool
+        function, arguments = call
+        try:
+            return pool.submit(function, *arguments)
+        except (BrokenProcessPool, RuntimeError):  # a worker died, or the engine is closing
+            self._discard(pool)
+            return None
+
+    def _discard(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def _answer(self, call: Call, future: Future[Any] | None) -> Any:
+        if future is not None:
+            try:
+                return future.result()
+            except BrokenProcessPool:  # the worker died mid-call: in place, and a new pool next
+                pool = self._pool
+                if pool is not None:
+                    self._discard(pool)
+        function, arguments = call
+        return function(*arguments)
+
+    def ahead(self, items: Iterable[T], call: Callable[[T], Call]) -> Iterator[tuple[T, Any]]:
+        """Each item with the answer of ``call(item)``, in the items' order, the next items'
+        calls already running in the workers. An item is taken from ``items`` only when there is
+        room in flight, so a stop raised by ``items`` comes between two sources."""
+        depth = max(1, self.processes * AHEAD_PER_WORKER)
+        flying: deque[tuple[T, Call, Future[Any] | None]] = deque()
+        source = iter(items)
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and len(flying) < depth:
+                    try:
+                        item = next(source)
+                    except StopIteration:
+                        exhausted = True
+                        break
+                    sent = call(item)
+                    flying.append((item, sent, self._submit(sent)))
+                if not flying:
+                    return
+                item, sent, future = flying.popleft()
+                yield item, self._answer(sent, future)
+        finally:
+            for _, _, future in flying:
+                if future is not None:
+                    future.cancel()
+
+    def close(self) -> None:
+        """Stop the workers (the engine stops): calls not begun are dropped."""
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)

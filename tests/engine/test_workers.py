@@ -1,0 +1,145 @@
+"""Workers compute a source's pure work (conversion, chunks, statements, names, evidence rows) while
+the engine's own process writes: the rows written must be the ones an engine computing in place
+writes, a worker's death must cost only time, and a stop must still come between two sources."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_engine import converters, pipeline
+from local_engine.store import TABLES, Store
+from local_engine.workers import MAX_WORKERS, WORKERS_ENV, Workers, default_workers
+from tests.documents import handbook
+
+NAMES = ["Ada Lovelace", "Grace Hopper", "Alan Turing"]
+PROJECTS = ["Project Falcon", "Project Heron", "Acme Robotics"]
+
+
+def _corpus(root: Path) -> Path:
+    """The handbook (every format, a copy, a file no reader opens) and notes whose statements name
+    people and give projects dated and counted claims that disagree across files."""
+    folder = handbook(root)
+    rng = random.Random(5)
+    for n in range(10):
+        lines = [f"# Notes {n}", "", f"Written by {rng.choice(NAMES)} for the harbour office.", ""]
+        for _ in range(30):
+            project = rng.choice(PROJECTS)
+            if rng.random() < 0.5:
+                lines.append(f"{project} ships the first release on 2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}.")
+            else:
+                lines.append(f"{project} employs {rng.randint(10, 20)} engineers, {rng.choice(NAMES)} said.")
+            lines.append("")
+        (folder / f"notes-{n}.md").write_text("\n".join(lines))
+    return folder
+
+
+def _ingest(folder: Path, processes: int) -> dict[str, list[tuple[Any, ...]]]:
+    store = Store(None, threading.RLock())
+    workers = Workers(processes)
+    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True, workers=workers)
+    try:
+        for stage in pipeline.STAGE_WORK.values():
+            stage(store, work)
+        kept: dict[str, list[tuple[Any, ...]]] = {}
+        for table in TABLES:
+            columns = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
+            stable = [c for c in columns if not c.endswith("_at") and c not in {"at", "decision", "blob"}]
+            kept[table] = sorted(tuple(r) for r in store.db.execute(f"SELECT {', '.join(stable)} FROM {table}"))  # noqa: S608
+        return kept
+    finally:
+        workers.close()
+        store.close()
+
+
+def test_workers_write_the_rows_an_engine_computing_in_place_writes(tmp_path: Path) -> None:
+    folder = _corpus(tmp_path)
+    in_place, beside = _ingest(folder, 0), _ingest(folder, 2)
+    # the corpus exercises every stage a worker computes for
+    failed = [s for s in in_place["sources"] if "unreadable_pdf" in str(s)]
+    assert len(failed) == 1
+    assert len(in_place["statements"]) > 150 and len(in_place["evidence"]) >= len(in_place["statements"])
+    assert in_place["mentions"] and in_place["conflicts"]
+    for table in TABLES:
+        assert beside[table] == in_place[table], table
+
+
+def test_answers_come_in_the_order_of_their_items() -> None:
+    workers = Workers(2)
+    try:
+        assert list(workers.ahead(range(25), lambda n: (pow, (n, 2)))) == [(n, n * n) for n in range(25)]
+    finally:
+        workers.close()
+
+
+def dies_in_a_worker(parent: int, value: int) -> int:
+    """``value`` in the test's own process; a worker that runs it dies."""
+    if os.getpid() != parent:
+        os._exit(1)
+    return value
+
+
+def test_a_worker_that_dies_mid_call_costs_only_time() -> None:
+    workers = Workers(1)
+    try:
+        answers = list(workers.ahead(range(5), lambda n: (dies_in_a_worker, (os.getpid(), n))))
+        assert answers == [(n, n) for n in range(5)]  # each call ran again in place
+        [(_, pid)] = list(workers.ahead([3], lambda n: (os.getpid, ())))
+        assert pid != os.getpid()  # the next calls go to a new pool
+    finally:
+        workers.close()
+
+
+class Stop(Exception):
+    pass
+
+
+def test_a_stop_comes_between_two_items_and_drops_the_calls_in_flight() -> None:
+    def items() -> Iterator[int]:
+        yield from range(3)
+        raise Stop
+
+    workers = Workers(2)
+    answered: list[tuple[int, int]] = []
+    try:
+        with pytest.raises(Stop):
+            answered.extend(workers.ahead(items(), lambda n: (pow, (n, 3))))
+    finally:
+        workers.close()
+    # the stop was raised as the fourth item was read ahead, before the first was written: what a
+    # stage wrote is whole sources, and the rest is done at the next start
+    assert answered == []
+
+
+def test_a_closed_pool_computes_in_place() -> None:
+    workers = Workers(2)
+    workers.close()
+    assert list(workers.ahead([1, 2], lambda n: (os.getpid, ()))) == [(1, os.getpid()), (2, os.getpid())]
+
+
+def test_an_unreadable_file_crosses_from_a_worker_whole() -> None:
+    unreadable = pickle.loads(pickle.dumps(converters.Unreadable("unreadable_pdf", "x.pdf cannot be read.")))  # noqa: S301
+    assert (unreadable.code, unreadable.message) == ("unreadable_pdf", "x.pdf cannot be read.")
+
+
+@pytest.mark.parametrize("raw", ["-1", "two", "1.5", "٣", str(MAX_WORKERS + 1)])
+def test_the_workers_setting_is_a_bounded_count(monkeypatch: pytest.MonkeyPatch, raw: str) -> None:
+    monkeypatch.setenv(WORKERS_ENV, raw)
+    with pytest.raises(ValueError, match=WORKERS_ENV):
+        default_workers()
+
+
+def test_the_workers_setting_defaults_to_one_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert default_workers() == (os.cpu_count() or 1)
+    monkeypatch.setenv(WORKERS_ENV, "0")
+    assert default_workers() == 0
+    with pytest.raises(ValueError, match="workers must be 0 to"):
+        Workers(MAX_WORKERS + 1)
