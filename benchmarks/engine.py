@@ -19,7 +19,7 @@ size, and memory while a 100 MB batch is ingested.
   source's comparisons hold a bounded few of the base's claims), and flat is the whole batch's
   peak no higher than the quarter's.
 
-The engine runs with ``--workers`` worker processes (default: one per core, what ``make run``
+The engine runs with ``--workers`` worker processes (default: one per core up to two, what ``make run``
 gives it; ``0`` computes in place), and its memory is counted with theirs.
 
 Every text is generated from a fixed seed, so each run measures the same work.
@@ -467,7 +467,7 @@ PARTS = ("throughput", "latency", "stages", "memory")
 
 def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | None = None) -> dict[str, Any]:
     """Every part, or those named (``--parts throughput,stages``), with ``workers`` worker
-    processes (default: what ``make run`` gives the engine, one per core)."""
+    processes (default: what ``make run`` gives the engine, one per core up to two)."""
     workers = default_workers() if workers is None else workers
     result: dict[str, Any] = {"throughput": [], "latency": [], "stages": None, "memory": None}
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
@@ -537,7 +537,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the small sizes only (1.5 MB, 1k and 10k, 5 and 20 MB)")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"some of {', '.join(PARTS)} (default: all)")
     parser.add_argument(
-        "--workers", type=int, default=None, help="the engine's worker processes (default: one per core, as make run)"
+        "--workers",
+        type=int,
+        default=None,
+        help="the engine's worker processes (default: one per core up to two, as make run)",
     )
     args = parser.parse_args(argv)
     parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())

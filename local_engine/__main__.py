@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help=f"processes that compute the stages' pure work beside the engine (default: ${WORKERS_ENV}, else one"
-        " per core; 0: in the engine's own process)",
+        " per core up to two; 0: in the engine's own process)",
     )
     parser.add_argument("--quiet", action="store_true", help="do not log requests")
     return parser

@@ -31,6 +31,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 WORKERS_ENV = "LOCAL_ENGINE_WORKERS"
 MAX_WORKERS = 32
+DEFAULT_WORKERS = 2
+"""The default's ceiling: a worker holds about 50 MiB while it works, and past two the engine's own
+writing, not the computing, is what a job waits for (docs/benchmarks.md, "A sixth pass")."""
 AHEAD_PER_WORKER = 2
 """Sources in flight per worker: one computing, one waiting, so a worker never idles while this
 process writes (and a source's text is held by at most this many × workers at a time)."""
@@ -40,13 +43,13 @@ Call = tuple[Callable[..., Any], tuple[Any, ...]]
 
 
 def default_workers() -> int:
-    """``$LOCAL_ENGINE_WORKERS`` if set, else one per core."""
+    """``$LOCAL_ENGINE_WORKERS`` if set, else one per core up to :data:`DEFAULT_WORKERS`."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if raw:
         if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_WORKERS:
             raise ValueError(f"{WORKERS_ENV} must be a number of processes from 0 to {MAX_WORKERS}, not {raw!r}")
         return int(raw)
-    return os.cpu_count() or 1
+    return min(os.cpu_count() or 1, DEFAULT_WORKERS)
 
 
 def _started(parent: int) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from local_engine import converters, pipeline
 from local_engine.store import TABLES, Store
-from local_engine.workers import MAX_WORKERS, WORKERS_ENV, Workers, default_workers
+from local_engine.workers import DEFAULT_WORKERS, MAX_WORKERS, WORKERS_ENV, Workers, default_workers
 from tests.documents import handbook
 
 NAMES = ["Ada Lovelace", "Grace Hopper", "Alan Turing"]
@@ -136,9 +136,9 @@ def test_the_workers_setting_is_a_bounded_count(monkeypatch: pytest.MonkeyPatch,
         default_workers()
 
 
-def test_the_workers_setting_defaults_to_one_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_workers_setting_defaults_to_one_a_core_up_to_two(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(WORKERS_ENV, raising=False)
-    assert default_workers() == (os.cpu_count() or 1)
+    assert default_workers() == min(os.cpu_count() or 1, DEFAULT_WORKERS)
     monkeypatch.setenv(WORKERS_ENV, "0")
     assert default_workers() == 0
     with pytest.raises(ValueError, match="workers must be 0 to"):
