@@ -1,8 +1,8 @@
 """Worker processes for the stages' pure work, so ingestion uses more than one core.
 
 A stage's work on a source is of two kinds: computing (a file converted, its text cut into
-chunks and sentences, the statement rules, the evidence rows) and writing what was computed in
-one transaction. The computing needs nothing but plain values and answers plain values, so it
+chunks and sentences, the statement rules, the names it says, each statement's claim) and writing
+what was computed in one transaction. The computing needs nothing but plain values and answers plain values, so it
 can run in another process: :meth:`Workers.ahead` hands the next sources' computations to the
 workers while this process writes the one before, and yields the answers in the sources' order.
 The store, its lock and every write stay in the engine's own process, so what is written, and in
@@ -12,7 +12,8 @@ place, and the tests hold both ways to the same rows).
 A worker is a ``spawn``-ed interpreter (no copy of the engine's threads or open database) started
 when a job first needs one and kept until the engine stops. It exits on its own within a second
 when the engine's process goes, a ``kill -9`` included. A worker that dies mid-call (killed, out
-of memory) costs nothing but time: the call runs again in place and the next ones go to a new pool.
+of memory) costs nothing but time: the call runs again in place and the next ones go to a new pool;
+so does a call the engine's stop cancelled (the stage then ends at its next source).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -40,6 +41,8 @@ process writes (and a source's text is held by at most this many × workers at a
 
 Call = tuple[Callable[..., Any], tuple[Any, ...]]
 """A module-level function and its plain arguments: what a worker is sent."""
+Sent = tuple[Future[Any], ProcessPoolExecutor]
+"""A call on its way: its future, and the pool it went to."""
 
 
 def default_workers() -> int:
@@ -80,7 +83,7 @@ class Workers:
         """True when calls are sent to worker processes (a stage may then prepare more for them)."""
         return self.processes > 0 and not self._closed
 
-    def _submit(self, call: Call) -> Future[Any] | None:
+    def _submit(self, call: Call) -> Sent | None:
         """The call sent to a worker, or None when it is to run in place."""
         if self.processes == 0:
             return None
@@ -97,7 +100,7 @@ class Workers:
             pool = self._pool
         function, arguments = call
         try:
-            return pool.submit(function, *arguments)
+            return pool.submit(function, *arguments), pool
         except (BrokenProcessPool, RuntimeError):  # a worker died, or the engine is closing
             self._discard(pool)
             return None
@@ -108,14 +111,15 @@ class Workers:
                 self._pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def _answer(self, call: Call, future: Future[Any] | None) -> Any:
-        if future is not None:
+    def _answer(self, call: Call, sent: Sent | None) -> Any:
+        if sent is not None:
+            future, pool = sent
             try:
                 return future.result()
             except BrokenProcessPool:  # the worker died mid-call: in place, and a new pool next
-                pool = self._pool
-                if pool is not None:
-                    self._discard(pool)
+                self._discard(pool)
+            except CancelledError:  # the engine is stopping: in place, and the stage ends at its next source
+                pass
         function, arguments = call
         return function(*arguments)
 
@@ -124,7 +128,7 @@ class Workers:
         calls already running in the workers. An item is taken from ``items`` only when there is
         room in flight, so a stop raised by ``items`` comes between two sources."""
         depth = max(1, self.processes * AHEAD_PER_WORKER)
-        flying: deque[tuple[T, Call, Future[Any] | None]] = deque()
+        flying: deque[tuple[T, Call, Sent | None]] = deque()
         source = iter(items)
         exhausted = False
         try:
@@ -135,16 +139,16 @@ class Workers:
                     except StopIteration:
                         exhausted = True
                         break
-                    sent = call(item)
-                    flying.append((item, sent, self._submit(sent)))
+                    made = call(item)
+                    flying.append((item, made, self._submit(made)))
                 if not flying:
                     return
-                item, sent, future = flying.popleft()
-                yield item, self._answer(sent, future)
+                item, made, sent = flying.popleft()
+                yield item, self._answer(made, sent)
         finally:
-            for _, _, future in flying:
-                if future is not None:
-                    future.cancel()
+            for _, _, sent in flying:
+                if sent is not None:
+                    sent[0].cancel()
 
     def close(self) -> None:
         """Stop the workers (the engine stops): calls not begun are dropped."""

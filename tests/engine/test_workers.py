@@ -8,6 +8,7 @@ import os
 import pickle
 import random
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,21 @@ def test_a_stop_comes_between_two_items_and_drops_the_calls_in_flight() -> None:
     # the stop was raised as the fourth item was read ahead, before the first was written: what a
     # stage wrote is whole sources, and the rest is done at the next start
     assert answered == []
+
+
+def slow_square(value: int) -> int:
+    time.sleep(0.05)
+    return value * value
+
+
+def test_a_stop_mid_stage_still_answers_every_call_in_flight() -> None:
+    """The calls already sent finish in the workers as they close; the later ones run in place."""
+    workers = Workers(2)
+    answered = []
+    for item, answer in workers.ahead(range(8), lambda n: (slow_square, (n,))):
+        answered.append((item, answer))
+        workers.close()  # the engine stops while the stage still has calls in flight
+    assert answered == [(n, n * n) for n in range(8)]
 
 
 def test_a_closed_pool_computes_in_place() -> None:
