@@ -468,6 +468,8 @@ class Engine:
         jobs = book(self._state)
         while not self._stopping.is_set():
             busy = jobs.tick()
+            if not busy:
+                self._state.workers.release_if_idle()
             self._stopping.wait(0.01 if busy else 0.05)
 
     def stop(self) -> None:

@@ -2,18 +2,20 @@
 
 A stage's work on a source is of two kinds: computing (a file converted, its text cut into
 chunks and sentences, the statement rules, the names it says, each statement's claim) and writing
-what was computed in one transaction. The computing needs nothing but plain values and answers plain values, so it
-can run in another process: :meth:`Workers.ahead` hands the next sources' computations to the
-workers while this process writes the one before, and yields the answers in the sources' order.
+what was computed in one transaction. The computing needs nothing but plain values and answers
+plain values, so it can run in another process: :meth:`Workers.ahead` hands the next sources'
+computations to the workers while this process writes the one before, and yields the answers in
+the sources' order.
 The store, its lock and every write stay in the engine's own process, so what is written, and in
 which order, does not depend on whether workers ran (``processes=0`` computes every call in
 place, and the tests hold both ways to the same rows).
 
 A worker is a ``spawn``-ed interpreter (no copy of the engine's threads or open database) started
-when a job first needs one and kept until the engine stops. It exits on its own within a second
-when the engine's process goes, a ``kill -9`` included. A worker that dies mid-call (killed, out
-of memory) costs nothing but time: the call runs again in place and the next ones go to a new pool;
-so does a call the engine's stop cancelled (the stage then ends at its next source).
+when a job first needs one and kept until the engine stops, or until it has had no call for a
+minute. It exits on its own within a second when the engine's process goes, a ``kill -9``
+included. A worker that dies mid-call (killed, out of memory) costs nothing but time: the call
+runs again in place and the next ones go to a new pool; so does a call the engine's stop
+cancelled (the stage then ends at its next source).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ MAX_WORKERS = 32
 DEFAULT_WORKERS = 2
 """The default's ceiling: a worker holds about 50 MiB while it works, and past two the engine's own
 writing, not the computing, is what a job waits for (docs/benchmarks.md, "A sixth pass")."""
+IDLE_SECONDS = 60.0
+"""Workers unused this long leave (the next job starts new ones): a worker that read a large batch
+keeps what its libraries and heap grew to, 90 MiB after 25 MB of documentation."""
 AHEAD_PER_WORKER = 2
 """Sources in flight per worker: one computing, one waiting, so a worker never idles while this
 process writes (and a source's text is held by at most this many × workers at a time)."""
@@ -77,6 +82,8 @@ class Workers:
         self._pool: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._used = 0.0  # time.monotonic() of the last call sent or answered
+        self._running = 0  # calls sent and not yet answered (or cancelled)
 
     @property
     def beside(self) -> bool:
@@ -98,12 +105,22 @@ class Workers:
                     initargs=(os.getpid(),),
                 )
             pool = self._pool
+            self._used = time.monotonic()
         function, arguments = call
         try:
-            return pool.submit(function, *arguments), pool
+            future = pool.submit(function, *arguments)
         except (BrokenProcessPool, RuntimeError):  # a worker died, or the engine is closing
             self._discard(pool)
             return None
+        with self._lock:
+            self._running += 1
+        future.add_done_callback(self._done)
+        return future, pool
+
+    def _done(self, _: Future[Any]) -> None:
+        with self._lock:
+            self._running -= 1
+            self._used = time.monotonic()
 
     def _discard(self, pool: ProcessPoolExecutor) -> None:
         with self._lock:
@@ -149,6 +166,18 @@ class Workers:
             for _, _, sent in flying:
                 if sent is not None:
                     sent[0].cancel()
+
+    def release_if_idle(self, now: float | None = None) -> bool:
+        """Let the workers go when none has had a call for :data:`IDLE_SECONDS` (the engine's clock
+        asks between jobs); True when they went."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            pool = self._pool
+            if pool is None or self._running or now - self._used < IDLE_SECONDS:
+                return False
+            self._pool = None
+        pool.shutdown(wait=True, cancel_futures=True)
+        return True
 
     def close(self) -> None:
         """Stop the workers (the engine stops): calls not begun are dropped."""

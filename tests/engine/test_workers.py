@@ -17,7 +17,7 @@ import pytest
 
 from local_engine import converters, pipeline
 from local_engine.store import TABLES, Store
-from local_engine.workers import DEFAULT_WORKERS, MAX_WORKERS, WORKERS_ENV, Workers, default_workers
+from local_engine.workers import DEFAULT_WORKERS, IDLE_SECONDS, MAX_WORKERS, WORKERS_ENV, Workers, default_workers
 from tests.documents import handbook
 
 NAMES = ["Ada Lovelace", "Grace Hopper", "Alan Turing"]
@@ -132,6 +132,57 @@ def test_a_stop_mid_stage_still_answers_every_call_in_flight() -> None:
         answered.append((item, answer))
         workers.close()  # the engine stops while the stage still has calls in flight
     assert answered == [(n, n * n) for n in range(8)]
+
+
+def test_idle_workers_leave_and_the_next_call_starts_new_ones() -> None:
+    workers = Workers(1)
+    try:
+        [(_, first)] = list(workers.ahead([1], lambda n: (os.getpid, ())))
+        assert not workers.release_if_idle()  # just used
+        assert workers.release_if_idle(time.monotonic() + IDLE_SECONDS)
+        assert not _alive(first)  # the worker's process is gone
+        [(_, second)] = list(workers.ahead([1], lambda n: (os.getpid, ())))
+        assert second not in (first, os.getpid())
+    finally:
+        workers.close()
+
+
+def started_then_sleeps(marker: str, seconds: float) -> None:
+    Path(marker).touch()
+    time.sleep(seconds)
+
+
+def test_workers_busy_with_a_call_are_never_idle(tmp_path: Path) -> None:
+    workers = Workers(1)
+    marker = tmp_path / "started"
+    answered: list[tuple[int, None]] = []
+    thread = threading.Thread(
+        target=lambda: answered.extend(workers.ahead([1], lambda n: (started_then_sleeps, (str(marker), 1.0))))
+    )
+    try:
+        thread.start()
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert marker.exists(), "the call did not start"
+        assert not workers.release_if_idle(time.monotonic() + IDLE_SECONDS)  # a call is running
+        thread.join()
+        assert answered == [(1, None)]
+    finally:
+        thread.join()
+        workers.close()
+
+
+def _alive(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return False
+        except OSError:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_a_closed_pool_computes_in_place() -> None:
