@@ -26,7 +26,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -50,9 +50,9 @@ Sent = tuple[Future[Any], ProcessPoolExecutor]
 """A call on its way: its future, and the pool it went to."""
 
 
-def default_workers() -> int:
+def default_workers(environ: Mapping[str, str] | None = None) -> int:
     """``$LOCAL_ENGINE_WORKERS`` if set, else one per core up to :data:`DEFAULT_WORKERS`."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
+    raw = (os.environ if environ is None else environ).get(WORKERS_ENV, "").strip()
     if raw:
         if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_WORKERS:
             raise ValueError(f"{WORKERS_ENV} must be a number of processes from 0 to {MAX_WORKERS}, not {raw!r}")

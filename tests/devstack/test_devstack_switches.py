@@ -93,6 +93,8 @@ def test_a_workspace_that_is_not_a_folder_is_refused_by_name(tmp_path: Path) -> 
         {"DEVSTACK_CONCURRENCY": "0"},
         {"DEVSTACK_JOURNAL_RECORDS": "0"},
         {"DEVSTACK_JOURNAL_RECORDS": "many"},
+        {"LOCAL_ENGINE_WORKERS": "many"},
+        {"LOCAL_ENGINE_WORKERS": "99"},
     ],
 )
 def test_a_bad_switch_is_refused_with_its_name(environ: dict[str, str]) -> None:
