@@ -396,6 +396,7 @@ class Engine:
             )
         if token is not None and (not token or token != token.strip()):
             raise ValueError("token must be non-empty with no surrounding whitespace")
+        pool = Workers(workers)  # a count out of range is refused before anything is made on disk
         self.host = host
         self.token: str = token if token is not None else secrets.token_urlsafe(24)
         if data_dir is None and state_file is not None:  # what the file keeps, its records beside it
@@ -412,7 +413,7 @@ class Engine:
             store=store,
             upload_root=folder / "uploads",
             allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
-            workers=Workers(workers),
+            workers=pool,
         )
         exports.book(self._state).use_root(folder / "exports")
         self.state_file = state_file
