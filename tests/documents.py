@@ -1,14 +1,22 @@
-"""Real documents the tests build: a PDF by reportlab, a DOCX by python-docx, and a handbook
-folder of every format the engine reads (and one file it cannot), for the tests that need files."""
+"""Real documents the tests build: a PDF by reportlab, a DOCX by python-docx, a handbook folder of
+every format the engine reads (and one file it cannot), notes whose claims disagree across files,
+and every row a store made of them (to hold two ways of reading the same files to the same rows)."""
 
 from __future__ import annotations
 
 import io
+import random
 from pathlib import Path
+from typing import Any
 
 import docx
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
+
+from local_engine.store import TABLES, Store
+
+SUBJECTS = ["Project Falcon", "Project Heron", "Project Osprey", "Acme Robotics", "Harbour Logistics"]
+FILLER = "The team met in the north office and agreed the plan for the quarter ahead."
 
 
 def pdf_bytes(lines: list[str]) -> bytes:
@@ -56,3 +64,33 @@ def handbook(root: Path) -> Path:
         "Licensed under the Apache License, Version 2.0, for the rowing club's code.\n"
     )
     return root
+
+
+def disagreeing_notes(folder: Path) -> None:
+    """Files whose statements give each subject dated and counted claims that disagree across
+    files, interleaved so that subjects open and close at different points of each text."""
+    rng = random.Random(11)
+    folder.mkdir()
+    for n in range(8):
+        lines = [f"# Notes {n}", ""]
+        for _ in range(60):
+            subject = rng.choice(SUBJECTS)
+            if rng.random() < 0.5:
+                lines.append(f"{subject} ships the first release on 2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}.")
+            else:
+                lines.append(f"{subject} employs {rng.randint(10, 20)} engineers in the harbour office.")
+            if rng.random() < 0.3:
+                lines.append(FILLER)
+            lines.append("")
+        (folder / f"notes-{n}.md").write_text("\n".join(lines))
+
+
+def every_row(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    """Each table's rows, sorted, less the columns that say when (they differ between two reads)."""
+    kept: dict[str, list[tuple[Any, ...]]] = {}
+    for table in TABLES:
+        columns = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
+        stable = [c for c in columns if not c.endswith("_at") and c not in {"at", "decision", "blob"}]
+        read = f"SELECT {', '.join(stable)} FROM {table}"  # noqa: S608 - the store's own names
+        kept[table] = sorted(tuple(r) for r in store.db.execute(read))
+    return kept

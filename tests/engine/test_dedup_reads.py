@@ -6,7 +6,6 @@ sides while the next source is compared)."""
 
 from __future__ import annotations
 
-import random
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,28 +15,7 @@ import pytest
 from local_engine import disagreements, pipeline
 from local_engine.curation import Curation
 from local_engine.store import TABLES, Store
-
-SUBJECTS = ["Project Falcon", "Project Heron", "Project Osprey", "Acme Robotics", "Harbour Logistics"]
-FILLER = "The team met in the north office and agreed the plan for the quarter ahead."
-
-
-def _write_corpus(folder: Path) -> None:
-    """Files whose statements give each subject dated and counted claims that disagree across
-    files, interleaved so that subjects open and close at different points of each text."""
-    rng = random.Random(11)
-    folder.mkdir()
-    for n in range(8):
-        lines = [f"# Notes {n}", ""]
-        for _ in range(60):
-            subject = rng.choice(SUBJECTS)
-            if rng.random() < 0.5:
-                lines.append(f"{subject} ships the first release on 2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}.")
-            else:
-                lines.append(f"{subject} employs {rng.randint(10, 20)} engineers in the harbour office.")
-            if rng.random() < 0.3:
-                lines.append(FILLER)
-            lines.append("")
-        (folder / f"notes-{n}.md").write_text("\n".join(lines))
+from tests.documents import FILLER, disagreeing_notes, every_row
 
 
 class ReadAtStart(disagreements.Detector):
@@ -53,16 +31,6 @@ class ReadAtStart(disagreements.Detector):
             named = [r[0] for r in self.db.execute("SELECT DISTINCT subject FROM claims WHERE ref = ?", (self.ref,))]
             self.snapshot = {s: super(ReadAtStart, self)._held_by_subject(s, source_id) for s in named}
         return self.snapshot.get(subject) or disagreements.Subject(subject, [])
-
-
-def _every_row(store: Store) -> dict[str, list[tuple[Any, ...]]]:
-    kept: dict[str, list[tuple[Any, ...]]] = {}
-    for table in TABLES:
-        columns = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
-        stable = [c for c in columns if not c.endswith("_at") and c not in {"at", "decision", "blob"}]
-        read = f"SELECT {', '.join(stable)} FROM {table}"  # noqa: S608 - the store's own names
-        kept[table] = sorted(tuple(r) for r in store.db.execute(read))
-    return kept
 
 
 def _ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, int]]:
@@ -90,7 +58,7 @@ def _ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]
         "decided": decided,
         "archived": int(store.value("SELECT COUNT(*) FROM statements WHERE status = 'Archived'") or 0),
     }
-    rows = _every_row(store)
+    rows = every_row(store)
     store.close()
     return rows, counts
 
@@ -99,7 +67,7 @@ def test_a_subject_read_at_its_first_statement_finds_what_a_read_at_the_start_fi
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "notes"
-    _write_corpus(folder)
+    disagreeing_notes(folder)
     lazy, counts = _ingest_decide_reread(folder)
     monkeypatch.setattr(disagreements, "Detector", ReadAtStart)
     at_start, counts_at_start = _ingest_decide_reread(folder)

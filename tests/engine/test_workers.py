@@ -1,4 +1,4 @@
-"""Workers compute a source's pure work (conversion, chunks, statements, names, evidence rows) while
+"""Workers compute a source's pure work (conversion, chunks, statements, names, claims) while
 the engine's own process writes: the rows written must be the ones an engine computing in place
 writes, a worker's death must cost only time, and a stop must still come between two sources."""
 
@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import random
 import threading
 import time
 from collections.abc import Iterator
@@ -18,27 +17,14 @@ import pytest
 from local_engine import converters, pipeline
 from local_engine.store import TABLES, Store
 from local_engine.workers import DEFAULT_WORKERS, IDLE_SECONDS, MAX_WORKERS, WORKERS_ENV, Workers, default_workers
-from tests.documents import handbook
-
-NAMES = ["Ada Lovelace", "Grace Hopper", "Alan Turing"]
-PROJECTS = ["Project Falcon", "Project Heron", "Acme Robotics"]
+from tests.documents import disagreeing_notes, every_row, handbook
 
 
 def _corpus(root: Path) -> Path:
     """The handbook (every format, a copy, a file no reader opens) and notes whose statements name
-    people and give projects dated and counted claims that disagree across files."""
+    organizations and projects and give them dated and counted claims that disagree across files."""
     folder = handbook(root)
-    rng = random.Random(5)
-    for n in range(10):
-        lines = [f"# Notes {n}", "", f"Written by {rng.choice(NAMES)} for the harbour office.", ""]
-        for _ in range(30):
-            project = rng.choice(PROJECTS)
-            if rng.random() < 0.5:
-                lines.append(f"{project} ships the first release on 2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}.")
-            else:
-                lines.append(f"{project} employs {rng.randint(10, 20)} engineers, {rng.choice(NAMES)} said.")
-            lines.append("")
-        (folder / f"notes-{n}.md").write_text("\n".join(lines))
+    disagreeing_notes(folder / "notes")
     return folder
 
 
@@ -49,12 +35,7 @@ def _ingest(folder: Path, processes: int) -> dict[str, list[tuple[Any, ...]]]:
     try:
         for stage in pipeline.STAGE_WORK.values():
             stage(store, work)
-        kept: dict[str, list[tuple[Any, ...]]] = {}
-        for table in TABLES:
-            columns = [r[1] for r in store.db.execute(f"PRAGMA table_info({table})")]
-            stable = [c for c in columns if not c.endswith("_at") and c not in {"at", "decision", "blob"}]
-            kept[table] = sorted(tuple(r) for r in store.db.execute(f"SELECT {', '.join(stable)} FROM {table}"))  # noqa: S608
-        return kept
+        return every_row(store)
     finally:
         workers.close()
         store.close()
