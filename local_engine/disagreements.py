@@ -167,12 +167,13 @@ def supersedes(text: str) -> list[str]:
 class Detector:
     """The rules over one base, writing in the stage's transaction ``db``."""
 
-    def __init__(self, db: sqlite3.Connection, short_id: Any, ref: str, at: str, locate: Any) -> None:
+    def __init__(self, db: sqlite3.Connection, short_id: Any, ref: str, at: str, locate: Any, evidence_id: Any) -> None:
         self.db = db
         self.short_id = short_id
         self.ref = ref
         self.at = at
         self.locate = locate  # (source row, start) -> (line, location): provenance's own rule
+        self.evidence_id = evidence_id  # (statement id, source id, start) -> id: provenance's own rule
         self.found = 0
         self.held: dict[str, Subject] = {}  # by name: those open at this point of a source's text
 
@@ -292,7 +293,7 @@ class Detector:
             "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start, char_end,"
             " line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                self.short_id("ev", kept, source["source_id"], item["char_start"]),
+                self.evidence_id(kept, source["source_id"], item["char_start"]),
                 kept,
                 source["source_id"],
                 item["chunk_id"],

@@ -91,6 +91,45 @@ def short_id(prefix: str, *parts: object) -> str:
     return f"{prefix}_" + hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:16]
 
 
+def _hex(*parts: object) -> str:
+    return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Ids:
+    """How a source's chunk, statement and evidence ids are made: ``prefix_`` and 16 hex digits,
+    a function of what the row is, either way.
+
+    ``grouped`` (a store this engine made): the first 4 digits are the source's and the other 12
+    the row's, so a source's rows stand together in the indexes of these ids, and a stage's
+    transaction for a source writes a few of their pages instead of a page a row
+    (docs/benchmarks.md, "A seventh pass"). Not grouped (a store an older engine made, see
+    :meth:`Store.ids_grouped`): each id a hash of the whole row, as that engine made them, so a
+    source read again keeps the ids its decided disagreements name."""
+
+    grouped: bool = True
+
+    def _made(self, prefix: str, source_id: str, *parts: object) -> str:
+        if not self.grouped:
+            return short_id(prefix, source_id, *parts)
+        return f"{prefix}_{_hex(source_id)[:4]}{_hex(source_id, *parts)[:12]}"
+
+    def chunk(self, source_id: str, index: int) -> str:
+        return self._made("ch", source_id, index)
+
+    def statement(self, source_id: str, start: int, statement: str) -> str:
+        return self._made("ki", source_id, start, statement)
+
+    def evidence(self, knowledge_id: str, source_id: str, start: int) -> str:
+        if not self.grouped:
+            return short_id("ev", knowledge_id, source_id, start)
+        return self._made("ev", source_id, knowledge_id, start)
+
+
+def ids_of(store: Store) -> Ids:
+    return Ids(grouped=store.ids_grouped())
+
+
 def _error(code: str, message: str, stage: str) -> str:
     return json.dumps({"code": code, "message": message, "stage": stage})
 
@@ -313,13 +352,13 @@ def normalization(store: Store, work: Work) -> Counts:
 # -- 4. chunking ----------------------------------------------------------------------------------
 
 
-def chunked(source_id: str, ref: str, text: str) -> tuple[str, list[tuple[Any, ...]]]:
+def chunked(source_id: str, ref: str, text: str, ids: Ids) -> tuple[str, list[tuple[Any, ...]]]:
     """A source's structure (kept for the next stage) and its chunk rows."""
     structure = extraction.blocks(text)
     kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
     rows = [
         (
-            short_id("ch", source_id, span.index),
+            ids.chunk(source_id, span.index),
             source_id,
             ref,
             span.index,
@@ -336,9 +375,10 @@ def chunked(source_id: str, ref: str, text: str) -> tuple[str, list[tuple[Any, .
 
 def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
+    ids = ids_of(store)
     sources = _each(work, _mine(store, work, "normalized"))
     for source, (kept, rows) in work.workers.ahead(
-        sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"]))
+        sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"], ids))
     ):
         with store.transaction() as db:
             db.executemany(
@@ -354,15 +394,15 @@ def chunking(store: Store, work: Work) -> Counts:
 # -- 5. semantic_extraction -------------------------------------------------------------------------
 
 
-def stated(source_id: str, ref: str, text: str, kept: str | None, created: str) -> list[tuple[Any, ...]]:
+def stated(source_id: str, ref: str, text: str, kept: str | None, created: str, ids: Ids) -> list[tuple[Any, ...]]:
     """A source's statement rows: its sentences, each with the statement rules' type, subject,
     confidence and date."""
     structure = [extraction.Block(*block) for block in json.loads(kept or "[]")]
     spans = extraction.chunk(text, structure)
-    chunk_ids = [short_id("ch", source_id, span.index) for span in spans]  # once a chunk
+    chunk_ids = [ids.chunk(source_id, span.index) for span in spans]  # once a chunk
     return [
         (
-            short_id("ki", source_id, sentence.start, sentence.statement),
+            ids.statement(source_id, sentence.start, sentence.statement),
             ref,
             source_id,
             chunk_ids[sentence.chunk_index],
@@ -383,9 +423,11 @@ def stated(source_id: str, ref: str, text: str, kept: str | None, created: str) 
 def semantic_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     created = now_text()
+    ids = ids_of(store)
     sources = _each(work, _mine(store, work, "chunked"))
     for source, rows in work.workers.ahead(
-        sources, lambda source: (stated, (source["source_id"], work.ref, source["text"], source["structure"], created))
+        sources,
+        lambda source: (stated, (source["source_id"], work.ref, source["text"], source["structure"], created, ids)),
     ):
         with store.transaction() as db:
             if not rows:
@@ -432,6 +474,7 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
     copies (``disagreements.py``), one source at a time in the job's order."""
     counts = Counts()
     created = now_text()
+    ids = ids_of(store)
 
     read: dict[str, tuple[extraction.Lines, list[int]]] = {}
 
@@ -446,7 +489,7 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
 
     for source in _each(work, _mine(store, work, "stated")):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
             detector.supersede(source)
             counts.processed += 1
 
@@ -461,12 +504,12 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
 
     for source, computed in work.workers.ahead(_each(work, _mine(store, work, "stated")), claims):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
             detector.statements(source, computed)
             counts.warnings += detector.found
     for source in _each(work, _mine(store, work, "duplicate")):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate)
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
             detector.copy(source)
             counts.processed += 1
             counts.warnings += detector.found
@@ -490,6 +533,7 @@ def provenance(store: Store, work: Work) -> Counts:
     """One evidence row a statement. Computed here, not in a worker: its work is a bisection and a
     hash a statement, less than sending the statements there and the rows back would cost."""
     counts = Counts()
+    ids = ids_of(store)
     for source in _each(work, _mine(store, work, "stated")):
         with store.transaction() as db:
             text = source["text"]
@@ -502,7 +546,7 @@ def provenance(store: Store, work: Work) -> Counts:
             ):
                 excerpt = text[item["char_start"] : item["char_end"]]
                 line, where = location(lines, pages, item["char_start"])
-                evidence_id = short_id("ev", item["knowledge_id"], source["source_id"], item["char_start"])
+                evidence_id = ids.evidence(item["knowledge_id"], source["source_id"], item["char_start"])
                 rows.append(
                     (
                         evidence_id,

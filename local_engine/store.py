@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_VERSION = 3
+IDS_GROUPED = "grouped"
+"""The ``meta`` row ``ids`` of a store whose record ids are grouped by source (``pipeline.Ids``)."""
 REF = re.compile(r"[a-z0-9_]{1,64}")
 
 SCHEMA = """
@@ -286,6 +288,9 @@ class Store:
             self.db.executescript(SCHEMA)
             self._migrate()
             self.db.executescript(LIVE)
+            if self.meta("ids") is None:  # an older engine's records keep the ids it made them with
+                held = self.db.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is not None
+                self.db.execute("INSERT INTO meta (key, value) VALUES ('ids', ?)", ("hashed" if held else IDS_GROUPED,))
             self.db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
@@ -366,12 +371,19 @@ class Store:
                     db.execute(f"DROP TABLE IF EXISTS {name}")
             for table in TABLES:
                 db.execute(f"DELETE FROM {table}")  # noqa: S608 - our own names
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ids', ?)", (IDS_GROUPED,))
 
     # -- meta ---------------------------------------------------------------------------
 
     def meta(self, key: str) -> str | None:
         value = self.value("SELECT value FROM meta WHERE key = ?", key)
         return None if value is None else str(value)
+
+    def ids_grouped(self) -> bool:
+        """Whether this store's chunk, statement and evidence ids begin with their source's digits
+        (``pipeline.Ids``): every store made or emptied by this engine; one an older engine
+        made keeps its hashed ids."""
+        return self.meta("ids") == IDS_GROUPED
 
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as db:
