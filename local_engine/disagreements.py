@@ -33,7 +33,9 @@ import hashlib
 import json
 import re
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import yaml
@@ -43,6 +45,11 @@ from .store import CLAIM_LIVE
 
 MIN_CLAIM_WORDS = 3
 MAX_COMPARED = 100
+CACHED = 150
+"""How many of a subject's held claims :class:`HeldCache` keeps: enough that the first
+:data:`MAX_COMPARED` of other sources are among them unless the source asking holds a third."""
+CACHE_CLAIMS = 40_000
+"""The most claims :class:`HeldCache` keeps (about 10 MiB)."""
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
@@ -81,13 +88,17 @@ class Subject:
     """What other sources hold on one subject: the first :data:`MAX_COMPARED` claims giving a
     value for it, in the order they were held."""
 
-    def __init__(self, name: str, rows: list[tuple[str, str, str]]) -> None:
+    def __init__(self, name: str, rows: list[tuple[str, str, str]], held: list[Held] | None = None) -> None:
         self.name = name
         values: dict[str, str] = {}  # each value once: a subject's claims give few
-        self.claims = [
-            Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
-            for knowledge_id, claim, value in rows
-        ]
+        self.claims = (
+            held
+            if held is not None
+            else [
+                Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
+                for knowledge_id, claim, value in rows
+            ]
+        )
 
     def nested(self, words: set[str]) -> Iterator[Held]:
         """The held claims that with these words make a pair one of whose words are all in the
@@ -107,6 +118,91 @@ class Subject:
                         yield held
             elif held.size >= MIN_CLAIM_WORDS and words.issuperset(held.claim.split()):
                 yield held
+
+
+class HeldCache:
+    """What other sources hold on each subject, kept from one source of a stage to the next, so a
+    common subject is not read again for every source that names it: the first :data:`CACHED`
+    live claims giving a value for the subject, in the order they were held, whichever source
+    holds them (a source asking leaves its own out). At most :data:`CACHE_CLAIMS` claims in all:
+    the subjects asked least recently go first.
+
+    Exact, or not used: a source is answered from the cache only when it holds the source's first
+    :data:`MAX_COMPARED` claims of other sources, or every claim of the subject. What changes the
+    held claims changes the cache: a source's kept claims join the subjects whose claims are all
+    here (they are held last), a subject holding a claim of the source is read again (kept again,
+    the claim moves to the end), an archived side empties it, and so does any other transaction
+    between two sources (the stage watches ``Store.commits``)."""
+
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = limit or CACHE_CLAIMS
+        self.size = 0
+        self.kept: OrderedDict[str, Kept] = OrderedDict()  # by subject, the least recently asked first
+
+    def clear(self) -> None:
+        self.kept.clear()
+        self.size = 0
+
+    def held(self, subject: str, source_id: str) -> list[Held] | None:
+        """The subject's first :data:`MAX_COMPARED` claims of other sources than this one, or None
+        when the cache cannot say."""
+        entry = self.kept.get(subject)
+        if entry is None:
+            return None
+        self.kept.move_to_end(subject)
+        claims = entry.claims
+        if source_id in entry.sources:
+            claims = [held for held, owner in zip(claims, entry.owners, strict=True) if owner != source_id]
+        return claims[:MAX_COMPARED] if entry.complete or len(claims) >= MAX_COMPARED else None
+
+    def keep(self, subject: str, rows: list[tuple[str, str, str, str]]) -> None:
+        """A subject's first claims as read, ``(id, claim, value, source id)``: all of them when
+        fewer than :data:`CACHED`."""
+        self._drop(subject)
+        claims = Subject(subject, [row[:3] for row in rows]).claims
+        self.kept[subject] = Kept(claims, [row[3] for row in rows], {row[3] for row in rows}, len(rows) < CACHED)
+        self.size += len(rows)
+        self._fit()
+
+    def written(self, source_id: str, kept: list[tuple[Any, ...]]) -> None:
+        """A source's claims were kept (:data:`KEEP_CLAIM`'s rows, in the order written, every one
+        live: the caller empties the cache instead when a side of the source was archived)."""
+        by_subject: dict[str, list[tuple[Any, ...]]] = {}
+        for row in kept:
+            if row[6] is not None:
+                by_subject.setdefault(row[3], []).append(row)
+        for subject, entry in list(self.kept.items()):
+            if source_id in entry.sources:
+                self._drop(subject)
+            elif entry.complete and subject in by_subject:  # held after every claim here
+                room = CACHED - len(entry.claims)
+                added = by_subject[subject]
+                entry.claims += Subject(subject, [(r[0], r[4], r[6]) for r in added[:room]]).claims
+                entry.owners += [source_id] * len(added[:room])
+                entry.sources.add(source_id)
+                entry.complete = len(added) < room
+                self.size += len(added[:room])
+        self._fit()
+
+    def _fit(self) -> None:
+        while self.size > self.limit and self.kept:
+            self._drop(next(iter(self.kept)))
+
+    def _drop(self, subject: str) -> None:
+        entry = self.kept.pop(subject, None)
+        if entry is not None:
+            self.size -= len(entry.claims)
+
+
+@dataclass(slots=True)
+class Kept:
+    """A subject's first claims in :class:`HeldCache`, the source of each, and whether they are
+    all the subject's."""
+
+    claims: list[Held]
+    owners: list[str]
+    sources: set[str]
+    complete: bool
 
 
 def _words(statement: str) -> list[str]:
@@ -167,14 +263,25 @@ def supersedes(text: str) -> list[str]:
 class Detector:
     """The rules over one base, writing in the stage's transaction ``db``."""
 
-    def __init__(self, db: sqlite3.Connection, short_id: Any, ref: str, at: str, locate: Any, evidence_id: Any) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        short_id: Any,
+        ref: str,
+        at: str,
+        locate: Any,
+        evidence_id: Any,
+        cache: HeldCache | None = None,
+    ) -> None:
         self.db = db
         self.short_id = short_id
         self.ref = ref
         self.at = at
         self.locate = locate  # (source row, start) -> (line, location): provenance's own rule
         self.evidence_id = evidence_id  # (statement id, source id, start) -> id: provenance's own rule
+        self.cache = cache  # other sources' held claims, kept from the source before (None: read each)
         self.found = 0
+        self.archived = False  # a settled disagreement archived a side
         self.held: dict[str, Subject] = {}  # by name: those open at this point of a source's text
 
     # -- 1. supersession ---------------------------------------------------------------------
@@ -238,6 +345,10 @@ class Detector:
             if subject and last[subject] == index:
                 self.held.pop(subject, None)
         self.db.executemany(KEEP_CLAIM, kept)
+        if self.cache is not None and self.archived:
+            self.cache.clear()  # a side archived in this source: its kept claims may not all be live
+        elif self.cache is not None:
+            self.cache.written(source["source_id"], kept)
 
     def _held_by_words(self, values: set[str], source_id: str) -> dict[str, list[sqlite3.Row]]:
         """Other sources' live claims with one of these content-word keys: the first
@@ -264,6 +375,20 @@ class Detector:
         made the stage quadratic."""
         read = self.db.cursor()
         read.row_factory = None  # plain tuples: a hundred rows a read, millions in a large batch
+        if self.cache is not None:
+            held = self.cache.held(subject, source_id)
+            if held is None:
+                self.cache.keep(
+                    subject,
+                    read.execute(
+                        "SELECT c.knowledge_id, c.claim, c.value, c.source_id FROM claims c WHERE c.ref = ?"
+                        f" AND c.live AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {CACHED}",
+                        (self.ref, subject),
+                    ).fetchall(),
+                )
+                held = self.cache.held(subject, source_id)
+            if held is not None:
+                return Subject(subject, [], held)
         rows = read.execute(
             f"SELECT c.knowledge_id, c.claim, c.value FROM claims c WHERE {HELD}"
             f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
@@ -362,7 +487,10 @@ class Detector:
                 (conflict_id, knowledge_id),
             )
         self.found += inserted
-        settle(self.db, conflict_id)
+        if settle(self.db, conflict_id):
+            self.archived = True
+            if self.cache is not None:
+                self.cache.clear()  # an archived side is held no more: every subject is read again
 
     # -- 5. copies -----------------------------------------------------------------------------
 
@@ -400,12 +528,13 @@ class Detector:
         self.found += inserted
 
 
-def settle(db: sqlite3.Connection, conflict_id: str) -> None:
+def settle(db: sqlite3.Connection, conflict_id: str) -> bool:
     """The sides' statuses as the disagreement's state says: while it is open, every side but the
-    suggested winner is ``Disputed``; resolved with a winner, the others are ``Archived``."""
+    suggested winner is ``Disputed``; resolved with a winner, the others are ``Archived``. True
+    when sides were archived (so no longer held)."""
     conflict = db.execute("SELECT * FROM conflicts WHERE conflict_id = ?", (conflict_id,)).fetchone()
     if conflict is None or conflict["type"] != "contradiction":
-        return
+        return False
     sides = [r[0] for r in db.execute("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", (conflict_id,))]
     decision = json.loads(conflict["decision"]) if conflict["decision"] else {}
     if conflict["status"] == "open":
@@ -419,3 +548,5 @@ def settle(db: sqlite3.Connection, conflict_id: str) -> None:
         for knowledge_id in sides:
             if knowledge_id != decision["winner_id"]:
                 db.execute("UPDATE statements SET status = 'Archived' WHERE knowledge_id = ?", (knowledge_id,))
+        return True
+    return False

@@ -502,11 +502,15 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
         )
         return disagreements.claims_of, ([tuple(item) for item in said],)
 
+    cache, seen = disagreements.HeldCache(), -1
     for source, computed in work.workers.ahead(_each(work, _mine(store, work, "stated")), claims):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
+            if store.commits != seen:  # another transaction wrote since this loop's last source
+                cache.clear()
+            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence, cache)
             detector.statements(source, computed)
             counts.warnings += detector.found
+            seen = store.commits + 1  # the count once this transaction commits (under the lock)
     for source in _each(work, _mine(store, work, "duplicate")):
         with store.transaction() as db:
             detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)

@@ -267,6 +267,7 @@ class Store:
         self.lock = lock
         self._depth = 0  # transactions open on this connection (under the lock: one thread)
         self.generation = 0  # one more at every clear(): work bound to an older one writes nothing
+        self.commits = 0  # transactions committed through transaction(): what was written since a count
         self._bound = threading.local()  # the generation the running thread's work was bound to
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -332,6 +333,7 @@ class Store:
                 raise
             else:
                 self.db.execute("COMMIT")
+                self.commits += 1
             finally:
                 self._depth = 0
 
