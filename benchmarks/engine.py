@@ -490,6 +490,10 @@ def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | 
     return {**result, "workers": workers, "load": os.getloadavg()[0]}
 
 
+PEOPLE_AND_DISAGREEMENTS = ("entity_resolution", "dedup_conflict")
+"""The stages whose work the floor has no counterpart of: finding people, and disagreements."""
+
+
 def report(result: dict[str, Any]) -> None:
     print(f"\nLocal engine, {result['workers']} worker processes (load average {result['load']:.1f} at the end)")
     print("  corpus                MB   files  statements   s      MB/s  files/s  floor s  × floor")
@@ -515,6 +519,15 @@ def report(result: dict[str, Any]) -> None:
         )
     for name, seconds in stages["seconds"].items():
         print(f"    {name:<22} {seconds:>7} s   {stages['megabytes'] / max(seconds, 0.01):>8.1f} MB/s")
+    beside = [row for row in result["throughput"] if result["stages"] and row["megabytes"] == stages["megabytes"]]
+    if beside:  # the floor has no people or disagreements in it: the stages that have a counterpart there, apart
+        floor = beside[-1]["floor_seconds"]
+        found = sum(seconds for name, seconds in stages["seconds"].items() if name in PEOPLE_AND_DISAGREEMENTS)
+        rest = sum(stages["seconds"].values()) - found
+        print(
+            f"    without people and disagreements: {rest:.2f} s, {rest / floor:.2f}× the floor ({floor} s);"
+            f" {' and '.join(PEOPLE_AND_DISAGREEMENTS)}: {found:.2f} s"
+        )
     for held in result["memory"] or ():
         print(
             f"  memory, {held['route']}: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak "
