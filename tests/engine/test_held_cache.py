@@ -139,3 +139,43 @@ def test_the_cache_forgets_the_least_recently_asked_subjects_first() -> None:
     assert [h.knowledge_id for h in cache.held("falcon", "src_c") or []] == ["ki_1", "ki_2", "ki_6"]
     cache.written("src_a", [])  # a source whose claims are held is read again
     assert cache.held("falcon", "src_c") is None
+
+
+def _dedup_stopped_and_resumed(folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[tuple[Any, ...]]]:
+    """A first read whose ``dedup_conflict`` stops at its fourth source (the engine stopping) and
+    runs again from the start, as the next start runs it: the sources before keep their claims,
+    which the second run keeps again."""
+    store = Store(None, threading.RLock())
+    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
+    each, loops = pipeline._each, []
+
+    def stopping(work_now: pipeline.Work, items: Iterable[T]) -> Iterator[T]:
+        loops.append(1)
+        for number, item in enumerate(each(work_now, items)):
+            if len(loops) == 2 and number == 3 and work_now.stopping is not None:  # the statements' loop
+                work_now.stopping.set()
+            yield item
+
+    for name, stage in pipeline.STAGE_WORK.items():
+        if name == "dedup_conflict":
+            work.stopping = threading.Event()
+            monkeypatch.setattr(pipeline, "_each", stopping)
+            with pytest.raises(pipeline.Stopping):
+                stage(store, work)
+            monkeypatch.setattr(pipeline, "_each", each)
+            work.stopping = None
+            assert store.value("SELECT COUNT(*) FROM claims")  # the sources before kept theirs
+        stage(store, work)
+    rows = every_row(store)
+    store.close()
+    return rows
+
+
+def test_a_stage_run_again_after_a_stop_finds_what_reading_every_time_finds(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cached = _dedup_stopped_and_resumed(notes, monkeypatch)
+    monkeypatch.setattr(disagreements, "HeldCache", NoCache)
+    uncached = _dedup_stopped_and_resumed(notes, monkeypatch)
+    for table in TABLES:
+        assert cached[table] == uncached[table], table
