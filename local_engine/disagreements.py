@@ -34,7 +34,7 @@ import json
 import re
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -84,21 +84,23 @@ class Held(NamedTuple):
     size: int  # how many words (a claim's words are distinct: see :func:`claim_of`)
 
 
+def held_claims(rows: Iterable[tuple[str, str, str]]) -> list[Held]:
+    """Claims as read, ``(id, claim, value)``, held for comparing: each with its size, and each
+    value once (a subject's claims give few)."""
+    values: dict[str, str] = {}
+    return [
+        Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
+        for knowledge_id, claim, value in rows
+    ]
+
+
 class Subject:
     """What other sources hold on one subject: the first :data:`MAX_COMPARED` claims giving a
     value for it, in the order they were held."""
 
-    def __init__(self, name: str, rows: list[tuple[str, str, str]], held: list[Held] | None = None) -> None:
+    def __init__(self, name: str, claims: list[Held]) -> None:
         self.name = name
-        values: dict[str, str] = {}  # each value once: a subject's claims give few
-        self.claims = (
-            held
-            if held is not None
-            else [
-                Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
-                for knowledge_id, claim, value in rows
-            ]
-        )
+        self.claims = claims
 
     def nested(self, words: set[str]) -> Iterator[Held]:
         """The held claims that with these words make a pair one of whose words are all in the
@@ -159,7 +161,7 @@ class HeldCache:
         """A subject's first claims as read, ``(id, claim, value, source id)``: all of them when
         fewer than :data:`CACHED`."""
         self._drop(subject)
-        claims = Subject(subject, [row[:3] for row in rows]).claims
+        claims = held_claims(row[:3] for row in rows)
         self.kept[subject] = Kept(claims, [row[3] for row in rows], {row[3] for row in rows}, len(rows) < CACHED)
         self.size += len(rows)
         self._fit()
@@ -177,7 +179,7 @@ class HeldCache:
             elif entry.complete and subject in by_subject:  # held after every claim here
                 room = CACHED - len(entry.claims)
                 added = by_subject[subject]
-                entry.claims += Subject(subject, [(r[0], r[4], r[6]) for r in added[:room]]).claims
+                entry.claims += held_claims((r[0], r[4], r[6]) for r in added[:room])
                 entry.owners += [source_id] * len(added[:room])
                 entry.sources.add(source_id)
                 entry.complete = len(added) < room
@@ -388,13 +390,13 @@ class Detector:
                 )
                 held = self.cache.held(subject, source_id)
             if held is not None:
-                return Subject(subject, [], held)
+                return Subject(subject, held)
         rows = read.execute(
             f"SELECT c.knowledge_id, c.claim, c.value FROM claims c WHERE {HELD}"
             f" AND c.subject = ? AND c.value IS NOT NULL ORDER BY c.rowid LIMIT {MAX_COMPARED}",
             (self.ref, source_id, subject),
         ).fetchall()
-        return Subject(subject, rows)
+        return Subject(subject, held_claims(rows))
 
     def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
         """Rules 2 and 3; True when the statement was merged into one already held."""

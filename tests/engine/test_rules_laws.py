@@ -68,7 +68,9 @@ def test_held_claims_nest_exactly_as_their_word_sets_do(held: list[set[str]], mi
     """A held claim kept as its text (its words split again at each comparison) answers what the
     word sets would: the smaller's words all in the larger's, the smaller of at least
     MIN_CLAIM_WORDS, in the order the claims were held."""
-    subject = disagreements.Subject("falcon", [(f"k{n}", " ".join(words), "date:2024") for n, words in enumerate(held)])
+    subject = disagreements.Subject(
+        "falcon", disagreements.held_claims((f"k{n}", " ".join(words), "date:2024") for n, words in enumerate(held))
+    )
 
     def nests(theirs: set[str]) -> bool:
         small, large = (mine, theirs) if len(mine) <= len(theirs) else (theirs, mine)
