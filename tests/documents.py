@@ -1,11 +1,13 @@
 """Real documents the tests build: a PDF by reportlab, a DOCX by python-docx, a handbook folder of
 every format the engine reads (and one file it cannot), notes whose claims disagree across files,
-and every row a store made of them (to hold two ways of reading the same files to the same rows)."""
+and every row a store made of them (to hold two ways of reading the same files to the same rows),
+read, decided and read again."""
 
 from __future__ import annotations
 
 import io
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,8 @@ import docx
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
+from local_engine import pipeline
+from local_engine.curation import Curation
 from local_engine.store import TABLES, Store
 
 SUBJECTS = ["Project Falcon", "Project Heron", "Project Osprey", "Acme Robotics", "Harbour Logistics"]
@@ -94,3 +98,31 @@ def every_row(store: Store) -> dict[str, list[tuple[Any, ...]]]:
         read = f"SELECT {', '.join(stable)} FROM {table}"  # noqa: S608 - the store's own names
         kept[table] = sorted(tuple(r) for r in store.db.execute(read))
     return kept
+
+
+def ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, int]]:
+    """The folder read into a store of its own; a third of the contradictions decided for the side
+    not suggested (so the suggested winner is archived when the re-read finds it again); every file
+    read again. Every row then, and the counts that say the rules were exercised."""
+    store = Store(None, threading.RLock())
+    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
+    for stage in pipeline.STAGE_WORK.values():
+        stage(store, work)
+    curation = Curation(store)
+    conflicts = store.rows(
+        "SELECT conflict_id, suggested_winner FROM conflicts WHERE type = 'contradiction' ORDER BY conflict_id"
+    )
+    for conflict in conflicts[::3]:
+        sides = [r[0] for r in store.rows("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", conflict[0])]
+        loser = next(s for s in sides if s != conflict[1])
+        curation.resolve(conflict[0], {"action": "accept_winner", "winner_id": loser, "actor": "test"})
+    for stage in pipeline.STAGE_WORK.values():
+        stage(store, work)
+    counts = {
+        "contradictions": int(store.value("SELECT COUNT(*) FROM conflicts WHERE type = 'contradiction'") or 0),
+        "decided": len(conflicts[::3]),
+        "archived": int(store.value("SELECT COUNT(*) FROM statements WHERE status = 'Archived'") or 0),
+    }
+    rows = every_row(store)
+    store.close()
+    return rows, counts

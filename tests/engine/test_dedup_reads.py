@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 
 from local_engine import disagreements, pipeline
-from local_engine.curation import Curation
 from local_engine.store import TABLES, Store
-from tests.documents import FILLER, disagreeing_notes, every_row
+from tests.documents import FILLER, disagreeing_notes, ingest_decide_reread
 
 
 class ReadAtStart(disagreements.Detector):
@@ -33,44 +32,14 @@ class ReadAtStart(disagreements.Detector):
         return self.snapshot.get(subject) or disagreements.Subject(subject, [])
 
 
-def _ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, int]]:
-    store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
-    for stage in pipeline.STAGE_WORK.values():
-        stage(store, work)
-    decided = 0
-    curation = Curation(store)
-    conflicts = store.rows(
-        "SELECT conflict_id, suggested_winner FROM conflicts WHERE type = 'contradiction' ORDER BY conflict_id"
-    )
-    for n, conflict in enumerate(conflicts):
-        if n % 3 == 0:  # the other side wins: the suggested winner is archived
-            sides = [
-                r[0] for r in store.rows("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", conflict[0])
-            ]
-            loser = next(s for s in sides if s != conflict[1])
-            curation.resolve(conflict[0], {"action": "accept_winner", "winner_id": loser, "actor": "test"})
-            decided += 1
-    for stage in pipeline.STAGE_WORK.values():  # a re-read of every file
-        stage(store, work)
-    counts = {
-        "contradictions": int(store.value("SELECT COUNT(*) FROM conflicts WHERE type = 'contradiction'") or 0),
-        "decided": decided,
-        "archived": int(store.value("SELECT COUNT(*) FROM statements WHERE status = 'Archived'") or 0),
-    }
-    rows = every_row(store)
-    store.close()
-    return rows, counts
-
-
 def test_a_subject_read_at_its_first_statement_finds_what_a_read_at_the_start_finds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "notes"
     disagreeing_notes(folder)
-    lazy, counts = _ingest_decide_reread(folder)
+    lazy, counts = ingest_decide_reread(folder)
     monkeypatch.setattr(disagreements, "Detector", ReadAtStart)
-    at_start, counts_at_start = _ingest_decide_reread(folder)
+    at_start, counts_at_start = ingest_decide_reread(folder)
     # the corpus exercises the rule: many contradictions, some decided, sides archived on the re-read
     assert counts["contradictions"] > 50 and counts["decided"] > 10 and counts["archived"] > 10, counts
     assert counts == counts_at_start

@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 import pytest
 
 from local_engine import disagreements, pipeline
-from local_engine.curation import Curation
 from local_engine.store import TABLES, Store
-from tests.documents import disagreeing_notes, every_row
+from tests.documents import disagreeing_notes, every_row, ingest_decide_reread
 
 T = TypeVar("T")
 
@@ -32,27 +31,6 @@ class NoCache(disagreements.HeldCache):
         pass
 
 
-def _ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]], int]:
-    store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
-    for stage in pipeline.STAGE_WORK.values():
-        stage(store, work)
-    curation = Curation(store)
-    conflicts = store.rows(
-        "SELECT conflict_id, suggested_winner FROM conflicts WHERE type = 'contradiction' ORDER BY conflict_id"
-    )
-    for conflict in conflicts[::3]:  # the other side wins: the suggested winner is archived on the re-read
-        sides = [r[0] for r in store.rows("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", conflict[0])]
-        loser = next(s for s in sides if s != conflict[1])
-        curation.resolve(conflict[0], {"action": "accept_winner", "winner_id": loser, "actor": "test"})
-    for stage in pipeline.STAGE_WORK.values():  # a re-read of every file
-        stage(store, work)
-    rows = every_row(store)
-    contradictions = int(store.value("SELECT COUNT(*) FROM conflicts WHERE type = 'contradiction'") or 0)
-    store.close()
-    return rows, contradictions
-
-
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("held") / "notes"
@@ -61,11 +39,11 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def uncached(notes: Path) -> tuple[dict[str, list[tuple[Any, ...]]], int]:
+def uncached(notes: Path) -> tuple[dict[str, list[tuple[Any, ...]]], dict[str, int]]:
     patch = pytest.MonkeyPatch()
     patch.setattr(disagreements, "HeldCache", NoCache)
     try:
-        return _ingest_decide_reread(notes)
+        return ingest_decide_reread(notes)
     finally:
         patch.undo()
 
@@ -84,8 +62,8 @@ def test_the_cache_finds_what_reading_every_subject_again_finds(
         return answer
 
     monkeypatch.setattr(disagreements.HeldCache, "held", counting)
-    cached, contradictions = _ingest_decide_reread(notes)
-    assert contradictions > 50 and contradictions == uncached[1]
+    cached, counts = ingest_decide_reread(notes)
+    assert counts["contradictions"] > 50 and counts["archived"] > 10 and counts == uncached[1]
     assert sum(asked) > len(asked) / 2  # most subjects were answered from the cache
     for table in TABLES:
         assert cached[table] == uncached[0][table], table
