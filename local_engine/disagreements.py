@@ -48,8 +48,10 @@ MAX_COMPARED = 100
 CACHED = 150
 """How many of a subject's held claims :class:`HeldCache` keeps: enough that the first
 :data:`MAX_COMPARED` of other sources are among them unless the source asking holds a third."""
-CACHE_CLAIMS = 40_000
-"""The most claims :class:`HeldCache` keeps (about 10 MiB)."""
+CACHE_CLAIMS = 100_000
+"""The most claims :class:`HeldCache` keeps (about 40 MiB). Below what a job asks over and over it
+only churns: at 50 MB the generated corpus's 1,945 subjects hold 74,000 (29.6 MiB), and a cache of
+40,000 read 14,434 subjects again, one of 100,000 none (docs/benchmarks.md, "An eighth pass")."""
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
@@ -79,7 +81,7 @@ class Held(NamedTuple):
     or twice)."""
 
     knowledge_id: str
-    claim: str
+    padded: str  # the claim's words with a space on each side: a word is in it when " word " is
     value: str
     size: int  # how many words (a claim's words are distinct: see :func:`claim_of`)
 
@@ -89,7 +91,7 @@ def held_claims(rows: Iterable[tuple[str, str, str]]) -> list[Held]:
     value once (a subject's claims give few)."""
     values: dict[str, str] = {}
     return [
-        Held(knowledge_id, claim, values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
+        Held(knowledge_id, f" {claim} ", values.setdefault(value, value), claim.count(" ") + 1 if claim else 0)
         for knowledge_id, claim, value in rows
     ]
 
@@ -112,13 +114,13 @@ class Subject:
         for held in self.claims:
             if size <= held.size:
                 if size >= MIN_CLAIM_WORDS:
-                    padded = f" {held.claim} "
+                    padded = held.padded
                     for probe in probes:
                         if probe not in padded:
                             break
                     else:
                         yield held
-            elif held.size >= MIN_CLAIM_WORDS and words.issuperset(held.claim.split()):
+            elif held.size >= MIN_CLAIM_WORDS and words.issuperset(held.padded.split()):
                 yield held
 
 
@@ -444,7 +446,7 @@ class Detector:
                 continue
             sides = [other.knowledge_id, item["knowledge_id"]]
             won = self._winner(sides)
-            wording = other.claim if other.size <= len(mine) else claim["claim"]
+            wording = other.padded if other.size <= len(mine) else claim["claim"]
             subject_words = set(claim["subject"].split())
             about = " ".join(w for w in wording.split() if w not in subject_words)
             subject = item["subject"] or held.name
