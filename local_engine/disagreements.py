@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from . import extraction, people
-from .store import CLAIM_LIVE
+from .store import CLAIM_LIVE, file_words
 
 MIN_CLAIM_WORDS = 3
 MAX_COMPARED = 100
@@ -73,6 +73,17 @@ KEEP_CLAIM = (
     f" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {CLAIM_LIVE.format(id='?1')})"
 )
 """A statement's claim kept, ``live`` as its statement is now (a settled side may be archived)."""
+
+
+def keep_claims(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Claims kept (:data:`KEEP_CLAIM`'s rows) with their content-word keys (``store.WORDS``),
+    the keys filed when enough are fresh."""
+    db.executemany(KEEP_CLAIM, rows)
+    db.executemany(
+        "INSERT OR IGNORE INTO claim_words_fresh (ref, words, knowledge_id) VALUES (?, ?, ?)",
+        [(ref, words, knowledge_id) for knowledge_id, ref, _, _, _, words, _ in rows],
+    )
+    file_words(db)
 
 
 class Held(NamedTuple):
@@ -348,23 +359,28 @@ class Detector:
                     self._contradictions(item, claim, self.held[subject])
             if subject and last[subject] == index:
                 self.held.pop(subject, None)
-        self.db.executemany(KEEP_CLAIM, kept)
+        keep_claims(self.db, kept)
         if self.cache is not None and self.archived:
             self.cache.clear()  # a side archived in this source: its kept claims may not all be live
         elif self.cache is not None:
             self.cache.written(source["source_id"], kept)
 
     def _held_by_words(self, values: set[str], source_id: str) -> dict[str, list[sqlite3.Row]]:
-        """Other sources' live claims with one of these content-word keys: the first
-        :data:`MAX_COMPARED` of each, in the order they were held. A key is rarely held at all, so
-        a source's keys are asked in batches (one query for hundreds)."""
+        """Other sources' live claims with one of these content-word keys (filed or fresh, see
+        ``store.WORDS``): the first :data:`MAX_COMPARED` of each, in the order they were held. A
+        key is rarely held at all, so a source's keys are asked in batches (one query for
+        hundreds)."""
         found: dict[str, list[sqlite3.Row]] = {}
         ordered = sorted(values)
         for start in range(0, len(ordered), 500):
             batch = ordered[start : start + 500]
+            keys = ",".join(f"?{number}" for number in range(3, len(batch) + 3))
             for row in self.db.execute(
-                "SELECT c.knowledge_id, c.words, s.statement FROM claims c JOIN statements s USING (knowledge_id)"
-                f" WHERE {HELD} AND c.words IN ({','.join('?' * len(batch))}) ORDER BY c.rowid",
+                "SELECT c.knowledge_id, c.words, s.statement FROM"
+                f" (SELECT knowledge_id FROM claim_words WHERE ref = ?1 AND words IN ({keys})"
+                f" UNION SELECT knowledge_id FROM claim_words_fresh WHERE ref = ?1 AND words IN ({keys})) k"
+                " JOIN claims c USING (knowledge_id) JOIN statements s USING (knowledge_id)"
+                " WHERE c.ref = ?1 AND c.source_id != ?2 AND c.live ORDER BY c.rowid",
                 (self.ref, source_id, *batch),
             ):
                 kept = found.setdefault(row["words"], [])

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 IDS_GROUPED = "grouped"
 """The ``meta`` row ``ids`` of a store whose record ids are grouped by source (``pipeline.Ids``)."""
 REF = re.compile(r"[a-z0-9_]{1,64}")
@@ -183,7 +183,6 @@ CREATE TABLE IF NOT EXISTS claims (
     value TEXT,
     live INTEGER NOT NULL DEFAULT 1
 );
-CREATE INDEX IF NOT EXISTS claims_by_words ON claims (ref, words);
 CREATE INDEX IF NOT EXISTS claims_by_subject ON claims (ref, subject);
 CREATE INDEX IF NOT EXISTS claims_by_source ON claims (source_id);
 CREATE TABLE IF NOT EXISTS conflicts (
@@ -227,6 +226,51 @@ CREATE TABLE IF NOT EXISTS jobs (
 """
 
 
+WORDS = """
+CREATE TABLE IF NOT EXISTS claim_words (
+    ref TEXT NOT NULL,
+    words TEXT NOT NULL,
+    knowledge_id TEXT NOT NULL,
+    PRIMARY KEY (ref, words, knowledge_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS claim_words_fresh (
+    ref TEXT NOT NULL,
+    words TEXT NOT NULL,
+    knowledge_id TEXT NOT NULL,
+    PRIMARY KEY (ref, words, knowledge_id)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS claim_words_on_delete AFTER DELETE ON claims BEGIN
+    DELETE FROM claim_words WHERE ref = OLD.ref AND words = OLD.words AND knowledge_id = OLD.knowledge_id;
+    DELETE FROM claim_words_fresh WHERE ref = OLD.ref AND words = OLD.words AND knowledge_id = OLD.knowledge_id;
+END;
+"""
+"""Each claim's content-word key (``dedup_conflict``'s rules 2 and 3 look a source's keys up), in
+one of two tables: ``claim_words_fresh`` takes a claim's key as it is kept
+(``disagreements.keep_claims``), and :func:`file_words` moves the fresh keys into ``claim_words``
+in one pass in key order once there are :data:`FRESH_WORDS` of them. The keys are hashes: as an
+index on ``claims`` each source's keys went to pages of their own all over an index that grows
+with the base, and each source's transaction wrote most of it again (2.2 of the 3.7 GiB the stage
+wrote at 50 MB). The fresh table stays small, and the large one is written in key order a few
+times a job (docs/benchmarks.md, "An eighth pass"). A claim kept again by the same statement (a
+stage run again) keeps its key, and may then have it in both tables; a claim deleted takes its
+key from both (the trigger)."""
+FRESH_WORDS = 30_000
+"""How many fresh keys :func:`file_words` lets gather before it files them."""
+
+
+def file_words(db: sqlite3.Connection, at_least: int | None = None) -> bool:
+    """The fresh claim keys filed in ``claim_words`` (in key order, a page written once) when
+    there are at least ``at_least`` (:data:`FRESH_WORDS`) of them; True when they were. In the
+    caller's transaction."""
+    enough = FRESH_WORDS if at_least is None else at_least
+    fresh = db.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM claim_words_fresh LIMIT {int(enough)})").fetchone()[0]  # noqa: S608
+    if fresh == 0 or fresh < enough:
+        return False
+    db.execute("INSERT OR IGNORE INTO claim_words SELECT ref, words, knowledge_id FROM claim_words_fresh")
+    db.execute("DELETE FROM claim_words_fresh")
+    return True
+
+
 IN_PLAY = "('Active', 'Disputed')"
 """The statuses of a statement still in play: what a claim's ``live`` flag says of its statement."""
 LIVE = f"""
@@ -249,7 +293,8 @@ CLAIM_LIVE = f"EXISTS (SELECT 1 FROM statements s WHERE s.knowledge_id = {{id}} 
 
 TABLES = (
     "sources", "chunks", "statements", "evidence", "entities", "aliases", "mentions", "relationships",
-    "candidates", "claims", "conflicts", "conflict_sides", "conflict_sources", "curation", "jobs",
+    "candidates", "claim_words", "claim_words_fresh", "claims", "conflicts", "conflict_sides", "conflict_sources",
+    "curation", "jobs",
 )  # fmt: skip
 """Every table of records (``meta`` aside): what a reset empties."""
 
@@ -287,6 +332,7 @@ class Store:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=OFF")
             self.db.executescript(SCHEMA)
+            self.db.executescript(WORDS)
             self._migrate()
             self.db.executescript(LIVE)
             if self.meta("ids") is None:  # an older engine's records keep the ids it made them with
@@ -298,12 +344,19 @@ class Store:
 
     def _migrate(self) -> None:
         """A store an older engine wrote, brought to this schema: version 3 marks each claim
-        ``live`` (see :data:`LIVE`)."""
+        ``live`` (see :data:`LIVE`); version 4 keeps the claims' keys in ``claim_words`` (see
+        :data:`WORDS`) instead of an index on ``claims``."""
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(claims)")}
         if "live" not in columns:
             with self.transaction() as db:
                 db.execute("ALTER TABLE claims ADD COLUMN live INTEGER NOT NULL DEFAULT 1")
                 db.execute(f"UPDATE claims SET live = {CLAIM_LIVE.format(id='claims.knowledge_id')}")  # noqa: S608
+        if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'claims_by_words'").fetchone():
+            with self.transaction() as db:
+                db.execute(
+                    "INSERT OR IGNORE INTO claim_words SELECT ref, words, knowledge_id FROM claims ORDER BY 1, 2, 3"
+                )
+                db.execute("DROP INDEX claims_by_words")
 
     def close(self) -> None:
         with self.lock:
