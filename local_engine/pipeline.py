@@ -15,6 +15,7 @@ revision naming how many failed. A path that does not exist, or cannot be read, 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import os
@@ -112,7 +113,7 @@ class Ids:
     def _made(self, prefix: str, source_id: str, *parts: object) -> str:
         if not self.grouped:
             return short_id(prefix, source_id, *parts)
-        return f"{prefix}_{_hex(source_id)[:4]}{_hex(source_id, *parts)[:12]}"
+        return f"{prefix}_{_source_digits(source_id)}{_hex(source_id, *parts)[:12]}"
 
     def chunk(self, source_id: str, index: int) -> str:
         return self._made("ch", source_id, index)
@@ -124,6 +125,13 @@ class Ids:
         if not self.grouped:
             return short_id("ev", knowledge_id, source_id, start)
         return self._made("ev", source_id, knowledge_id, start)
+
+
+@functools.lru_cache(maxsize=64)
+def _source_digits(source_id: str) -> str:
+    """A source's 4 digits of its rows' grouped ids: hashed once a source, not once a row (a
+    function of the id alone, so remembering it is the same as hashing again)."""
+    return _hex(source_id)[:4]
 
 
 def ids_of(store: Store) -> Ids:
@@ -543,25 +551,25 @@ def provenance(store: Store, work: Work) -> Counts:
             text = source["text"]
             lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
             pages = json.loads(source["page_starts"] or "[]")
+            source_id = source["source_id"]
             rows = []
-            for item in db.execute(
-                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?",
-                (source["source_id"],),
+            read = db.cursor()
+            read.row_factory = None  # plain tuples: a row a statement
+            for knowledge_id, chunk_id, start, end in read.execute(
+                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", (source_id,)
             ):
-                excerpt = text[item["char_start"] : item["char_end"]]
-                line, where = location(lines, pages, item["char_start"])
-                evidence_id = ids.evidence(item["knowledge_id"], source["source_id"], item["char_start"])
+                line, where = location(lines, pages, start)
                 rows.append(
                     (
-                        evidence_id,
-                        item["knowledge_id"],
-                        source["source_id"],
-                        item["chunk_id"],
-                        item["char_start"],
-                        item["char_end"],
+                        ids.evidence(knowledge_id, source_id, start),
+                        knowledge_id,
+                        source_id,
+                        chunk_id,
+                        start,
+                        end,
                         line,
                         where,
-                        sha256(excerpt.encode("utf-8")),
+                        sha256(text[start:end].encode("utf-8")),
                         EXTRACTOR,
                     )
                 )

@@ -30,6 +30,8 @@ SCHEMA_VERSION = 4
 IDS_GROUPED = "grouped"
 """The ``meta`` row ``ids`` of a store whose record ids are grouped by source (``pipeline.Ids``)."""
 REF = re.compile(r"[a-z0-9_]{1,64}")
+AUTOMERGE = 16
+"""FTS5's ``automerge`` for a base's full-text tables (see :meth:`Store.ensure_index`)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -453,13 +455,16 @@ class Store:
         return f"fts_{ref}_{kind}"
 
     def ensure_index(self, db: sqlite3.Connection, ref: str) -> None:
-        db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.fts(ref, 's')} USING fts5"
-            "(title, statement, tokenize='porter unicode61')"
-        )
-        db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.fts(ref, 'c')} USING fts5(text, tokenize='porter unicode61')"
-        )
+        """The base's two FTS5 tables, made at its first indexing. Each merges its segments 16 at
+        a time (``automerge``; 4 by default): a job adds a segment a source, and
+        merging them 4 at a time rewrote each row about twice as often (docs/benchmarks.md, "An
+        eighth pass"). What a query answers does not depend on how the index is cut in segments."""
+        for kind, columns in (("s", "title, statement"), ("c", "text")):
+            table = self.fts(ref, kind)
+            if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+                continue
+            db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({columns}, tokenize='porter unicode61')")
+            db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', {AUTOMERGE})")  # noqa: S608
 
     def has_index(self, ref: str) -> bool:
         name = self.fts(ref, "s")
