@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,15 +166,14 @@ def names_in(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
     return found
 
 
-def find(text: str, statements: Iterable[Mapping[str, Any]]) -> list[Found]:
-    """Every name the statements of one source say (``knowledge_id``, ``chunk_id``, ``char_start``,
-    ``char_end`` each), with what stands beside each."""
+def find(text: str, statements: Iterable[tuple[str, str | None, int, int]]) -> list[Found]:
+    """Every name the statements of one source say (``(knowledge_id, chunk_id, char_start,
+    char_end)`` each), with what stands beside each."""
     found: list[Found] = []
-    for item in statements:
-        s, e = item["char_start"], item["char_end"]
+    for knowledge_id, chunk_id, s, e in statements:
         for name, start, end in names_in(text, s, e)[:MAX_MENTIONS_PER_STATEMENT]:
             words = name.split()
-            entity = Found(name, name_type(words), start, end, item["knowledge_id"], item["chunk_id"])
+            entity = Found(name, name_type(words), start, end, knowledge_id, chunk_id)
             after = text[end:e]
             email = EMAIL_AFTER.match(after)
             if email:

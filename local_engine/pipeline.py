@@ -458,12 +458,12 @@ def entity_resolution(store: Store, work: Work) -> Counts:
     created = now_text()
 
     def find(source: sqlite3.Row) -> Call:
-        statements = store.rows(
+        statements = store.tuples(
             "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?"
             " ORDER BY char_start",
             source["source_id"],
         )
-        return people.find, (source["text"] or "", [dict(item) for item in statements])
+        return people.find, (source["text"] or "", statements)
 
     for source, found in work.workers.ahead(_each(work, _mine(store, work, "stated")), find):
         with store.transaction() as db:
@@ -504,11 +504,11 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
     def claims(source: sqlite3.Row) -> Call:  # the claims are made in a worker; the comparisons here
         if not work.workers.beside:
             return dict, ()  # none: the detector makes each claim as it reads the statement
-        said = store.rows(
+        said = store.tuples(
             "SELECT knowledge_id, statement, effective_date FROM statements WHERE source_id = ? AND status = 'Active'",
             source["source_id"],
         )
-        return disagreements.claims_of, ([tuple(item) for item in said],)
+        return disagreements.claims_of, (said,)
 
     cache, seen = disagreements.HeldCache(), -1
     for source, computed in work.workers.ahead(_each(work, _mine(store, work, "stated")), claims):

@@ -407,6 +407,13 @@ class Store:
         with self.lock:
             return list(self.db.execute(sql, args))
 
+    def tuples(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        """:meth:`rows` as plain tuples: cheaper to make, and to send to a worker, by the thousand."""
+        with self.lock:
+            read = self.db.cursor()
+            read.row_factory = None
+            return read.execute(sql, args).fetchall()
+
     def row(self, sql: str, *args: Any) -> sqlite3.Row | None:
         with self.lock:
             result: sqlite3.Row | None = self.db.execute(sql, args).fetchone()
