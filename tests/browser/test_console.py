@@ -339,6 +339,9 @@ def test_settings_are_written_and_the_credential_never_read_back(console: Consol
 
         expect(settings.get_by_role("status")).to_have_text("Settings saved; the credential is set.")
         expect(page.get_by_role("region", name="Status: Working")).to_contain_text("Study scheduleoff")
+        # the form starts again from what was saved, and the sentence saying so stays
+        expect(settings.get_by_role("combobox", name="Study schedule")).to_have_value("off")
+        expect(settings.get_by_role("status")).to_have_text("Settings saved; the credential is set.")
         after = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
         assert after["auto_study"] == "off"
         assert after["configured_endpoint"] == before["configured_endpoint"]

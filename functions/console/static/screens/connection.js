@@ -26,7 +26,9 @@ function StatusCard({ status }) {
   </section>`;
 }
 
-function Settings({ status, refresh }) {
+// Saving may change the values Settings is keyed by (its form starts again from what was saved),
+// so the sentence saying it was saved is kept by Connection: it outlives the form it came from.
+function Settings({ status, refresh, saved, setSaved }) {
   const act = useAction();
   const [form, setForm] = useState({
     knowledge_auto_study: status.auto_study,
@@ -39,15 +41,14 @@ function Settings({ status, refresh }) {
     event.preventDefault();
     const body = { ...form };
     if (!body.knowledge_forager_token) delete body.knowledge_forager_token;
-    act.run(
-      async () => {
-        const view = await api.post("/settings", body);
-        setForm({ ...form, knowledge_forager_token: "" });
-        refresh();
-        return view;
-      },
-      (view) => `Settings saved; the credential is ${view.knowledge_forager_token_set ? "set" : "not set"}.`,
-    );
+    act.run(async () => {
+      setSaved(null);
+      const view = await api.post("/settings", body);
+      setForm({ ...form, knowledge_forager_token: "" });
+      setSaved(`Settings saved; the credential is ${view.knowledge_forager_token_set ? "set" : "not set"}.`);
+      refresh();
+      return view;
+    });
   };
   const choice = (value) => html`<option value=${value}>${value}</option>`;
   return html`<section class="card" aria-labelledby="settings-title">
@@ -63,7 +64,7 @@ function Settings({ status, refresh }) {
       <button type="submit" disabled=${act.busy}>Save settings</button>
     </form>
     <${Problem} error=${act.error} />
-    ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
+    ${saved ? html`<${Notice} text=${saved} />` : null}
   </section>`;
 }
 
@@ -132,10 +133,14 @@ function AllBindings({ bindings, manage, refresh }) {
 
 export default function Connection() {
   const { me, status, bindings, refresh } = useConsole();
+  const [saved, setSaved] = useState(null);
   if (!status) return html`<p class="muted" role="status">Reading the status…</p>`;
   return html`
     <${StatusCard} status=${status} />
-    ${may(me, "manage_settings") ? html`<${Settings} key=${status.configured_endpoint + status.auto_study + status.revision_study} status=${status} refresh=${refresh} />` : null}
+    ${may(me, "manage_settings")
+      ? html`<${Settings} key=${status.configured_endpoint + status.auto_study + status.revision_study} status=${status}
+          refresh=${refresh} saved=${saved} setSaved=${setSaved} />`
+      : null}
     ${bindings ? html`<${AllBindings} bindings=${bindings} manage=${may(me, "manage_knowledge")} refresh=${refresh} />` : null}
   `;
 }
