@@ -553,10 +553,8 @@ def provenance(store: Store, work: Work) -> Counts:
             pages = json.loads(source["page_starts"] or "[]")
             source_id = source["source_id"]
             rows = []
-            read = db.cursor()
-            read.row_factory = None  # plain tuples: a row a statement
-            for knowledge_id, chunk_id, start, end in read.execute(
-                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", (source_id,)
+            for knowledge_id, chunk_id, start, end in store.tuples(  # in this transaction: the same connection
+                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", source_id
             ):
                 line, where = location(lines, pages, start)
                 rows.append(
