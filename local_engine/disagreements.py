@@ -73,12 +73,21 @@ KEEP_CLAIM = (
     f" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, {CLAIM_LIVE.format(id='?1')})"
 )
 """A statement's claim kept, ``live`` as its statement is now (a settled side may be archived)."""
+KEEP_LIVE_CLAIM = (
+    "INSERT OR REPLACE INTO claims (knowledge_id, ref, source_id, subject, claim, words, value, live)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1)"
+)
+""":data:`KEEP_CLAIM` for claims whose statements are known to be in play: a source's statements
+are read ``Active``, and until a settled disagreement archives a side (:attr:`Detector.archived`)
+the rules only delete one (merged: its claim is not kept) or make it ``Disputed`` (in play), so
+each one's status need not be looked up again."""
 
 
-def keep_claims(db: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+def keep_claims(db: sqlite3.Connection, rows: list[tuple[Any, ...]], *, in_play: bool = False) -> None:
     """Claims kept (:data:`KEEP_CLAIM`'s rows) with their content-word keys (``store.WORDS``),
-    the keys filed when enough are fresh."""
-    db.executemany(KEEP_CLAIM, rows)
+    the keys filed when enough are fresh. ``in_play``: every row's statement is known to be in
+    play (:data:`KEEP_LIVE_CLAIM`)."""
+    db.executemany(KEEP_LIVE_CLAIM if in_play else KEEP_CLAIM, rows)
     db.executemany(
         "INSERT OR IGNORE INTO claim_words_fresh (ref, words, knowledge_id) VALUES (?, ?, ?)",
         [(ref, words, knowledge_id) for knowledge_id, ref, _, _, _, words, _ in rows],
@@ -370,7 +379,7 @@ class Detector:
                     self._contradictions(item, claim, self.held[subject])
             if subject and last[subject] == index:
                 self.held.pop(subject, None)
-        keep_claims(self.db, kept)
+        keep_claims(self.db, kept, in_play=not self.archived)
         if self.cache is not None and self.archived:
             self.cache.clear()  # a side archived in this source: its kept claims may not all be live
         elif self.cache is not None:
@@ -518,7 +527,18 @@ class Detector:
                 (conflict_id, knowledge_id),
             )
         self.found += inserted
-        if settle(self.db, conflict_id):
+        if kind != "contradiction":
+            return  # a duplicate changes no status (settle's rule)
+        if inserted:
+            # new, so open with its suggested winner, and with these two sides only (a
+            # disagreement is never deleted): what settle would read back
+            for knowledge_id in sides:
+                if knowledge_id != winner:
+                    self.db.execute(
+                        "UPDATE statements SET status = 'Disputed' WHERE knowledge_id = ? AND status = 'Active'",
+                        (knowledge_id,),
+                    )
+        elif settle(self.db, conflict_id):  # held already: settled as its state says (it may be decided)
             self.archived = True
             if self.cache is not None:
                 self.cache.clear()  # an archived side is held no more: every subject is read again
