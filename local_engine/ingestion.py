@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Self
+from typing import Any, BinaryIO, NamedTuple, Self
 from urllib.parse import parse_qsl
 
 from . import feed, multipart, pipeline
@@ -67,6 +67,14 @@ def megabytes(count: int) -> str:
         return f"{count} bytes"
     value = count / MB
     return f"{int(value)} MB" if value == int(value) else f"{value:.1f} MB"
+
+
+class Ticked(NamedTuple):
+    """What one beat of the engine's clock did: ``moved``, a job went on a stage (the next may be
+    due at once); ``moving``, a job is still on its way."""
+
+    moved: bool
+    moving: bool
 
 
 @dataclass
@@ -226,12 +234,11 @@ class IngestionBook:
         if self.mode == "poll" and read:
             self._checkpointed_step(job, time.time())
 
-    def tick(self) -> bool:
-        """The engine's own clock (a thread of the server): every job due moves one stage.
-        True when a job is still on its way."""
+    def tick(self) -> Ticked:
+        """The engine's own clock (a thread of the server): every job due moves one stage."""
         with self.state.lock:
             if self.mode != "clock":
-                return False
+                return Ticked(moved=False, moving=False)
             now = time.time()
             moving = [job for job in self.jobs.values() if job.status in ("queued", "running")]
             due = [
@@ -241,7 +248,7 @@ class IngestionBook:
             ]
         for job in due:
             self._checkpointed_step(job, time.time())
-        return bool(moving)
+        return Ticked(moved=bool(due), moving=bool(moving))
 
     # -- the contract ----------------------------------------------------------------
 

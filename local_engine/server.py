@@ -468,10 +468,12 @@ class Engine:
 
         jobs = book(self._state)
         while not self._stopping.is_set():
-            busy = jobs.tick()
-            if not busy:
+            ticked = jobs.tick()
+            if ticked.moved:
+                continue  # a job's next stage may be due now: a pause here is a pause in every job
+            if not ticked.moving:
                 self._state.workers.release_if_idle()
-            self._stopping.wait(0.01 if busy else 0.05)
+            self._stopping.wait(0.01 if ticked.moving else 0.05)
 
     def stop(self) -> None:
         """Shut both servers down and join their threads. Safe to call twice."""
