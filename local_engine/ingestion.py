@@ -70,8 +70,9 @@ def megabytes(count: int) -> str:
 
 
 class Ticked(NamedTuple):
-    """What one beat of the engine's clock did: ``moved``, a job went on a stage (the next may be
-    due at once); ``moving``, a job is still on its way."""
+    """What one beat of the engine's clock did: ``moved``, a job went on to its next stage or ended
+    (the next may be due at once: the clock beats again without a pause); ``moving``, a job is
+    still on its way."""
 
     moved: bool
     moving: bool
@@ -246,9 +247,12 @@ class IngestionBook:
                 for job in moving
                 if now >= (job.created_at if job.status == "queued" else job.stage_started_at) + self.stage_seconds
             ]
+        moved = False
         for job in due:
+            was = (job.status, job.stage_index)
             self._checkpointed_step(job, time.time())
-        return Ticked(moved=bool(due), moving=bool(moving))
+            moved = moved or (job.status, job.stage_index) != was  # not a stage the engine's stop broke off
+        return Ticked(moved=moved, moving=bool(moving))
 
     # -- the contract ----------------------------------------------------------------
 
