@@ -532,12 +532,7 @@ class Detector:
         if inserted:
             # new, so open with its suggested winner, and with these two sides only (a
             # disagreement is never deleted): what settle would read back
-            for knowledge_id in sides:
-                if knowledge_id != winner:
-                    self.db.execute(
-                        "UPDATE statements SET status = 'Disputed' WHERE knowledge_id = ? AND status = 'Active'",
-                        (knowledge_id,),
-                    )
+            dispute(self.db, sides, winner)
         elif settle(self.db, conflict_id):  # held already: settled as its state says (it may be decided)
             self.archived = True
             if self.cache is not None:
@@ -589,15 +584,21 @@ def settle(db: sqlite3.Connection, conflict_id: str) -> bool:
     sides = [r[0] for r in db.execute("SELECT knowledge_id FROM conflict_sides WHERE conflict_id = ?", (conflict_id,))]
     decision = json.loads(conflict["decision"]) if conflict["decision"] else {}
     if conflict["status"] == "open":
-        for knowledge_id in sides:
-            if knowledge_id != conflict["suggested_winner"]:
-                db.execute(
-                    "UPDATE statements SET status = 'Disputed' WHERE knowledge_id = ? AND status = 'Active'",
-                    (knowledge_id,),
-                )
+        dispute(db, sides, conflict["suggested_winner"])
     elif decision.get("winner_id"):
         for knowledge_id in sides:
             if knowledge_id != decision["winner_id"]:
                 db.execute("UPDATE statements SET status = 'Archived' WHERE knowledge_id = ?", (knowledge_id,))
         return True
     return False
+
+
+def dispute(db: sqlite3.Connection, sides: list[str], winner: str | None) -> None:
+    """An open disagreement's sides as it leaves them: every ``Active`` one but the suggested
+    winner ``Disputed``."""
+    for knowledge_id in sides:
+        if knowledge_id != winner:
+            db.execute(
+                "UPDATE statements SET status = 'Disputed' WHERE knowledge_id = ? AND status = 'Active'",
+                (knowledge_id,),
+            )
