@@ -122,4 +122,6 @@ def test_a_door_refusal_and_an_exhausted_retry_are_listed_then_one_replayed_afte
     discarded = [e for e in events["events"] if e["event_type"] == "platform.deadletter.discarded"]
     assert any(e["payload"]["dead_letter_id"] == exhausted["dead_letter_id"] for e in replayed)
     assert any(e["payload"]["event_id"] == bad["event_id"] for e in discarded)
-    assert all("5" + "03" not in str(e["payload"]) and "answered" not in str(e["payload"]) for e in replayed)
+    # no error text in what the log keeps: its words, not its ids (a hashed id may hold the digits 503)
+    said = [str({k: v for k, v in e["payload"].items() if not k.endswith("_id")}) for e in replayed]
+    assert said and all("5" + "03" not in words and "answered" not in words for words in said), said
