@@ -2,12 +2,13 @@
 size, and memory while a 100 MB batch is ingested.
 
 - **Throughput.** A 1–2 MB folder of markdown and a ≥ 50 MB mixed folder (markdown, text, HTML,
-  PDF, DOCX) that this benchmark writes, each imported by path through the engine's API; beside
+  PDF, DOCX) that this benchmark writes, each imported by path through the API of the engine in a
+  process of its own (``python -m local_engine``, as ``make run`` runs it); beside
   it, the **floor** on the same files: the converters alone (the format libraries) plus SQLite
   inserts alone of the same chunk and statement rows and their FTS5 rows. Goal: within 1.5× of it.
 - **Latency.** Text and queries draw their words from a 20,000-word lexicon by Zipf's law (as
   text does: a few words everywhere, most rare). Search (`GET …/search`) and retrieve
-  (`POST …/retrieve`) over HTTP to the engine, p50 and p99 of 200 queries each, at 1k, 10k and
+  (`POST …/retrieve`) over HTTP to the same engine process, p50 and p99 of 200 queries each, at 1k, 10k and
   100k statements. Goal: p50 ≤ 10 ms at 100k.
 - **Stages.** The eleven stages run in process on the mixed folder, each timed: entity
   resolution and conflict detection beside extraction and indexing (the generated text names
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import functools
 import io
 import itertools
@@ -50,7 +52,7 @@ from typing import Any
 import httpx
 
 from knowledge_service.upstream.multipart import FilePart, MultipartBody
-from local_engine import converters, default_workers, extraction, pipeline, start_engine
+from local_engine import converters, default_workers, extraction, pipeline
 from local_engine.store import Store
 from local_engine.workers import Workers
 from tests.localstack import free_port
@@ -410,13 +412,10 @@ def _uploaded(client: Client, ref: str, folder: Path) -> str:
     return str(answer.json()["job_id"])
 
 
-def _memory_row(
-    route: str, data: Path, megabytes: int, workers: int, submit: Callable[[Client, str], str]
-) -> dict[str, Any]:
-    """``python -m local_engine`` of its own takes the batch (``submit`` answers the job's id) and
-    works it; its resident memory, with its workers', is sampled every 50 ms, while the request
-    is in flight and until the job is done (the workers start with the job, so the peak counts
-    them whole)."""
+@contextlib.contextmanager
+def engine_process(data: Path, workers: int) -> Iterator[tuple[Client, subprocess.Popen[bytes]]]:
+    """``python -m local_engine`` in a process of its own, as ``make run`` runs it (the client's
+    requests and polling do not share its interpreter), and a client of it once it answers."""
     port, control = free_port(), free_port()
     command = [sys.executable, "-m", "local_engine", "--port", str(port), "--control-port", str(control)]
     command += ["--data", str(data), "--token", TOKEN, "--quiet", "--workers", str(workers)]
@@ -432,6 +431,20 @@ def _memory_row(
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
+        yield client, process
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+
+
+def _memory_row(
+    route: str, data: Path, megabytes: int, workers: int, submit: Callable[[Client, str], str]
+) -> dict[str, Any]:
+    """``python -m local_engine`` of its own takes the batch (``submit`` answers the job's id) and
+    works it; its resident memory, with its workers', is sampled every 50 ms, while the request
+    is in flight and until the job is done (the workers start with the job, so the peak counts
+    them whole)."""
+    with engine_process(data, workers) as (client, process):
         ref = client.base("memory")
         before = _rss_kib(process.pid)
         started = time.perf_counter()
@@ -457,9 +470,6 @@ def _memory_row(
             "peak_over_start_mib": round((peak - before) / 1024, 1),
             "seconds": round(time.perf_counter() - started, 1),
         }
-    finally:
-        process.terminate()
-        process.wait(timeout=120)
 
 
 PARTS = ("throughput", "latency", "stages", "memory")
@@ -473,8 +483,7 @@ def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | 
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
         scratch = Path(scratch_name)
         mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
-        with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data", workers=workers) as engine:
-            client = Client(engine.url)
+        with engine_process(scratch / "data", workers) as (client, _):
             if "throughput" in parts:
                 markdown = markdown_folder(scratch / "md", int(1.5 * MB))
                 result["throughput"].append(throughput(client, "markdown (1.5 MB)", markdown))

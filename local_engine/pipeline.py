@@ -161,6 +161,39 @@ def _mine(store: Store, work: Work, status: str) -> Iterator[sqlite3.Row]:
             yield row
 
 
+GROUP_TEXT = 64 * 1024
+"""Sources written in one transaction: small ones together up to this many characters of text
+(a larger one alone), so a folder of small notes is not a commit a note a stage, while a
+transaction holds the engine's lock no longer than for one mid-sized source."""
+
+
+def _together(pairs: Iterable[tuple[sqlite3.Row, T]]) -> Iterator[list[tuple[sqlite3.Row, T]]]:
+    """``(source, answer)`` pairs in groups to write in one transaction (:data:`GROUP_TEXT`), in
+    their order. When the engine stops, the sources already answered are written before the
+    stage ends (:class:`Stopping` comes after their group)."""
+    group: list[tuple[sqlite3.Row, T]] = []
+    held = 0
+    try:
+        for source, answer in pairs:
+            size = len(source["text"] or source["raw_text"] or "") or int(source["size_bytes"] or 0)
+            if group and held + size > GROUP_TEXT:
+                yield group
+                group, held = [], 0
+            group.append((source, answer))
+            held += size
+    except Stopping:
+        if group:
+            yield group
+        raise
+    if group:
+        yield group
+
+
+def _alone(sources: Iterable[sqlite3.Row]) -> Iterator[tuple[sqlite3.Row, None]]:
+    """Sources as :func:`_together` takes them, for a stage that computes in place."""
+    return ((source, None) for source in sources)
+
+
 def _advance(db: sqlite3.Connection, source_id: str, status: str, **columns: Any) -> None:
     sets = ", ".join(f"{name} = ?" for name in ("status", *columns))
     db.execute(f"UPDATE sources SET {sets} WHERE source_id = ?", (status, *columns.values(), source_id))  # noqa: S608 - names are ours
@@ -304,32 +337,32 @@ def converted(name: str, blob: str, size: int) -> converters.Extracted:
 def parsing_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     sources = _each(work, _mine(store, work, "registered"))
-    for source, answer in work.workers.ahead(  # converted outside the lock: the engine answers meanwhile
+    answered = work.workers.ahead(  # converted outside the lock: the engine answers meanwhile
         sources, lambda source: (_attempt, (converted, source["name"], source["blob"], source["size_bytes"]))
-    ):
-        if isinstance(answer, converters.Unreadable):
-            with store.transaction() as db:
-                _advance(
-                    db, source["source_id"], "failed", error=_error(answer.code, answer.message, "parsing_extraction")
-                )
-            counts.failed += 1
-            continue
-        extracted: converters.Extracted = answer
+    )
+    for group in _together(answered):
         with store.transaction() as db:
-            counts.warnings += len(extracted.warnings)
-            _advance(
-                db,
-                source["source_id"],
-                "extracted",
-                raw_text=extracted.text,
-                parser=extracted.parser,
-                mime_type=extracted.mime_type,
-                type=extracted.type,
-                document_date=extracted.document_date,
-                page_starts=json.dumps(extracted.page_starts),
-                warnings=json.dumps(extracted.warnings),
-            )
-            counts.processed += 1
+            for source, answer in group:
+                if isinstance(answer, converters.Unreadable):
+                    error = _error(answer.code, answer.message, "parsing_extraction")
+                    _advance(db, source["source_id"], "failed", error=error)
+                    counts.failed += 1
+                    continue
+                extracted: converters.Extracted = answer
+                counts.warnings += len(extracted.warnings)
+                _advance(
+                    db,
+                    source["source_id"],
+                    "extracted",
+                    raw_text=extracted.text,
+                    parser=extracted.parser,
+                    mime_type=extracted.mime_type,
+                    type=extracted.type,
+                    document_date=extracted.document_date,
+                    page_starts=json.dumps(extracted.page_starts),
+                    warnings=json.dumps(extracted.warnings),
+                )
+                counts.processed += 1
     return counts
 
 
@@ -346,14 +379,15 @@ def _attempt(function: Callable[..., T], *arguments: Any) -> T | converters.Unre
 
 def normalization(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for source in _each(work, _mine(store, work, "extracted")):
+    for group in _together(_alone(_each(work, _mine(store, work, "extracted")))):
         with store.transaction() as db:
-            text = extraction.normalize(source["raw_text"] or "")
-            logical = sha256(" ".join(text.split()).encode("utf-8"))
-            if not text.strip():
-                counts.warnings += 1
-            _advance(db, source["source_id"], "normalized", text=text, raw_text=None, logical_content_hash=logical)
-            counts.processed += 1
+            for source, _ in group:
+                text = extraction.normalize(source["raw_text"] or "")
+                logical = sha256(" ".join(text.split()).encode("utf-8"))
+                if not text.strip():
+                    counts.warnings += 1
+                _advance(db, source["source_id"], "normalized", text=text, raw_text=None, logical_content_hash=logical)
+                counts.processed += 1
     return counts
 
 
@@ -385,17 +419,19 @@ def chunking(store: Store, work: Work) -> Counts:
     counts = Counts()
     ids = ids_of(store)
     sources = _each(work, _mine(store, work, "normalized"))
-    for source, (kept, rows) in work.workers.ahead(
+    answered = work.workers.ahead(
         sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"], ids))
-    ):
+    )
+    for group in _together(answered):
         with store.transaction() as db:
-            db.executemany(
-                "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            _advance(db, source["source_id"], "chunked", structure=kept)
-            counts.processed += 1
+            for source, (kept, rows) in group:
+                db.executemany(
+                    "INSERT INTO chunks (chunk_id, source_id, ref, idx, heading, line, char_start, char_end, text)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                _advance(db, source["source_id"], "chunked", structure=kept)
+                counts.processed += 1
     return counts
 
 
@@ -433,21 +469,23 @@ def semantic_extraction(store: Store, work: Work) -> Counts:
     created = now_text()
     ids = ids_of(store)
     sources = _each(work, _mine(store, work, "chunked"))
-    for source, rows in work.workers.ahead(
+    answered = work.workers.ahead(
         sources,
         lambda source: (stated, (source["source_id"], work.ref, source["text"], source["structure"], created, ids)),
-    ):
+    )
+    for group in _together(answered):
         with store.transaction() as db:
-            if not rows:
-                counts.skipped += 1
-            db.executemany(
-                "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
-                " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'DirectFact', 'Active', ?, ?, ?, ?, ?)",
-                rows,
-            )
-            _advance(db, source["source_id"], "stated", structure=None)
-            counts.processed += 1
+            for source, rows in group:
+                if not rows:
+                    counts.skipped += 1
+                db.executemany(
+                    "INSERT OR IGNORE INTO statements (knowledge_id, ref, source_id, chunk_id, title, statement, type,"
+                    " subject, support, status, confidence, effective_date, char_start, char_end, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'DirectFact', 'Active', ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                _advance(db, source["source_id"], "stated", structure=None)
+                counts.processed += 1
     return counts
 
 
@@ -465,11 +503,12 @@ def entity_resolution(store: Store, work: Work) -> Counts:
         )
         return people.find, (source["text"] or "", statements)
 
-    for source, found in work.workers.ahead(_each(work, _mine(store, work, "stated")), find):
+    for group in _together(work.workers.ahead(_each(work, _mine(store, work, "stated")), find)):
         with store.transaction() as db:
-            people.record(db, short_id, work.ref, source["source_id"], found, created)
-            counts.processed += 1 if found else 0
-            counts.skipped += 0 if found else 1
+            for source, found in group:
+                people.record(db, short_id, work.ref, source["source_id"], found, created)
+                counts.processed += 1 if found else 0
+                counts.skipped += 0 if found else 1
     with store.transaction() as db:
         people.prune(db, work.ref)
         _, suggested = people.resolve(db, short_id, work.ref, created)
@@ -495,11 +534,12 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
             )
         return location(*read[source["source_id"]], start)
 
-    for source in _each(work, _mine(store, work, "stated")):
+    for group in _together(_alone(_each(work, _mine(store, work, "stated")))):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
-            detector.supersede(source)
-            counts.processed += 1
+            for source, _ in group:
+                detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
+                detector.supersede(source)
+                counts.processed += 1
 
     def claims(source: sqlite3.Row) -> Call:  # the claims are made in a worker; the comparisons here
         if not work.workers.beside:
@@ -511,20 +551,22 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
         return disagreements.claims_of, (said,)
 
     cache, seen = disagreements.HeldCache(), -1
-    for source, computed in work.workers.ahead(_each(work, _mine(store, work, "stated")), claims):
+    for group in _together(work.workers.ahead(_each(work, _mine(store, work, "stated")), claims)):
         with store.transaction() as db:
-            if store.commits != seen:  # another transaction wrote since this loop's last source
+            if store.commits != seen:  # another transaction wrote since this loop's last group
                 cache.clear()
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence, cache)
-            detector.statements(source, computed)
-            counts.warnings += detector.found
+            for source, computed in group:
+                detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence, cache)
+                detector.statements(source, computed)
+                counts.warnings += detector.found
             seen = store.commits + 1  # the count once this transaction commits (under the lock)
-    for source in _each(work, _mine(store, work, "duplicate")):
+    for group in _together(_alone(_each(work, _mine(store, work, "duplicate")))):
         with store.transaction() as db:
-            detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
-            detector.copy(source)
-            counts.processed += 1
-            counts.warnings += detector.found
+            for source, _ in group:
+                detector = disagreements.Detector(db, short_id, work.ref, created, locate, ids.evidence)
+                detector.copy(source)
+                counts.processed += 1
+                counts.warnings += detector.found
     return counts
 
 
@@ -546,39 +588,47 @@ def provenance(store: Store, work: Work) -> Counts:
     hash a statement, less than sending the statements there and the rows back would cost."""
     counts = Counts()
     ids = ids_of(store)
-    for source in _each(work, _mine(store, work, "stated")):
+    for group in _together(_alone(_each(work, _mine(store, work, "stated")))):
         with store.transaction() as db:
-            text = source["text"]
-            lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
-            pages = json.loads(source["page_starts"] or "[]")
-            source_id = source["source_id"]
-            rows = []
-            for knowledge_id, chunk_id, start, end in store.tuples(  # in this transaction: the same connection
-                "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", source_id
-            ):
-                line, where = location(lines, pages, start)
-                rows.append(
-                    (
-                        ids.evidence(knowledge_id, source_id, start),
-                        knowledge_id,
-                        source_id,
-                        chunk_id,
-                        start,
-                        end,
-                        line,
-                        where,
-                        sha256(text[start:end].encode("utf-8")),
-                        EXTRACTOR,
-                    )
+            for source, _ in group:
+                rows = _evidence_rows(store, source, ids)
+                db.executemany(
+                    "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
+                    " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
                 )
-            db.executemany(
-                "INSERT OR REPLACE INTO evidence (evidence_id, knowledge_id, source_id, chunk_id, char_start,"
-                " char_end, line, location, excerpt_hash, extractor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            counts.processed += len(rows)
-            _advance(db, source["source_id"], "evidenced")
+                counts.processed += len(rows)
+                _advance(db, source["source_id"], "evidenced")
     return counts
+
+
+def _evidence_rows(store: Store, source: sqlite3.Row, ids: Ids) -> list[tuple[Any, ...]]:
+    """A source's evidence rows: each statement's excerpt located and hashed (read in the caller's
+    transaction: the same connection)."""
+    text = source["text"]
+    lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
+    pages = json.loads(source["page_starts"] or "[]")
+    source_id = source["source_id"]
+    rows = []
+    for knowledge_id, chunk_id, start, end in store.tuples(
+        "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", source_id
+    ):
+        line, where = location(lines, pages, start)
+        rows.append(
+            (
+                ids.evidence(knowledge_id, source_id, start),
+                knowledge_id,
+                source_id,
+                chunk_id,
+                start,
+                end,
+                line,
+                where,
+                sha256(text[start:end].encode("utf-8")),
+                EXTRACTOR,
+            )
+        )
+    return rows
 
 
 def validation(store: Store, work: Work) -> Counts:
@@ -603,23 +653,24 @@ def validation(store: Store, work: Work) -> Counts:
 def indexing(store: Store, work: Work) -> Counts:
     counts = Counts()
     statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
-    for source in _each(work, _mine(store, work, "evidenced")):
+    for group in _together(_alone(_each(work, _mine(store, work, "evidenced")))):
         with store.transaction() as db:
             store.ensure_index(db, work.ref)
-            db.execute(
-                f"INSERT INTO {statements_fts} (rowid, title, statement) SELECT rowid, title, statement"  # noqa: S608
-                " FROM statements WHERE source_id = ? AND indexed = 0",
-                (source["source_id"],),
-            )
-            db.execute(
-                f"INSERT INTO {chunks_fts} (rowid, text) SELECT rowid, text FROM chunks"  # noqa: S608
-                " WHERE source_id = ? AND indexed = 0",
-                (source["source_id"],),
-            )
-            db.execute("UPDATE statements SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
-            db.execute("UPDATE chunks SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
-            _advance(db, source["source_id"], "completed")
-            counts.processed += 1
+            for source, _ in group:
+                db.execute(
+                    f"INSERT INTO {statements_fts} (rowid, title, statement) SELECT rowid, title, statement"  # noqa: S608
+                    " FROM statements WHERE source_id = ? AND indexed = 0",
+                    (source["source_id"],),
+                )
+                db.execute(
+                    f"INSERT INTO {chunks_fts} (rowid, text) SELECT rowid, text FROM chunks"  # noqa: S608
+                    " WHERE source_id = ? AND indexed = 0",
+                    (source["source_id"],),
+                )
+                db.execute("UPDATE statements SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
+                db.execute("UPDATE chunks SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
+                _advance(db, source["source_id"], "completed")
+                counts.processed += 1
     return counts
 
 
