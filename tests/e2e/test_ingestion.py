@@ -117,6 +117,8 @@ def test_a_path_outside_the_workspace_is_403_and_foragers_sees_nothing(http: htt
 def test_a_job_cancelled_mid_way_stops_at_a_stage_boundary_and_keeps_its_work(
     http: httpx.Client, stack: LocalStack
 ) -> None:
+    # each read moves the job one stage: on a clock a busy machine's poll can miss a whole stage
+    control(stack, "PUT", "/jobs/pace", {"mode": "poll"})
     queued = post(http, stack, "/knowledge/jobs", json={"paths": ["handbook"]}).json()["data"]
     watch(http, stack, queued["job_id"], lambda j: j["current_stage"] == "chunking")
     cancel = post(http, stack, f"/knowledge/jobs/{queued['job_id']}/cancel")
@@ -125,8 +127,8 @@ def test_a_job_cancelled_mid_way_stops_at_a_stage_boundary_and_keeps_its_work(
     final = watch(http, stack, queued["job_id"], lambda j: j["terminal"])[-1]
     assert final["status"] == "cancelled"
     statuses = [s["status"] for s in final["stages"]]
-    done = statuses.count("completed")
-    assert 4 <= done < 11 and statuses == ["completed"] * done + ["pending"] * (11 - done)
+    # chunking, the stage running when the cancel came, ends; nothing after it starts
+    assert statuses == ["completed"] * 4 + ["pending"] * 7, statuses
 
 
 def test_a_job_failed_at_a_chosen_stage_is_retried_from_that_stage(http: httpx.Client, stack: LocalStack) -> None:
