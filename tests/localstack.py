@@ -88,7 +88,7 @@ class LocalStack:
     @cached_property
     def control(self) -> httpx.Client:
         """A client of the FORAGER simulator's control port, kept for the stack's life."""
-        return httpx.Client(base_url=self.control_url, verify=TLS)
+        return httpx.Client(base_url=self.control_url, verify=TLS, timeout=30.0)
 
     def fault(self, mode: str | None, **options: object) -> None:
         self.control.post("/faults", json={"mode": mode, **options}).raise_for_status()

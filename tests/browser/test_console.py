@@ -103,7 +103,7 @@ def test_bind_a_project_to_a_base_from_the_list_then_unbind_it(
 
     expect(page.get_by_text(re.compile("^Reads no knowledge base"))).to_be_visible()
     expect(page.get_by_role("row").filter(has_text=project)).to_have_count(0)
-    answer = httpx.get(console.stack.url + "/knowledge/project-map", headers=bearer(token)).json()["data"]
+    answer = httpx.get(console.stack.url + "/knowledge/project-map", headers=bearer(token), timeout=30.0).json()["data"]
     assert project not in [binding["project"] for binding in answer["bindings"]]
 
 
@@ -138,6 +138,7 @@ def test_the_event_log_lists_newest_first_and_pages(console: Console, operator: 
             console.stack.url + "/knowledge/bases",
             headers=bearer(token),
             json={"name": f"base {n} {project}", "description": "", "project": project},
+            timeout=30.0,
         )
         assert made.status_code == 200, made.text
         if n == 5:
@@ -146,6 +147,7 @@ def test_the_event_log_lists_newest_first_and_pages(console: Console, operator: 
             console.stack.url + "/knowledge/project-map",
             headers=bearer(token),
             json={"project": project, "knowledge_base": ""},
+            timeout=30.0,
         )
         assert unbound.status_code == 200, unbound.text
     page = console.page
@@ -198,7 +200,10 @@ def knowledge_off(stack: LocalStack) -> Iterator[None]:
 
     def switch(enabled: bool) -> None:
         answer = httpx.post(
-            stack.url + "/settings", headers=bearer(stack.admin_token), json={"knowledge_enabled": enabled}
+            stack.url + "/settings",
+            headers=bearer(stack.admin_token),
+            json={"knowledge_enabled": enabled},
+            timeout=30.0,
         )
         assert answer.status_code == 200, answer.text
 
@@ -223,7 +228,7 @@ def test_enable_knowledge_from_the_card_a_section_shows_while_it_is_off(console:
 
     expect(page.get_by_text("FORAGER working")).to_be_visible()
     expect(page.get_by_role("heading", name="Knowledge is not configured")).to_have_count(0)
-    status = httpx.get(stack.url + "/knowledge/status", headers=bearer(stack.admin_token)).json()["data"]
+    status = httpx.get(stack.url + "/knowledge/status", headers=bearer(stack.admin_token), timeout=30.0).json()["data"]
     assert status["enabled"] is True
 
 
@@ -328,7 +333,7 @@ def test_the_first_load_and_the_wikis_own_load_transfer_at_most_150_kib(
 
 def test_settings_are_written_and_the_credential_never_read_back(console: Console, stack: LocalStack) -> None:
     headers = bearer(stack.admin_token)
-    before = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
+    before = httpx.get(stack.url + "/knowledge/status", headers=headers, timeout=30.0).json()["data"]
     page = console.page
     console.sign_in(stack.admin_token)
     settings = page.get_by_role("region", name="Settings")
@@ -342,12 +347,12 @@ def test_settings_are_written_and_the_credential_never_read_back(console: Consol
         # the form starts again from what was saved, and the sentence saying so stays
         expect(settings.get_by_role("combobox", name="Study schedule")).to_have_value("off")
         expect(settings.get_by_role("status")).to_have_text("Settings saved; the credential is set.")
-        after = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
+        after = httpx.get(stack.url + "/knowledge/status", headers=headers, timeout=30.0).json()["data"]
         assert after["auto_study"] == "off"
         assert after["configured_endpoint"] == before["configured_endpoint"]
     finally:
         restored = httpx.post(
-            stack.url + "/settings", headers=headers, json={"knowledge_auto_study": before["auto_study"]}
+            stack.url + "/settings", headers=headers, json={"knowledge_auto_study": before["auto_study"]}, timeout=30.0
         )
         assert restored.status_code == 200, restored.text
 

@@ -30,9 +30,9 @@ pytestmark = pytest.mark.e2e
 def admin(stack: LocalStack) -> Iterator[dict[str, str]]:
     """The admin's headers; the study settings a test changes are put back after it."""
     headers = bearer(stack.admin_token)
-    status = httpx.get(stack.url + "/knowledge/status", headers=headers).json()["data"]
+    status = httpx.get(stack.url + "/knowledge/status", headers=headers, timeout=30.0).json()["data"]
     yield headers
-    with httpx.Client(base_url=stack.url) as http:
+    with httpx.Client(base_url=stack.url, timeout=30.0) as http:
         settle(http, headers, status["auto_study"], status["revision_study"])
 
 
@@ -70,6 +70,7 @@ def test_search_retrieve_and_an_items_evidence(console: Console, stack: LocalSta
         headers=bearer(stack.admin_token),
         params={"project": REF},
         json={"query": "launch date", "top_k": 8},
+        timeout=30.0,
     ).json()["data"]
     assert rendered.text_content() == answer["rendered"]  # verbatim
     console.assert_accessible("search")
@@ -81,7 +82,7 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     [conflict] = [
         c
         for c in httpx.get(
-            stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "all"}
+            stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "all"}, timeout=30.0
         ).json()["data"]["conflicts"]
         if c["title"] == "Project Falcon launch date"
     ]
@@ -90,6 +91,7 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
             f"{stack.url}/knowledge/conflicts/{conflict['conflict_id']}/reopen",
             headers=headers,
             params={"project": REF},
+            timeout=30.0,
         )
     signed_in_on_falcon(console, "Curation")
     card = page.get_by_role("listitem", name="Conflict Project Falcon launch date")
@@ -106,7 +108,9 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     card.get_by_role("button", name="Resolve").click()
 
     expect(page.get_by_role("status").filter(has_text="Resolved Project Falcon launch date.")).to_be_visible()
-    decided = httpx.get(stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "all"})
+    decided = httpx.get(
+        stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "all"}, timeout=30.0
+    )
     [row] = [c for c in decided.json()["data"]["conflicts"] if c["conflict_id"] == conflict["conflict_id"]]
     assert row["status"] != "open" and row["decision"]["action"] == "keep_both"
 
@@ -116,7 +120,9 @@ def test_resolve_and_reopen_a_conflict_with_notes(console: Console, stack: Local
     ).click()
 
     expect(page.get_by_role("status").filter(has_text="Reopened Project Falcon launch date.")).to_be_visible()
-    reopened = httpx.get(stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "open"})
+    reopened = httpx.get(
+        stack.url + "/knowledge/conflicts", headers=headers, params={"project": REF, "status": "open"}, timeout=30.0
+    )
     assert conflict["conflict_id"] in [c["conflict_id"] for c in reopened.json()["data"]["conflicts"]]
 
 
@@ -169,6 +175,7 @@ def test_make_an_export_and_download_it_with_its_digest_on_screen(console: Conso
         console.stack.url + "/knowledge/events",
         headers=bearer(console.stack.admin_token),
         params={"project": REF, "limit": 100},
+        timeout=30.0,
     ).json()["data"]["events"]
     downloaded = [
         e
@@ -274,7 +281,7 @@ def test_a_batch_over_the_inline_limit_goes_through_an_upload_session(console: C
 
 
 def test_sync_the_feed_and_read_what_was_published(console: Console, stack: LocalStack, admin: dict[str, str]) -> None:
-    with httpx.Client(base_url=stack.url) as http:
+    with httpx.Client(base_url=stack.url, timeout=30.0) as http:
         settle(http, admin, "suggest", "suggest")
     put_source(stack)
     page = console.page
@@ -292,7 +299,7 @@ def test_sync_the_feed_and_read_what_was_published(console: Console, stack: Loca
 
 
 def test_queue_one_change_and_dismiss_another(console: Console, stack: LocalStack, admin: dict[str, str]) -> None:
-    with httpx.Client(base_url=stack.url) as http:
+    with httpx.Client(base_url=stack.url, timeout=30.0) as http:
         settle(http, admin, "suggest", "suggest")
         first, second = put_source(stack), put_source(stack)
         synced = http.post("/knowledge/feed/sync", headers=admin, params={"project": REF})
@@ -310,7 +317,7 @@ def test_queue_one_change_and_dismiss_another(console: Console, stack: LocalStac
     expect(page.get_by_role("status").filter(has_text=f"Dismissed {second['name']}.")).to_be_visible()
 
     findings = httpx.get(
-        stack.url + "/knowledge/changes", headers=admin, params={"project": REF, "status": "all"}
+        stack.url + "/knowledge/changes", headers=admin, params={"project": REF, "status": "all"}, timeout=30.0
     ).json()["data"]["findings"]
     by_name = {f["source_name"]: f["status"] for f in findings}
     assert by_name[first["name"]] != "open" and by_name[second["name"]] != "open"
@@ -324,7 +331,9 @@ def test_replay_one_dead_letter_after_a_fix_and_discard_another(
     with httpx.Client(base_url=stack.url, timeout=60) as http:
         settle(http, admin, "suggest", "suggest")
         assert http.post("/knowledge/feed/sync", headers=admin, params={"project": REF}).status_code == 200
-        bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}).json()
+        bad = httpx.post(
+            f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}, timeout=30.0
+        ).json()
         stack.fault("5xx", path_prefix=f"/api/projects/{REF}/sources")
         revision = put_source(stack)
         assert http.post("/knowledge/feed/sync", headers=admin, params={"project": REF}).status_code == 200
@@ -354,7 +363,9 @@ def test_replay_one_dead_letter_after_a_fix_and_discard_another(
     gone.get_by_role("button", name="Discard it").click()
     expect(page.get_by_role("status").filter(has_text="Discarded")).to_be_visible()
 
-    after = httpx.get(stack.url + base, headers=admin, params={"project": REF, "state": "all"}).json()["data"]
+    after = httpx.get(stack.url + base, headers=admin, params={"project": REF, "state": "all"}, timeout=30.0).json()[
+        "data"
+    ]
     states = {entry["dead_letter_id"]: entry for entry in after["entries"]}
     assert states[refused["dead_letter_id"]]["resolution"]["reason"] == "sender_error"
     assert states[exhausted["dead_letter_id"]]["resolution"]["change"] == "the engine answers its sources again"

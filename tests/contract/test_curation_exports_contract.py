@@ -78,7 +78,7 @@ def test_a_download_forager_refuses_is_refused_in_its_words(
     client: ForagerClient, simulator: Engine, control: str, status: int, code: str
 ) -> None:
     row = client.start_export("falcon", {"format": "anthill"}, idempotency_key=f"contract-{control}")
-    httpx.post(f"{simulator.control_url}/exports/{row.export_id}/{control}").raise_for_status()
+    httpx.post(f"{simulator.control_url}/exports/{row.export_id}/{control}", timeout=30.0).raise_for_status()
     with pytest.raises(UpstreamRefused) as refused, client.download_archive(row.export_id):
         pass
     assert (refused.value.upstream_status, refused.value.upstream_code) == (status, code)
@@ -93,7 +93,9 @@ def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, si
 
 
 def test_forager_refuses_an_export_while_processing(client: ForagerClient, simulator: Engine) -> None:
-    httpx.post(f"{simulator.control_url}/projects/falcon/processing", json={"processing": True}).raise_for_status()
+    httpx.post(
+        f"{simulator.control_url}/projects/falcon/processing", json={"processing": True}, timeout=30.0
+    ).raise_for_status()
     with pytest.raises(UpstreamRefused) as refused:
         client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-busy")
     assert (refused.value.upstream_status, refused.value.upstream_code) == (409, "project_processing")

@@ -167,7 +167,7 @@ def test_a_path_under_no_input_root_is_refused_before_a_job_is_made(tmp_path: Pa
     outside.mkdir()
     with (
         start_engine(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced,
-        httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}) as client,
+        httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0) as client,
     ):
         ref = new_base(client)
         for path in (outside, inside / ".." / "elsewhere", Path("/etc")):
@@ -259,7 +259,7 @@ def _ready(url: str) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            httpx.get(url + "/api/status", headers={"Authorization": f"Bearer {TOKEN}"})
+            httpx.get(url + "/api/status", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0)
             return
         except httpx.TransportError:
             time.sleep(0.1)
@@ -272,8 +272,8 @@ def test_a_kill_9_mid_job_leaves_the_engine_consistent_and_the_job_resumes(tmp_p
     process = _engine_process(data, port, control)
     try:
         _ready(url)
-        httpx.put(f"http://127.0.0.1:{control}/jobs/pace", json={"mode": "clock", "stage_seconds": 0.3})
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        httpx.put(f"http://127.0.0.1:{control}/jobs/pace", json={"mode": "clock", "stage_seconds": 0.3}, timeout=30.0)
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0) as client:
             ref = new_base(client)
             job = post(client, f"/api/projects/{ref}/jobs", {"paths": [str(folder)]})
             while client.get(f"/api/projects/{ref}/jobs/{job['job_id']}").json()["progress"] < 0.3:
@@ -288,7 +288,7 @@ def test_a_kill_9_mid_job_leaves_the_engine_consistent_and_the_job_resumes(tmp_p
         assert not any(_alive(pid) for pid in workers), "a worker outlived the engine's kill -9"
         process = _engine_process(data, port, control)
         _ready(url)
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}) as client:
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0) as client:
             assert ref in [p["project_ref"] for p in client.get("/api/projects").json()["projects"]]
             done = finished(client, ref, job["job_id"])
             assert done["status"] == "completed", done

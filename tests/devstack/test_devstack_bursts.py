@@ -168,7 +168,7 @@ def test_given_200_connections_while_the_api_is_busy_then_every_one_is_queued_an
 def test_given_one_kept_alive_connection_then_back_to_back_requests_do_not_wait_for_nagle(
     server: ApiServer,
 ) -> None:
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30.0) as client:
         start = time.monotonic()
         for _ in range(30):  # with Nagle, each answer's body waits ~40 ms for the delayed ACK
             assert client.get(f"{server.url}/knowledge/nothing").status_code == 404

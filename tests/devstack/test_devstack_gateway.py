@@ -139,7 +139,7 @@ def server(gateway: Gateway) -> Iterator[ApiServer]:
 
 
 def test_over_http_header_case_and_repeats_reach_the_event(server: ApiServer, functions: Functions) -> None:
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30.0) as client:
         answer = client.get(
             f"{server.url}/modules",
             headers=[("Authorization", "Bearer ks_token"), ("X-Mixed-Case", "a"), ("X-Mixed-Case", "b")],
@@ -177,7 +177,7 @@ def test_a_body_over_ten_megabytes_is_refused_with_413_before_it_is_read(
 
 def test_stopping_closes_kept_alive_connections(gateway: Gateway) -> None:
     api = ApiServer(gateway, port=0).start()
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30.0) as client:
         assert client.get(f"{api.url}/modules", headers=BEARER).status_code == 200
         api.stop()
         with pytest.raises(httpx.TransportError):

@@ -141,6 +141,7 @@ def test_given_kill_9_at_random_moments_of_write_bursts_then_every_acknowledged_
             f"{_simulator(tmp_path)}/api/projects",
             json={"name": "Made before the kill"},
             headers={"Authorization": f"Bearer {token}", "Idempotency-Key": "kill-9-base"},
+            timeout=30.0,
         )
         assert made.status_code == 201, made.text
         base = made.json()["project_ref"]
@@ -152,7 +153,9 @@ def test_given_kill_9_at_random_moments_of_write_bursts_then_every_acknowledged_
 
     with launch_stack(tmp_path) as again:
         _check(again, table, bucket, acked)
-        projects = httpx.get(f"{_simulator(tmp_path)}/api/projects", headers={"Authorization": f"Bearer {token}"})
+        projects = httpx.get(
+            f"{_simulator(tmp_path)}/api/projects", headers={"Authorization": f"Bearer {token}"}, timeout=30.0
+        )
 
     assert len(acked.items) >= 30 * ROUNDS
     assert acked.increments > 10
@@ -163,14 +166,14 @@ def test_given_a_state_file_then_bases_sources_and_keys_survive_a_simulator_rest
     state = tmp_path / "forager-simulator.json"
     with start_engine(token="t0ken", state_file=state) as first:
         auth = {"Authorization": "Bearer t0ken", "Idempotency-Key": "key-1"}
-        made = httpx.post(f"{first.url}/api/projects", json={"name": "Kept"}, headers=auth).json()
+        made = httpx.post(f"{first.url}/api/projects", json={"name": "Kept"}, headers=auth, timeout=30.0).json()
         first.put_source(made["project_ref"], "notes.md", "Kept across a restart.")
         instance = first.state.instance_id
 
     assert state.stat().st_mode & 0o777 == 0o600
     with start_engine(token="t0ken", state_file=state) as second:
-        listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}).json()
-        replay = httpx.post(f"{second.url}/api/projects", json={"name": "Kept"}, headers=auth)
+        listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}, timeout=30.0).json()
+        replay = httpx.post(f"{second.url}/api/projects", json={"name": "Kept"}, headers=auth, timeout=30.0)
 
         assert made["project_ref"] in {p["project_ref"] for p in listed["projects"]}
         assert second.state.instance_id == instance
@@ -187,8 +190,9 @@ def test_given_no_state_file_then_a_restarted_simulator_is_the_demo_corpus_again
             f"{first.url}/api/projects",
             json={"name": "Gone"},
             headers={"Authorization": "Bearer t0ken", "Idempotency-Key": "key-2"},
+            timeout=30.0,
         ).json()
     with start_engine(token="t0ken") as second:
-        listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}).json()
+        listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}, timeout=30.0).json()
 
     assert made["project_ref"] not in {p["project_ref"] for p in listed["projects"]}

@@ -41,7 +41,7 @@ def move_clock(stack: LocalStack) -> Iterator[Callable[[int], None]]:
     with the engine's faults cleared."""
 
     def move(seconds: int) -> None:
-        answer = httpx.put(f"{stack.url}/_local/clock", json={"offset_seconds": seconds}, verify=TLS)
+        answer = httpx.put(f"{stack.url}/_local/clock", json={"offset_seconds": seconds}, verify=TLS, timeout=30.0)
         assert answer.status_code == 200, answer.text
         assert answer.json()["offset_seconds"] == seconds
 

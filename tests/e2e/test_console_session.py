@@ -81,10 +81,10 @@ def test_eight_idle_hours_end_the_session(
 
 
 def test_the_console_is_served_compressed_with_its_policy_to_anyone(stack: LocalStack) -> None:
-    raw = httpx.get(f"{stack.url}/console/", headers={"Accept-Encoding": "identity"})
+    raw = httpx.get(f"{stack.url}/console/", headers={"Accept-Encoding": "identity"}, timeout=30.0)
     assert raw.status_code == 200 and raw.headers["content-type"] == "text/html; charset=utf-8"
     assert "script-src 'self'" in raw.headers["content-security-policy"]
-    with httpx.Client() as client:
+    with httpx.Client(timeout=30.0) as client:
         request = client.build_request("GET", f"{stack.url}/console/", headers={"Accept-Encoding": "gzip"})
         streamed = client.send(request, stream=True)
         body = b"".join(streamed.iter_raw())

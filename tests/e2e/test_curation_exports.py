@@ -201,7 +201,7 @@ def test_export_start_state_and_a_verified_download_by_presigned_url(
     assert answer.status_code == 303, answer.text
     assert answer.headers["X-Export-Sha256"] == row["sha256"]
     assert answer.headers["Cache-Control"] == "no-store"
-    archive = httpx.get(answer.headers["Location"])
+    archive = httpx.get(answer.headers["Location"], timeout=30.0)
     assert archive.status_code == 200
     assert hashlib.sha256(archive.content).hexdigest() == row["sha256"]
     assert len(archive.content) == row["size_bytes"]

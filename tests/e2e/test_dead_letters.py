@@ -24,7 +24,7 @@ def test_an_envelope_refused_at_the_door_is_listed_and_discarded(
 ) -> None:
     settle(http, admin, "suggest", "suggest")
     put_source(stack)
-    bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}).json()
+    bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}, timeout=30.0).json()
     put_source(stack)
 
     answer = sync(http, admin)
@@ -49,7 +49,7 @@ def test_an_envelope_refused_at_the_door_is_listed_and_discarded(
     assert discard.status_code == 200, discard.text
     after = http.get(base, headers=admin, params={"project": REF, "state": "all"}).json()["data"]["entries"]
     assert [r["state"] for r in after if r["dead_letter_id"] == row["dead_letter_id"]] == ["resolved"]
-    receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts").json()["receipts"]
+    receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts", timeout=30.0).json()["receipts"]
     assert any(r["event_id"] == bad["event_id"] and r["status"] == "failed" for r in receipts)
 
 
@@ -65,7 +65,7 @@ def test_a_door_refusal_and_an_exhausted_retry_are_listed_then_one_replayed_afte
 
     # Given an envelope the door refuses, and a revision whose study fails: the engine's source
     # list answers 5xx, a failure the retry lane retries
-    bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}).json()
+    bad = httpx.post(f"{stack.control_url}/projects/{REF}/feed/malformed", json={"kind": "header"}, timeout=30.0).json()
     stack.fault("5xx", path_prefix=f"/api/projects/{REF}/sources")
     revision = put_source(stack)
     first = sync(http, admin)
@@ -87,7 +87,7 @@ def test_a_door_refusal_and_an_exhausted_retry_are_listed_then_one_replayed_afte
     refused, exhausted = by_event[bad["event_id"]], by_event[revision["event_id"]]
     assert (refused["error_class"], exhausted["error_class"]) == ("header_invalid", "retries_exhausted")
     assert exhausted["attempts"] >= 1 and "envelope" not in exhausted
-    receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts").json()["receipts"]
+    receipts = httpx.get(f"{stack.control_url}/projects/{REF}/feed/receipts", timeout=30.0).json()["receipts"]
     assert {"event_id": revision["event_id"], "status": "failed"}.items() <= next(
         r for r in receipts if r["event_id"] == revision["event_id"]
     ).items()

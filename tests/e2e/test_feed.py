@@ -45,14 +45,18 @@ def settle(http: httpx.Client, headers: dict[str, str], auto: str, revision: str
 def put_source(stack: LocalStack, text: str | None = None) -> dict[str, Any]:
     name = f"e2e-{uuid.uuid4().hex[:8]}.md"
     answer = httpx.post(
-        f"{stack.control_url}/projects/{REF}/sources", json={"name": name, "text": text or f"# {name}\nbody"}
+        f"{stack.control_url}/projects/{REF}/sources",
+        json={"name": name, "text": text or f"# {name}\nbody"},
+        timeout=30.0,
     )
     answer.raise_for_status()
     return {"name": name, **answer.json()}
 
 
 def feed_fault(stack: LocalStack, kind: str, count: int = 1) -> None:
-    answer = httpx.post(f"{stack.control_url}/projects/{REF}/feed/faults", json={"kind": kind, "count": count})
+    answer = httpx.post(
+        f"{stack.control_url}/projects/{REF}/feed/faults", json={"kind": kind, "count": count}, timeout=30.0
+    )
     answer.raise_for_status()
 
 

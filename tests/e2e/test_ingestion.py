@@ -48,7 +48,7 @@ STAGE_KEYS = {"name", "status", "processed", "skipped", "failed", "warnings"}
 
 
 def control(stack: LocalStack, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-    answer = httpx.request(method, stack.control_url + path, json=body)
+    answer = httpx.request(method, stack.control_url + path, json=body, timeout=30.0)
     answer.raise_for_status()
     return answer.json()
 

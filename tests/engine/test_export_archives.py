@@ -64,7 +64,7 @@ def api(engine: Engine) -> Iterator[httpx.Client]:
 
 
 def settings(engine: Engine, **values: Any) -> None:
-    httpx.put(f"{engine.control_url}/exports/settings", json=values).raise_for_status()
+    httpx.put(f"{engine.control_url}/exports/settings", json=values, timeout=30.0).raise_for_status()
 
 
 def post(api: httpx.Client, path: str, body: Any) -> Any:
@@ -247,7 +247,7 @@ def test_an_export_runs_then_completes_and_its_completion_is_on_the_feed_with_it
 def test_the_control_ports_export_is_a_real_package_whose_envelope_names_its_digest(
     api: httpx.Client, engine: Engine, base: str
 ) -> None:
-    envelope = httpx.post(f"{engine.control_url}/projects/{base}/exports").json()
+    envelope = httpx.post(f"{engine.control_url}/projects/{base}/exports", timeout=30.0).json()
     payload = envelope["payload"]
     row = api.get(f"/api/exports/{payload['export_id']}").json()
     assert (row["status"], row["format"], f"sha256:{row['sha256']}") == ("completed", "anthill",
@@ -262,7 +262,7 @@ def test_a_base_with_no_revision_exports_with_none_and_publishes_nothing(api: ht
     manifest, files = package(download(api, row))
     assert (manifest["revision"], row["revision_id"], files["records/statements.jsonl"]) == (None, None, b"")
     assert api.get(f"/api/projects/{ref}/feed").json()["envelopes"] == []
-    refused = httpx.post(f"{engine.control_url}/projects/{ref}/exports")
+    refused = httpx.post(f"{engine.control_url}/projects/{ref}/exports", timeout=30.0)
     assert refused.status_code == 409
 
 
@@ -431,7 +431,7 @@ def test_download_faults_apply_to_the_real_archive(api: httpx.Client, engine: En
     fault = f"{engine.control_url}/exports/{row['export_id']}/download-faults"
     answers = {}
     for kind in ("corrupt", "truncate", "extend", "wrong_digest", "wrong_record"):
-        httpx.post(fault, json={"kind": kind}).raise_for_status()
+        httpx.post(fault, json={"kind": kind}, timeout=30.0).raise_for_status()
         answer = api.get(f"/api/exports/{row['export_id']}/download")
         answers[kind] = (answer.content, answer.headers["X-Export-Sha256"])
     corrupt, truncated, extended = answers["corrupt"][0], answers["truncate"][0], answers["extend"][0]
@@ -454,14 +454,14 @@ def test_the_archive_is_a_file_on_the_engines_disk_and_expiring_removes_it(
     assert engine.data_dir is not None
     (archive,) = (engine.data_dir / "exports").glob(f"{row['export_id']}*")
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == row["sha256"]
-    expired = httpx.post(f"{engine.control_url}/exports/{row['export_id']}/expire").json()
+    expired = httpx.post(f"{engine.control_url}/exports/{row['export_id']}/expire", timeout=30.0).json()
     assert expired["archive_expired_at"] and not expired["downloadable"] and not archive.exists()
     gone = api.get(f"/api/exports/{row['export_id']}/download")
     assert (gone.status_code, gone.json()["error"]["code"]) == (410, "archive_expired")
 
 
 def test_the_settings_refuse_what_they_do_not_take(engine: Engine) -> None:
-    answer = httpx.put(f"{engine.control_url}/exports/settings", json={"archive_bytes": 180_000})
+    answer = httpx.put(f"{engine.control_url}/exports/settings", json={"archive_bytes": 180_000}, timeout=30.0)
     assert answer.status_code == 400 and "padding_bytes" in answer.json()["error"]["message"]
 
 
