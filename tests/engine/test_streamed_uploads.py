@@ -154,7 +154,7 @@ def test_an_upload_over_its_caps_is_413_and_leaves_nothing_staged(
 
 
 def test_an_upload_to_no_project_is_404_and_leaves_nothing_staged(sim: Engine) -> None:
-    body = body_of([("a.md", MB, b"a")])
+    body = body_of([("a.md", MB, b"a" * 4096)])
     with httpx.Client(base_url=sim.url, timeout=60, verify=False) as client:
         answer = client.post(
             "/api/projects/nowhere/uploads",
