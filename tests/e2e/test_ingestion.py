@@ -58,7 +58,7 @@ def _clock_pace(stack: LocalStack) -> Any:
     control(stack, "PUT", "/jobs/pace", {"mode": "clock", "stage_seconds": 0.15})
     yield
     control(stack, "PUT", "/admission", {"limit_bytes": 524288000, "working_storage_fails": False})
-    control(stack, "PUT", "/jobs/pace", {"mode": "clock", "stage_seconds": 0.2})
+    control(stack, "PUT", "/jobs/pace", {"mode": "clock", "stage_seconds": 0})  # the engine's own pace
 
 
 def post(http: httpx.Client, stack: LocalStack, path: str, key: str | None = None, **kwargs: Any) -> httpx.Response:
