@@ -6,6 +6,10 @@ size, and memory while a 100 MB batch is ingested.
   process of its own (``python -m local_engine``, as ``make run`` runs it); beside
   it, the **floor** on the same files: the converters alone (the format libraries) plus SQLite
   inserts alone of the same chunk and statement rows and their FTS5 rows. Goal: within 1.5× of it.
+  Beside each job, the CPU it took (``/proc``: the engine process, and its worker processes) and
+  the two least wall times that CPU allows, each against the floor: all of it spread over the
+  machine's cores (when that is over 1.5×, no scheduling of the same work meets the goal), and the
+  engine process's alone (the store's one writer, with the work it keeps from its workers today).
 - **Latency.** Text and queries draw their words from a 20,000-word lexicon by Zipf's law (as
   text does: a few words everywhere, most rare). Search (`GET …/search`) and retrieve
   (`POST …/retrieve`) over HTTP to the same engine process, p50 and p99 of 200 queries each, at 1k, 10k and
@@ -65,6 +69,7 @@ VOCABULARY = (
 )
 WORDS = VOCABULARY.split()
 MB = 1024 * 1024
+CORES = os.cpu_count() or 1
 
 
 def seeded(seed: int) -> random.Random:
@@ -268,12 +273,50 @@ def floor_parts(folder: Path) -> dict[str, float]:
     return parts
 
 
-def throughput(client: Client, name: str, folder: Path) -> dict[str, Any]:
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str]:
+    """``/proc/<pid>/stat``'s fields after the command's name (the first is the state)."""
+    return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user and system) ``pid`` has taken, and those of every process under it: the
+    live ones read from ``/proc``, the ended ones from what the kernel added to ``pid``'s
+    children's time when it waited for them (a worker pool shut down)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                parents[int(entry.name)] = int(_stat(int(entry.name))[1])
+    fields = _stat(pid)
+    own = (int(fields[11]) + int(fields[12])) / TICKS
+    under = (int(fields[13]) + int(fields[14])) / TICKS
+    below, found = [pid], set()
+    while below:
+        parent = below.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent and child not in found:
+                found.add(child)
+                below.append(child)
+    for child in found:
+        with contextlib.suppress(OSError, IndexError):  # it ended meanwhile: in ``under`` once waited for
+            child_fields = _stat(child)
+            under += (int(child_fields[11]) + int(child_fields[12])) / TICKS
+    return own, under
+
+
+def throughput(client: Client, name: str, folder: Path, pid: int) -> dict[str, Any]:
+    """A job of the folder by path, timed, with the CPU the engine (process ``pid``) took for it."""
     size, files = folder_size(folder)
     ref = client.base(name)
+    own_before, workers_before = cpu_seconds(pid)
     started = time.perf_counter()
     job = client.ingest(ref, folder)
     seconds = time.perf_counter() - started
+    own_after, workers_after = cpu_seconds(pid)
+    engine_cpu, workers_cpu = own_after - own_before, workers_after - workers_before
     assert job["status"] == "completed", job
     parts = floor_parts(folder)
     floor = parts["libraries"] + parts["sqlite"]
@@ -292,6 +335,13 @@ def throughput(client: Client, name: str, folder: Path) -> dict[str, Any]:
         # the floor every pass before 2026-12-06 reported: the engine's own split timed in it too
         "floor_with_split_seconds": round(with_split, 2),
         "over_floor_with_split": round(seconds / with_split, 2),
+        # the CPU the job took, and the least wall time it allows: over every core, and the engine
+        # process's (the store's one writer) alone; each against the floor
+        "engine_cpu_seconds": round(engine_cpu, 2),
+        "workers_cpu_seconds": round(workers_cpu, 2),
+        "cores": CORES,
+        "cpu_bound_over_floor": round((engine_cpu + workers_cpu) / CORES / floor, 2),
+        "writer_bound_over_floor": round(engine_cpu / floor, 2),
     }
 
 
@@ -495,12 +545,12 @@ def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | 
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as scratch_name:
         scratch = Path(scratch_name)
         mixed = mixed_folder(scratch / "mixed", (5 if quick else 50) * MB)
-        with engine_process(scratch / "data", workers) as (client, _):
+        with engine_process(scratch / "data", workers) as (client, process):
             if "throughput" in parts:
                 markdown = markdown_folder(scratch / "md", int(1.5 * MB))
-                result["throughput"].append(throughput(client, "markdown (1.5 MB)", markdown))
+                result["throughput"].append(throughput(client, "markdown (1.5 MB)", markdown, process.pid))
                 if not quick:
-                    result["throughput"].append(throughput(client, "mixed (50 MB)", mixed))
+                    result["throughput"].append(throughput(client, "mixed (50 MB)", mixed, process.pid))
             if "latency" in parts:
                 sizes = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)
                 result["latency"] = [latency(client, n, scratch) for n in sizes]
@@ -529,6 +579,18 @@ def report(result: dict[str, Any]) -> None:
         print(
             "  floor: the format libraries alone plus SQLite alone on the same rows; + split: with the"
             " engine's own chunks and sentences timed in it too (the floor of the passes before 2026-12-06)"
+        )
+        print("  corpus                engine CPU s  workers CPU s   (all CPU / cores) × floor   engine's CPU × floor")
+    for row in result["throughput"]:
+        print(
+            f"  {row['corpus']:<20} {row['engine_cpu_seconds']:>12} {row['workers_cpu_seconds']:>14}"
+            f"   {row['cpu_bound_over_floor']:>25}   {row['writer_bound_over_floor']:>20}"
+        )
+    if result["throughput"]:
+        print(
+            "  the least wall time the job's CPU allows, against the floor: all of it spread over the"
+            f" {CORES} cores (over 1.5×, no scheduling of the same work meets the goal), and the engine"
+            " process's alone (the store's one writer, with what it computes itself today)"
         )
     if result["latency"]:
         print("  statements   search p50/p99 ms   retrieve p50/p99 ms")
