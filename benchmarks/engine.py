@@ -69,7 +69,8 @@ VOCABULARY = (
 )
 WORDS = VOCABULARY.split()
 MB = 1024 * 1024
-CORES = os.cpu_count() or 1
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+"""The cores this process may run on (and the engine it starts): what the CPU bound spreads over."""
 
 
 def seeded(seed: int) -> random.Random:
@@ -283,7 +284,7 @@ def _stat(pid: int) -> list[str]:
 
 def cpu_seconds(pid: int) -> tuple[float, float]:
     """CPU seconds (user and system) ``pid`` has taken, and those of every process under it: the
-    live ones read from ``/proc``, the ended ones from what the kernel added to ``pid``'s
+    live ones read from ``/proc``, the ended ones from what the kernel added to their parent's
     children's time when it waited for them (a worker pool shut down)."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -300,10 +301,9 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
             if its_parent == parent and child not in found:
                 found.add(child)
                 below.append(child)
-    for child in found:
+    for child in found:  # its own time, and that of the processes it waited for (theirs, once)
         with contextlib.suppress(OSError, IndexError):  # it ended meanwhile: in ``under`` once waited for
-            child_fields = _stat(child)
-            under += (int(child_fields[11]) + int(child_fields[12])) / TICKS
+            under += sum(int(field) for field in _stat(child)[11:15]) / TICKS
     return own, under
 
 

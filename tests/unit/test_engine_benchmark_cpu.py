@@ -39,6 +39,10 @@ for line in sys.stdin:
     elif word == "end":  # the child ends and is waited for
         child.stdin.close()
         child.wait()
+    elif word == "tell":  # the child does what follows
+        child.stdin.write(argument + "\\n")
+        child.stdin.flush()
+        child.stdout.readline()
     print("ok", flush=True)
 """
 
@@ -98,3 +102,13 @@ def test_a_grandchild_is_counted_too() -> None:
         _, under_running = run("grandchild 0.4")  # the middle's child's child spun 0.4 s, alive
         run("end")
     assert under_running - under_before >= 0.35
+
+
+def test_a_grandchild_a_live_child_waited_for_is_counted_once() -> None:
+    with middle() as run:
+        _, under_before = run("spin 0")
+        _, under_running = run("grandchild 0.4")
+        _, under_waited = run("tell end")  # the child waited for its own: in the child's children's time
+        run("end")
+    assert under_waited - under_before >= 0.35
+    assert abs(under_waited - under_running) < 0.2
