@@ -282,18 +282,13 @@ def _stat(pid: int) -> list[str]:
     return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """CPU seconds (user and system) ``pid`` has taken, and those of every process under it: the
-    live ones read from ``/proc``, the ended ones from what the kernel added to their parent's
-    children's time when it waited for them (a worker pool shut down)."""
+def processes_under(pid: int) -> set[int]:
+    """Every live process ``pid`` started, and those they started (the engine's workers)."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError):
+            with contextlib.suppress(OSError, IndexError):  # it ended meanwhile
                 parents[int(entry.name)] = int(_stat(int(entry.name))[1])
-    fields = _stat(pid)
-    own = (int(fields[11]) + int(fields[12])) / TICKS
-    under = (int(fields[13]) + int(fields[14])) / TICKS
     below, found = [pid], set()
     while below:
         parent = below.pop()
@@ -301,7 +296,17 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
             if its_parent == parent and child not in found:
                 found.add(child)
                 below.append(child)
-    for child in found:  # its own time, and that of the processes it waited for (theirs, once)
+    return found
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU seconds (user and system) ``pid`` has taken, and those of every process under it: the
+    live ones read from ``/proc``, the ended ones from what the kernel added to their parent's
+    children's time when it waited for them (a worker pool shut down)."""
+    fields = _stat(pid)
+    own = (int(fields[11]) + int(fields[12])) / TICKS
+    under = (int(fields[13]) + int(fields[14])) / TICKS
+    for child in processes_under(pid):  # its own time, and that of the processes it waited for (theirs, once)
         with contextlib.suppress(OSError, IndexError):  # it ended meanwhile: in ``under`` once waited for
             under += sum(int(field) for field in _stat(child)[11:15]) / TICKS
     return own, under
@@ -404,21 +409,14 @@ def latency(client: Client, statements: int, scratch: Path) -> dict[str, Any]:
 
 
 def _rss_kib(pid: int) -> int:
-    """The resident memory of ``pid`` and of every process it started (the engine's workers), in
+    """The resident memory of ``pid`` and of every process under it (the engine's workers), in
     KiB: what the machine gives the engine."""
     total = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            if int(entry.name) != pid and int(stat.rsplit(")", 1)[1].split()[1]) != pid:
-                continue
-            for line in (entry / "status").read_text().splitlines():
+    for process in {pid, *processes_under(pid)}:
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            for line in (Path("/proc") / str(process) / "status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
                     total += int(line.split()[1])
-        except OSError:  # it ended meanwhile
-            continue
     return total
 
 
