@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine import MB, TOKEN, Client, markdown_folder
-from local_engine import archives, exports as sim_exports, start_engine
+from local_engine import start_engine
+from local_engine.exports import archives, jobs as sim_exports
 
 FORMATS = ("obsidian", "jsonl", "anthill")
 OPTION_SETS: dict[str, dict[str, Any]] = {

@@ -56,9 +56,10 @@ from typing import Any
 import httpx
 
 from knowledge_service.upstream.multipart import FilePart, MultipartBody
-from local_engine import converters, default_workers, extraction, pipeline
-from local_engine.store import Store
-from local_engine.workers import Workers
+from local_engine import default_workers
+from local_engine.ingestion import converters, extraction, pipeline
+from local_engine.ingestion.workers import Workers
+from local_engine.store.database import Store
 from tests.localstack import free_port
 
 TOKEN = "bench-engine-token"  # noqa: S105 - a benchmark's own credential

@@ -118,7 +118,8 @@ def _child(size: int) -> dict[str, Any]:
     from knowledge_service.domain import exports as domain
     from knowledge_service.storage.archives import ArchiveStore, archive_key
     from knowledge_service.upstream.client import ForagerClient
-    from local_engine import exports as sim_exports, start_engine
+    from local_engine import start_engine
+    from local_engine.exports import jobs as sim_exports
 
     with _moto_server() as endpoint:
         s3, dynamodb = _emulated_aws(endpoint)

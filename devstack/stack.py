@@ -639,7 +639,7 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
-    from local_engine.workers import default_workers
+    from local_engine.ingestion.workers import default_workers
 
     try:
         default_workers(env)  # the local engine's own switch, refused here by its name before anything starts

@@ -9,10 +9,10 @@
 See README.md for the control port.
 """
 
-from .faults import FAULT_MODES, Fault, FaultError, make_fault
-from .server import Engine, start_engine
-from .state import EngineState, Project
-from .workers import default_workers
+from local_engine.double.faults import FAULT_MODES, Fault, FaultError, make_fault
+from local_engine.ingestion.workers import default_workers
+from local_engine.serving.server import Engine, start_engine
+from local_engine.serving.state import EngineState, Project
 
 __all__ = [
     "FAULT_MODES",

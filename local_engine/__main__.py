@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from .server import start_engine
-from .workers import WORKERS_ENV, default_workers
+from local_engine.ingestion.workers import WORKERS_ENV, default_workers
+from local_engine.serving.server import start_engine
 
 TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
 

@@ -8,7 +8,7 @@ by its words here, never by a key written into the engine.
 
 from __future__ import annotations
 
-from local_engine import demo
+from local_engine.demo import corpus as demo
 
 _store = demo.template()
 

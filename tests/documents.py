@@ -15,9 +15,9 @@ import docx
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from local_engine import pipeline
-from local_engine.curation import Curation
-from local_engine.store import TABLES, Store
+from local_engine.ingestion import pipeline
+from local_engine.knowledge.curation import Curation
+from local_engine.store.database import TABLES, Store
 
 SUBJECTS = ["Project Falcon", "Project Heron", "Project Osprey", "Acme Robotics", "Harbour Logistics"]
 FILLER = "The team met in the north office and agreed the plan for the quarter ahead."

@@ -15,7 +15,8 @@ import pytest
 
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine, exports as sim_exports
+from local_engine import Engine
+from local_engine.exports import jobs as sim_exports
 from tests import demo
 
 pytestmark = pytest.mark.contract

@@ -9,7 +9,7 @@ from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import EXPORT_COMPLETED, REVISION_PUBLISHED, FeedCursorRefused, FeedEnvelope
 from local_engine import Engine
-from local_engine.routing import ApiError
+from local_engine.serving.routing import ApiError
 
 pytestmark = pytest.mark.contract
 

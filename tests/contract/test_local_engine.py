@@ -20,7 +20,8 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from local_engine import Engine, extraction, start_engine
+from local_engine import Engine, start_engine
+from local_engine.ingestion import extraction
 from tests import secrets
 from tests.documents import handbook
 from tests.localstack import free_port

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from local_engine import disagreements, store as store_module
-from local_engine.store import SCHEMA_VERSION, Store, file_words
+from local_engine.knowledge import disagreements
+from local_engine.store import database as store_module
+from local_engine.store.database import SCHEMA_VERSION, Store, file_words
 
 IDS = [f"ki_{n}" for n in range(6)]
 SOURCES = ["src_a", "src_b"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from local_engine.ingestion import STAGES, Ticked, book
-from local_engine.state import EngineState
+from local_engine.ingestion.jobs import STAGES, Ticked, book
+from local_engine.serving.state import EngineState
 
 
 def test_a_beat_says_whether_it_moved_a_job_and_a_stage_broken_off_is_no_move(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ import httpx
 import pytest
 from hypothesis import given, strategies as st
 
-from local_engine import Engine, archives, exports as sim_exports, start_engine
+from local_engine import Engine, start_engine
+from local_engine.exports import archives, jobs as sim_exports
 
 TOKEN = "export-archives-token"
 MIB = 1024 * 1024

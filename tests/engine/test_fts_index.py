@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from local_engine import pipeline, store as store_module
-from local_engine.store import Store
+from local_engine.ingestion import pipeline
+from local_engine.store import database as store_module
+from local_engine.store.database import Store
 
 WORDS = ["harbour", "ferry", "pier", "lantern", "tide", "crane", "berth", "quay", "anchor", "signal", "beacon", "dock"]
 

@@ -12,8 +12,8 @@ from typing import TypeVar
 
 import pytest
 
-from local_engine import pipeline
-from local_engine.store import TABLES, Store
+from local_engine.ingestion import pipeline
+from local_engine.store.database import TABLES, Store
 from tests.documents import disagreeing_notes, ingest_decide_reread
 
 T = TypeVar("T")

@@ -14,8 +14,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from local_engine import disagreements, pipeline
-from local_engine.store import TABLES, Store
+from local_engine.ingestion import pipeline
+from local_engine.knowledge import disagreements
+from local_engine.store.database import TABLES, Store
 from tests.documents import disagreeing_notes, every_row, ingest_decide_reread
 
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hypothesis import given, strategies as st
 
-from local_engine import pipeline
-from local_engine.store import Store
+from local_engine.ingestion import pipeline
+from local_engine.store.database import Store
 from tests.documents import disagreeing_notes, handbook
 
 SHAPE = re.compile(r"(ch|ki|ev)_[0-9a-f]{16}")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from local_engine import disagreements
-from local_engine.store import SCHEMA_VERSION, Store
+from local_engine.knowledge import disagreements
+from local_engine.store.database import SCHEMA_VERSION, Store
 
 STATUSES = ["Active", "Disputed", "Archived", "Superseded"]
 IDS = [f"ki_{n}" for n in range(4)]

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from hypothesis import given, strategies as st
 
-from local_engine import disagreements, people, pipeline
-from local_engine.store import Store
+from local_engine.ingestion import pipeline
+from local_engine.knowledge import disagreements, people
+from local_engine.store.database import Store
 
 WORDS = st.sampled_from(
     ["the", "Robert", "Smith", "R.", "Acme", "Robotics", "of", "Bank", "England", "owns", "March", "met",

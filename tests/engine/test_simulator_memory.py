@@ -8,7 +8,7 @@ import tracemalloc
 import httpx
 
 from local_engine import start_engine
-from local_engine.state import REQUESTS_KEPT, EngineState
+from local_engine.serving.state import REQUESTS_KEPT, EngineState
 
 
 def test_given_100000_recorded_requests_then_only_the_newest_are_kept_and_memory_stays_flat() -> None:

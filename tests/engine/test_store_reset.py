@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from local_engine import pipeline
-from local_engine.store import Emptied, Store
+from local_engine.ingestion import pipeline
+from local_engine.store.database import Emptied, Store
 
 
 def test_a_stage_bound_before_a_reset_writes_nothing_after_it(tmp_path: Path) -> None:

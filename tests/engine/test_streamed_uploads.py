@@ -1,6 +1,6 @@
 """An upload's body streamed to disk (issue 38): read a piece at a time into python-multipart, each
 file part written to a staging folder that becomes the job's, and nothing left behind when the
-upload is refused or its connection drops (local_engine/ingestion.py, ``Staging``)."""
+upload is refused or its connection drops (local_engine/ingestion/jobs.py, ``Staging``)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,16 @@ from typing import Any
 
 import pytest
 
-from local_engine import converters, pipeline
-from local_engine.store import TABLES, Store
-from local_engine.workers import DEFAULT_WORKERS, IDLE_SECONDS, MAX_WORKERS, WORKERS_ENV, Workers, default_workers
+from local_engine.ingestion import converters, pipeline
+from local_engine.ingestion.workers import (
+    DEFAULT_WORKERS,
+    IDLE_SECONDS,
+    MAX_WORKERS,
+    WORKERS_ENV,
+    Workers,
+    default_workers,
+)
+from local_engine.store.database import TABLES, Store
 from tests.documents import disagreeing_notes, every_row, handbook
 
 

@@ -2,7 +2,7 @@
 moto in-process, and a test that connects or binds to an address fails.
 
 The simulator here is built but never started (it listens on no port); the product's
-connection pool is handed :class:`local_engine.inprocess.InProcessNetwork`, which serves
+connection pool is handed :class:`local_engine.double.inprocess.InProcessNetwork`, which serves
 each connection on a thread with the same HTTP handler the simulator's port uses, faults
 and all. ``tests/contract`` and ``tests/e2e`` keep the simulator on loopback.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from knowledge_service.upstream import client as client_module
 from local_engine import Engine
-from local_engine.inprocess import InProcessNetwork
+from local_engine.double.inprocess import InProcessNetwork
 from tests import secrets
 
 NOMINAL_PORT = 7311

@@ -18,7 +18,8 @@ from devstack.samples import SAMPLE_IDS, request_for
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import DeadLetter
-from local_engine import Engine, exports as sim_exports
+from local_engine import Engine
+from local_engine.exports import jobs as sim_exports
 from tests.conftest import Api
 
 BY_ID = [r for r in knowledge_routes() if "{id}" in r.path]

@@ -19,7 +19,8 @@ from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.archives import VERIFICATION_PK, archive_key
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine, exports as sim_exports
+from local_engine import Engine
+from local_engine.exports import jobs as sim_exports
 from tests.conftest import TEMPLATE, Api, principal
 from tests.export_verifier import ExportVerifier
 

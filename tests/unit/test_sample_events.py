@@ -117,7 +117,7 @@ def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime)
 
 
 def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Engine) -> None:
-    from local_engine import exports as sim_exports
+    from local_engine.exports import jobs as sim_exports
 
     event = json.loads((EVENTS / "verifier_export_requested.json").read_text())
     export_id = event["detail"]["export_id"]

@@ -9,7 +9,7 @@ import pytest
 from knowledge_service.errors import KnowledgeUnreachable
 from knowledge_service.upstream.client import ForagerClient
 from local_engine import Engine
-from local_engine.inprocess import InProcessNetwork
+from local_engine.double.inprocess import InProcessNetwork
 from tests.unit.conftest import SocketRefused
 
 

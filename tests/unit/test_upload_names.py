@@ -17,7 +17,8 @@ from knowledge_service.domain.workspace_paths import WINDOWS_DEVICES, PathRefuse
 from knowledge_service.edge.upload_form import FILENAME_MAX
 from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.multipart import FilePart, MultipartBody, encoded_filename
-from local_engine import Engine, multipart as engine_form
+from local_engine import Engine
+from local_engine.serving import multipart as engine_form
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form, upstream_posts
 

@@ -40,8 +40,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from . import extraction, people
-from .store import CLAIM_LIVE, file_words
+from local_engine.ingestion import extraction
+from local_engine.knowledge import people
+from local_engine.store.database import CLAIM_LIVE, file_words
 
 MIN_CLAIM_WORDS = 3
 MAX_COMPARED = 100

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import demo
-from .faults import Fault
-from .knowledge import Knowledge
-from .store import Store
-from .workers import Workers
+from local_engine.demo import corpus as demo
+from local_engine.double.faults import Fault
+from local_engine.ingestion.workers import Workers
+from local_engine.search.queries import Knowledge
+from local_engine.store.database import Store
 
 ENGINE_VERSION = "0.8.0"
 SCHEMA_VERSION = 1

@@ -13,10 +13,10 @@ import sqlite3
 import time
 from typing import Any, Protocol
 
-from . import disagreements, people
-from .pipeline import short_id
-from .routing import ApiError, Handler, Request, Response, json_response
-from .store import Store
+from local_engine.ingestion.pipeline import short_id
+from local_engine.knowledge import disagreements, people
+from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
+from local_engine.store.database import Store
 
 
 class HoldsStore(Protocol):

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from typing import Any
 
-from .store import Store
+from local_engine.store.database import Store
 
 HISTORICAL = ("Superseded", "Archived")
 CHUNK_PAGE = 200

@@ -28,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import converters, disagreements, extraction, people
-from .store import Store
-from .workers import Call, Workers
+from local_engine.ingestion import converters, extraction
+from local_engine.ingestion.workers import Call, Workers
+from local_engine.knowledge import disagreements, people
+from local_engine.store.database import Store
 
 T = TypeVar("T")
 EXTRACTOR = extraction.EXTRACTOR

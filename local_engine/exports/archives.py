@@ -73,8 +73,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .state import ANTHILL_PACKAGE_VERSION, ENGINE_VERSION
-from .store import Store
+from local_engine.serving.state import ANTHILL_PACKAGE_VERSION, ENGINE_VERSION
+from local_engine.store.database import Store
 
 FORMATS = {"obsidian": ".zip", "jsonl": ".jsonl.gz", "anthill": ".anthill.tar.gz"}
 FLAGS = (

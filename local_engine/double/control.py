@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from . import exports, feed, ingestion
-from .faults import Fault, FaultError, fault_from_json
-from .routing import ApiError, Handler, Request, Response, Router, json_response
-from .state import EngineState
+from local_engine.double.faults import Fault, FaultError, fault_from_json
+from local_engine.exports import jobs as exports
+from local_engine.ingestion import jobs as ingestion
+from local_engine.serving import feed
+from local_engine.serving.routing import ApiError, Handler, Request, Response, Router, json_response
+from local_engine.serving.state import EngineState
 
 
 class Controller(Protocol):

@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import archives, feed
-from .archives import FORMATS
-from .routing import ApiError, Handler, Request, Response, json_response
-from .state import EngineState, IdempotencyConflict
+from local_engine.exports import archives
+from local_engine.exports.archives import FORMATS
+from local_engine.serving import feed
+from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
+from local_engine.serving.state import EngineState, IdempotencyConflict
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 EXPORT_ID = r"(?P<id>exp_[0-9a-f]{16})"

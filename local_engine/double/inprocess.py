@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpcore
 
-from local_engine.server import _Handler
+from local_engine.serving.server import _Handler
 
 if TYPE_CHECKING:
-    from local_engine.server import Engine
+    from local_engine.serving.server import Engine
 
 
 class _InProcessHandler(_Handler):

@@ -30,14 +30,16 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from . import exports, feed, ingestion
-from .api import ForagerApi
-from .control import ControlApi
-from .faults import Fault, make_fault
-from .routing import ApiError, BodyError, Request, Response
-from .state import ENGINE_VERSION, EngineState, read_state_file, write_state_file
-from .store import Store
-from .workers import Workers
+from local_engine.double.control import ControlApi
+from local_engine.double.faults import Fault, make_fault
+from local_engine.exports import jobs as exports
+from local_engine.ingestion import jobs as ingestion
+from local_engine.ingestion.workers import Workers
+from local_engine.serving import feed
+from local_engine.serving.api import ForagerApi
+from local_engine.serving.routing import ApiError, BodyError, Request, Response
+from local_engine.serving.state import ENGINE_VERSION, EngineState, read_state_file, write_state_file
+from local_engine.store.database import Store
 
 logger = logging.getLogger("local_engine")
 
@@ -464,7 +466,7 @@ class Engine:
 
     def _run_clock(self) -> None:
         """The engine's worker: jobs move through their stages here, not in the requests."""
-        from .ingestion import book
+        from local_engine.ingestion.jobs import book
 
         jobs = book(self._state)
         while not self._stopping.is_set():
@@ -638,7 +640,7 @@ class Engine:
         """Replace what ``GET /api/capabilities`` answers, wholesale."""
         self._state.set_capabilities(capabilities)
 
-    # -- the change feed (local_engine/feed.py) ---------------------------------
+    # -- the change feed (local_engine/serving/feed.py) ---------------------------------
 
     def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
         """Add or change a source; the revision it publishes is returned as its envelope."""
@@ -652,7 +654,7 @@ class Engine:
         """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
         return feed.ledger(self._state).fault(ref, kind, count)
 
-    # -- ingestion (local_engine/ingestion.py) ------------------------------------
+    # -- ingestion (local_engine/ingestion/jobs.py) ------------------------------------
 
     def set_job_pace(self, mode: str = "clock", stage_seconds: float | None = None) -> dict[str, Any]:
         """``clock``: a stage every ``stage_seconds``; ``poll``: one step each time a job is read."""

@@ -41,10 +41,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
-from . import pipeline
-from .knowledge import Knowledge
-from .routing import ApiError, Handler, Request, Response, json_response
-from .state import GENERATION, EngineState, IdempotencyConflict
+from local_engine.ingestion import pipeline
+from local_engine.search.queries import Knowledge
+from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
+from local_engine.serving.state import GENERATION, EngineState, IdempotencyConflict
 
 PROTOCOL_VERSION = 1
 STREAM = "knowledge"

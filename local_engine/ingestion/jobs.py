@@ -27,10 +27,11 @@ from types import TracebackType
 from typing import Any, BinaryIO, NamedTuple, Self
 from urllib.parse import parse_qsl
 
-from . import feed, multipart, pipeline
-from .routing import ApiError, Handler, Request, Response, json_response, streamed
-from .state import EngineState, IdempotencyConflict
-from .store import Emptied
+from local_engine.ingestion import pipeline
+from local_engine.serving import feed, multipart
+from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response, streamed
+from local_engine.serving.state import EngineState, IdempotencyConflict
+from local_engine.store.database import Emptied
 
 STAGES = (
     "source_registration",
@@ -532,7 +533,7 @@ def parse_form(request: Request, files: multipart.FileSink) -> tuple[dict[str, s
             boundary = value.strip('"')
     if not boundary:
         raise ApiError(400, "bad_request", "The multipart body names no boundary.")
-    try:  # python-multipart's framing, each filename percent-decoded (local_engine/multipart.py)
+    try:  # python-multipart's framing, each filename percent-decoded (local_engine/serving/multipart.py)
         parts = multipart.read(request.chunks, boundary, files)
     except multipart.FormRefused as refused:
         raise ApiError(400, "bad_request", str(refused)) from None

@@ -15,9 +15,9 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-from .knowledge import Knowledge
-from .routing import ApiError, Handler, Request, Response, json_response
-from .state import SEARCH_BACKEND, EngineState
+from local_engine.search.queries import Knowledge
+from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
+from local_engine.serving.state import SEARCH_BACKEND, EngineState
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 ID = r"(?P<id>[a-z]+_[0-9a-f]{16})"

@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .routing import JSON_CONTENT_TYPE, Response, error_response
+from local_engine.serving.routing import JSON_CONTENT_TYPE, Response, error_response
 
 FAULT_MODES: tuple[str, ...] = (
     "down",

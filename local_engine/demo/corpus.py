@@ -18,11 +18,11 @@ import threading
 import time
 from pathlib import Path
 
-from . import pipeline
-from .curation import Curation
-from .store import Store
+from local_engine.ingestion import pipeline
+from local_engine.knowledge.curation import Curation
+from local_engine.store.database import Store
 
-DEMO_ROOT = Path(__file__).parent / "demo"
+DEMO_ROOT = Path(__file__).parent
 DECISIONS = DEMO_ROOT / "curation.json"
 VERSION = "2"
 """The demo as the store holds it; a store with an older (or no) demo reads the documents again."""

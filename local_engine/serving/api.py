@@ -19,19 +19,14 @@ from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from . import curation, exports, feed, ingestion
-from .faults import PACED_MODES, fault_response, paced
-from .reads import ReadsApi
-from .routing import (
-    ApiError,
-    Handler,
-    Request,
-    Response,
-    Router,
-    error_response,
-    json_response,
-)
-from .state import EngineState, IdempotencyConflict
+from local_engine.double.faults import PACED_MODES, fault_response, paced
+from local_engine.exports import jobs as exports
+from local_engine.ingestion import jobs as ingestion
+from local_engine.knowledge import curation
+from local_engine.search.reads import ReadsApi
+from local_engine.serving import feed
+from local_engine.serving.routing import ApiError, Handler, Request, Response, Router, error_response, json_response
+from local_engine.serving.state import EngineState, IdempotencyConflict
 
 logger = logging.getLogger("local_engine")
 

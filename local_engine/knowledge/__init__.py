@@ -1,0 +1,3 @@
+"""Knowledge the engine derives and curates: people and organizations, disagreements, and a person's
+decisions on them.
+"""
