@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.engine import MB, TOKEN, Client, markdown_folder
-from local_engine import start_engine
+from local_engine.double import start_double
 from local_engine.exports import archives, jobs as sim_exports
 
 FORMATS = ("obsidian", "jsonl", "anthill")
@@ -154,7 +154,7 @@ def measure() -> dict[str, Any]:
     padding = int(os.environ.get("BENCH_PADDING_BYTES", str(PADDING_BYTES)))
     with tempfile.TemporaryDirectory(prefix="bench-archives-") as scratch_name:
         scratch = Path(scratch_name)
-        with start_engine(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
+        with start_double(port=0, control_port=0, token=TOKEN, data_dir=scratch / "data") as engine:
             sim_exports.book(engine.state).build_seconds = 0.0
             client = Client(engine.url)
             ref = client.base("archives")

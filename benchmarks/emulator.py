@@ -16,7 +16,7 @@ from devstack.template import Template, create_resources
 from knowledge_service.identity.principal import Permission, Principal, ProjectRole, token_hash
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 
 ADMIN = Principal(
     name="bench",
@@ -31,7 +31,7 @@ BEARER = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 @contextmanager
-def emulated(function: str, *, with_forager: bool = True) -> Iterator[tuple[Runtime, Engine | None]]:
+def emulated(function: str, *, with_forager: bool = True) -> Iterator[tuple[Runtime, Double | None]]:
     template = Template()
     environment = {
         **template.function_environment(function),
@@ -44,7 +44,7 @@ def emulated(function: str, *, with_forager: bool = True) -> Iterator[tuple[Runt
     with ExitStack() as stack:
         stack.enter_context(mock.patch.dict(os.environ, environment))
         stack.enter_context(mock_aws())
-        simulator = stack.enter_context(start_engine(port=0, control_port=0)) if with_forager else None
+        simulator = stack.enter_context(start_double(port=0, control_port=0)) if with_forager else None
         os.environ.pop("AWS_ENDPOINT_URL", None)
         reset_runtime()
         create_resources(template, boto3.client("dynamodb"), boto3.client("s3"), boto3.client("events"))

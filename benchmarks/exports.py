@@ -118,7 +118,7 @@ def _child(size: int) -> dict[str, Any]:
     from knowledge_service.domain import exports as domain
     from knowledge_service.storage.archives import ArchiveStore, archive_key
     from knowledge_service.upstream.client import ForagerClient
-    from local_engine import start_engine
+    from local_engine.double import start_double
     from local_engine.exports import jobs as sim_exports
 
     with _moto_server() as endpoint:
@@ -127,7 +127,7 @@ def _child(size: int) -> dict[str, Any]:
         for operation in ("create_multipart_upload", "upload_part", "complete_multipart_upload"):
             setattr(s3, operation, _timed(getattr(s3, operation), s3_seconds))
         archives = ArchiveStore(s3, "archives", dynamodb, "config")
-        with start_engine() as sim:
+        with start_double() as sim:
             book = sim_exports.book(sim.state)
             book.build_seconds = 0.0
             book.padding_bytes = size

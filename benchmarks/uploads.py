@@ -30,7 +30,7 @@ from devstack.aws import MotoEmulator
 from devstack.template import Template, create_resources
 from knowledge_service.identity.principal import Permission, Principal, ProjectRole, token_hash
 from knowledge_service.models import KnowledgeSettings
-from local_engine import start_engine
+from local_engine.double import start_double
 
 TEMPLATE = Template()
 MB = 1024 * 1024
@@ -83,7 +83,7 @@ def measure() -> dict[str, Any]:
     moto = MotoEmulator(port=0)
     moto.start()
     try:
-        with start_engine(port=0, control_port=0) as sim:  # a fresh random token
+        with start_double(port=0, control_port=0) as sim:  # a fresh random token
             return _run(moto.url, sim.url, sim.token, sim)
     finally:
         moto.stop()

@@ -290,7 +290,8 @@ class Stack:
                 log.warning("FORAGER_ENDPOINT is set without FORAGER_TOKEN: FORAGER will refuse every call")
             self.forager_url = forager_endpoint.rstrip("/")
             return self.forager_url, forager_token or ""
-        from local_engine import default_workers, start_engine
+        from local_engine import default_workers
+        from local_engine.double import start_double
 
         from .supervisor import EngineSupervisor
 
@@ -299,7 +300,7 @@ class Stack:
             "the local engine",
             [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
             self.host,
-            lambda: start_engine(
+            lambda: start_double(
                 host=self.host,
                 port=port,
                 control_port=control_port,

@@ -1,27 +1,17 @@
-"""A stateful FORAGER simulator: the test double for docs/upstream-contract.md.
+"""The local engine: a FORAGER of its own that serves docs/upstream-contract.md.
 
     from local_engine import start_engine
 
-    sim = start_engine(token="sim-secret-token")  # port 0: free ports
+    engine = start_engine(token="a-secret-token", data_dir=Path("engine-data"))  # port 0: a free port
     ...
-    sim.stop()
+    engine.stop()
 
-See README.md for the control port.
+The package has a room per job (README.md, "Layout"); the test double, with its control port,
+is ``local_engine.double``.
 """
 
-from local_engine.double.faults import FAULT_MODES, Fault, FaultError, make_fault
 from local_engine.ingestion.workers import default_workers
 from local_engine.serving.server import Engine, start_engine
 from local_engine.serving.state import EngineState, Project
 
-__all__ = [
-    "FAULT_MODES",
-    "Engine",
-    "EngineState",
-    "Fault",
-    "FaultError",
-    "Project",
-    "default_workers",
-    "make_fault",
-    "start_engine",
-]
+__all__ = ["Engine", "EngineState", "Project", "default_workers", "start_engine"]

@@ -1,6 +1,8 @@
-"""``python -m local_engine``: run the simulator in the foreground.
+"""``python -m local_engine``: run the engine in the foreground.
 
-Logs one line per request to stderr (never the token) and stops on SIGINT / SIGTERM.
+Logs one line per request to stderr (never the token) and stops on SIGINT / SIGTERM. With
+``--control-port`` it runs the test double instead (``local_engine/double/``): the same engine
+with a control port for tests.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from local_engine.ingestion.workers import WORKERS_ENV, default_workers
-from local_engine.serving.server import start_engine
+from local_engine.serving.server import Engine
 
 TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
 
@@ -24,11 +26,16 @@ TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m local_engine",
-        description="A stateful FORAGER simulator (test double) on loopback.",
+        description="The local FORAGER engine on loopback.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=8790, help="API port (0: any free)")
-    parser.add_argument("--control-port", type=int, default=8791, help="control port (0: any free)")
+    parser.add_argument(
+        "--control-port",
+        type=int,
+        default=None,
+        help="serve the test double's control port here (0: any free); for tests only, off by default",
+    )
     parser.add_argument(
         "--token",
         default=os.environ.get(TOKEN_ENV),
@@ -37,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--allow-remote",
         action="store_true",
-        help="allow a non-loopback --host (the control port has no authentication)",
+        help="allow a non-loopback --host",
     )
     parser.add_argument(
         "--data",
@@ -79,19 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     log = logging.getLogger("local_engine")
     try:
-        sim = start_engine(
-            args.host,
-            args.port,
-            args.control_port,
-            args.token,
-            allow_remote=args.allow_remote,
-            data_dir=args.data,
-            state_file=args.data / "state.json" if args.data else None,
-            input_roots=args.input_root or _roots_from_env(),
-            workers=default_workers() if args.workers is None else args.workers,
-        )
+        engine = _engine(args).start()
     except (OSError, ValueError) as exc:
-        log.error("forager simulator: cannot start: %s", exc)  # noqa: TRY400 - one line, no traceback
+        log.error("local engine: cannot start: %s", exc)  # noqa: TRY400 - one line, no traceback
         return 1
 
     stop = threading.Event()
@@ -101,19 +98,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
+    control = getattr(engine, "control_url", None)
     log.warning(
-        "forager simulator: api %s control %s (instance %s)",
-        sim.url,
-        sim.control_url,
-        sim.state.instance_id,
+        "local engine: api %s%s (instance %s)",
+        engine.url,
+        f" control {control}" if control else "",
+        engine.state.instance_id,
     )
     try:
         while not stop.wait(0.5):
             pass
     finally:
-        sim.stop()
-    log.warning("forager simulator: stopped")
+        engine.stop()
+    log.warning("local engine: stopped")
     return 0
+
+
+def _engine(args: argparse.Namespace) -> Engine:
+    options = {
+        "allow_remote": args.allow_remote,
+        "data_dir": args.data,
+        "state_file": args.data / "state.json" if args.data else None,
+        "input_roots": args.input_root or _roots_from_env(),
+        "workers": default_workers() if args.workers is None else args.workers,
+    }
+    if args.control_port is None:
+        return Engine(args.host, args.port, args.token, **options)
+    from local_engine.double import Double  # the test double, only when its port is asked for
+
+    return Double(args.host, args.port, args.control_port, args.token, **options)
 
 
 if __name__ == "__main__":

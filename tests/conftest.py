@@ -39,7 +39,7 @@ from knowledge_service.identity.principal import (
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.principals import PrincipalRecord
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 from tests import secrets
 from tests.export_verifier import ExportVerifier
 from tests.localstack import LocalStack, launch_stack
@@ -322,8 +322,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
 
 
 @pytest.fixture(scope="session")
-def simulator() -> Iterator[Engine]:
-    with start_engine(port=0, control_port=0, token="unit-simulator-token") as sim:
+def simulator() -> Iterator[Double]:
+    with start_double(port=0, control_port=0, token="unit-simulator-token") as sim:
         secrets.register(sim.token)
         yield sim
 
@@ -344,7 +344,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture
-def forager(simulator: Engine) -> Iterator[Engine]:
+def forager(simulator: Double) -> Iterator[Double]:
     simulator.reset()
     yield simulator
     simulator.clear_faults()
@@ -368,7 +368,7 @@ PACED_CALL_SECONDS = 0.5
 
 
 @pytest.fixture
-def inject_fault(forager: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+def inject_fault(forager: Double, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
     """Make FORAGER fail one way: down, hanging past the client's timeout, trickling its body
     a byte every 0.1 s (each read well inside any per-read timeout) or stalling after its
     headers past the call's 0.5 s deadline, resetting mid-body, rate-limiting with
@@ -393,7 +393,7 @@ def inject_fault(forager: Engine, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
 
 
 @pytest.fixture
-def knowledge_on(aws: Runtime, forager: Engine) -> Runtime:
+def knowledge_on(aws: Runtime, forager: Double) -> Runtime:
     """Knowledge enabled against the simulator; projects colony-docs and falcon (colony),
     elsewhere (another organization); falcon bound to FORAGER's falcon."""
     aws.config.save_settings(KnowledgeSettings(knowledge_enabled=True, knowledge_forager_endpoint=forager.url))

@@ -43,7 +43,7 @@ def build(store: Store) -> None:
         work = pipeline.Work(job_id=job_id, ref=base.name, kind="paths", inputs=files, force=True)
         counts = [stage(store, work).to_json() for stage in pipeline.STAGE_WORK.values()]
         created = time.time()
-        store.save_job(  # the demo's one job a base, as the job book keeps a job (ingestion.SimJob)
+        store.save_job(  # the demo's one job a base, as the job book keeps a job (ingestion.Job)
             job_id,
             base.name,
             created,

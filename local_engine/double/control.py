@@ -1,6 +1,6 @@
-"""The control port: how tests and the local stack steer the simulator.
+"""The control port: how tests and the local stack steer the test double.
 
-The product never calls it. It has no authentication, which is why the simulator binds
+The product never calls it. It has no authentication, which is why the double binds
 loopback addresses only (see README.md).
 """
 
@@ -17,10 +17,15 @@ from local_engine.serving.state import EngineState
 
 
 class Controller(Protocol):
-    """What the control port needs of the running simulator."""
+    """What the control port needs of the running double."""
 
     @property
     def state(self) -> EngineState: ...
+
+    @property
+    def fault(self) -> Fault | None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
 
     def apply_fault(self, fault: Fault | None) -> None: ...
 
@@ -68,7 +73,7 @@ class ControlApi:
         return json_response(200, {"ok": True})
 
     def get_faults(self, request: Request) -> Response:
-        return json_response(200, _fault_json(self._controller.state.get_fault()))
+        return json_response(200, _fault_json(self._controller.fault))
 
     def set_faults(self, request: Request) -> Response:
         try:
@@ -83,7 +88,7 @@ class ControlApi:
         return json_response(200, _fault_json(None))
 
     def get_state(self, request: Request) -> Response:
-        return json_response(200, self._controller.state.snapshot())
+        return json_response(200, self._controller.snapshot())
 
     def get_capabilities(self, request: Request) -> Response:
         return json_response(200, self._controller.state.get_capabilities())

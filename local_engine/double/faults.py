@@ -1,4 +1,4 @@
-"""Faults the simulator can inject on the API port (never on the control port).
+"""Faults the test double can inject on the API port (never on the control port).
 
 A :class:`Fault` is a value; :func:`make_fault` validates one and :func:`fault_response`
 says what a faulted request answers. Four modes are not answers of their own: ``down``

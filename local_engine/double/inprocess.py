@@ -1,4 +1,4 @@
-"""The simulator without a port: an httpcore network backend that serves each connection
+"""The test double without a port: an httpcore network backend that serves each connection
 in-process, for the unit tier (no TCP, no loopback, nothing listening).
 
 Each ``connect_tcp`` opens a ``socket.socketpair()`` (an anonymous local pair, never a
@@ -8,8 +8,8 @@ fault — ``down`` refuses the connection, ``slow`` waits, ``trickle`` and ``sta
 or hold the body, ``reset`` drops the connection mid-body.
 
 Hand it to the product as the network of its connection pool
-(``connection_pool(timeout, network=InProcessNetwork(simulator))``); the simulator is
-built but never started (``Engine(token=...)``), so it opens no port.
+(``connection_pool(timeout, network=InProcessNetwork(double))``); the double is
+built but never started (``Double(token=...)``), so it opens no port.
 """
 
 from __future__ import annotations
@@ -22,31 +22,31 @@ from typing import TYPE_CHECKING, Any
 
 import httpcore
 
-from local_engine.serving.server import _Handler
+from local_engine.serving.server import HttpHandler
 
 if TYPE_CHECKING:
-    from local_engine.serving.server import Engine
+    from local_engine.double.engine import Double
 
 
-class _InProcessHandler(_Handler):
+class _InProcessHandler(HttpHandler):
     disable_nagle_algorithm = False  # TCP_NODELAY means nothing on a local socket pair
 
 
 class _Served:
     """What the handler reads from its server: the app, a label and the secrets to redact."""
 
-    def __init__(self, simulator: Engine) -> None:
-        self.app = simulator._api
+    def __init__(self, double: Double) -> None:
+        self.app = double.api
         self.label = "api (in-process)"
-        self.redact = (simulator.token,)
+        self.redact = (double.token,)
 
 
 class _PairStream(httpcore.NetworkStream):
     """The client end of a socket pair, with httpcore's timeouts and errors."""
 
-    def __init__(self, sock: socket.socket, simulator: Engine) -> None:
+    def __init__(self, sock: socket.socket, double: Double) -> None:
         self._sock = sock
-        self._simulator = simulator
+        self._double = double
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         try:
@@ -71,22 +71,22 @@ class _PairStream(httpcore.NetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         if info == "is_readable":  # the pool asks before reusing a kept-alive connection
-            return _is_down(self._simulator) or bool(select.select([self._sock], [], [], 0)[0])
+            return _is_down(self._double) or bool(select.select([self._sock], [], [], 0)[0])
         return self._sock if info == "socket" else None
 
 
-def _is_down(simulator: Engine) -> bool:
+def _is_down(double: Double) -> bool:
     """The ``down`` fault: the port is closed, and with it every open connection."""
-    fault = simulator.fault
+    fault = double.fault
     return fault is not None and fault.mode == "down"
 
 
 class InProcessNetwork(httpcore.NetworkBackend):
-    """Connections to ``simulator``'s API, served in-process (whatever host and port are asked)."""
+    """Connections to ``double``'s API, served in-process (whatever host and port are asked)."""
 
-    def __init__(self, simulator: Engine) -> None:
-        self._simulator = simulator
-        self._served = _Served(simulator)
+    def __init__(self, double: Double) -> None:
+        self._double = double
+        self._served = _Served(double)
         self._opened = 0
 
     @property
@@ -102,12 +102,12 @@ class InProcessNetwork(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
-        if _is_down(self._simulator):
-            raise httpcore.ConnectError("[in-process] connection refused: the simulator is down")
+        if _is_down(self._double):
+            raise httpcore.ConnectError("[in-process] connection refused: the double is down")
         near, far = socket.socketpair()
         self._opened += 1
-        threading.Thread(target=self._serve, args=(far,), name="forager-simulator-inprocess", daemon=True).start()
-        return _PairStream(near, self._simulator)
+        threading.Thread(target=self._serve, args=(far,), name="forager-double-inprocess", daemon=True).start()
+        return _PairStream(near, self._double)
 
     def _serve(self, far: socket.socket) -> None:
         try:
@@ -120,7 +120,7 @@ class InProcessNetwork(httpcore.NetworkBackend):
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> httpcore.NetworkStream:
-        raise httpcore.ConnectError("[in-process] only the simulator's API is served")
+        raise httpcore.ConnectError("[in-process] only the double's API is served")
 
     def sleep(self, seconds: float) -> None:
         threading.Event().wait(seconds)

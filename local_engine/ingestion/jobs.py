@@ -2,7 +2,7 @@
 (docs/upstream-contract.md, "Ingestion").
 
 A job's stage rows are its persisted state; ``progress`` is derived from them (the stages
-completed over eleven) and nothing else. Jobs move on the simulator's clock — a stage every
+completed over eleven) and nothing else. Jobs move on the engine's clock — a stage every
 ``stage_seconds``, caught up whenever the job is read — or, in ``poll`` pace, one step each
 time the job is read, so a test can walk a job stage by stage.
 
@@ -80,7 +80,7 @@ class Ticked(NamedTuple):
 
 
 @dataclass
-class SimJob:
+class Job:
     job_id: str
     project_ref: str
     kind: str  # paths | upload
@@ -150,7 +150,7 @@ class IngestionBook:
 
     def reset(self) -> None:
         with self.state.lock:
-            self.jobs: dict[str, SimJob] = {}
+            self.jobs: dict[str, Job] = {}
             self.mode = "clock"
             self.stage_seconds = self.state.stage_seconds
             self.next_failure: dict[str, str] = {}
@@ -159,11 +159,11 @@ class IngestionBook:
             store = self.state.store
             if store is not None:
                 for kept in store.jobs():
-                    self.jobs[kept["job_id"]] = SimJob(**kept)
+                    self.jobs[kept["job_id"]] = Job(**kept)
 
     # -- the clock -----------------------------------------------------------------
 
-    def _step(self, job: SimJob, now: float) -> None:
+    def _step(self, job: Job, now: float) -> None:
         """One step: queued → first stage, or the running stage ends (and the next begins)."""
         if job.status == "queued":
             job.status = "running"
@@ -204,7 +204,7 @@ class IngestionBook:
         job.stage_status[index + 1] = "running"
         job.stage_started_at = now
 
-    def _work(self, job: SimJob) -> pipeline.Work:
+    def _work(self, job: Job) -> pipeline.Work:
         def publish(status: str, failed: int) -> dict[str, Any]:
             return feed.ledger(self.state).publish_revision(job.project_ref, status, failed)
 
@@ -221,7 +221,7 @@ class IngestionBook:
             workers=self.state.workers,
         )
 
-    def _checkpointed_step(self, job: SimJob, now: float) -> None:
+    def _checkpointed_step(self, job: Job, now: float) -> None:
         """One step, then the job's stage rows. A stage commits its output source by source, each
         taking only the sources the stage before left, so a stage run again after a crash does
         the rest of its work and nothing twice; the heavy part (reading and converting a file)
@@ -231,7 +231,7 @@ class IngestionBook:
             if self.jobs.get(job.job_id) is job:  # not a job a reset dropped meanwhile
                 self._save(job)
 
-    def _advance(self, job: SimJob, *, read: bool) -> None:
+    def _advance(self, job: Job, *, read: bool) -> None:
         """``poll`` pace: a read moves the job one step. ``clock``: :meth:`tick` moves it."""
         if self.mode == "poll" and read:
             self._checkpointed_step(job, time.time())
@@ -261,14 +261,14 @@ class IngestionBook:
         if ref not in self.state.projects:
             raise ApiError(404, "not_found", f"There is no project '{ref}'.")
 
-    def _job(self, ref: str, job_id: str) -> SimJob:
+    def _job(self, ref: str, job_id: str) -> Job:
         self._project(ref)
         job = self.jobs.get(job_id)
         if job is None or job.project_ref != ref:
             raise ApiError(404, "not_found", f"There is no job '{job_id}'.")
         return job
 
-    def _save(self, job: SimJob) -> None:
+    def _save(self, job: Job) -> None:
         self.state.store.save_job(job.job_id, job.project_ref, job.created_at, job.kept())
 
     def queue(
@@ -286,7 +286,7 @@ class IngestionBook:
             job_id = "job_" + secrets.token_hex(8)
             if staged is not None:  # the files land before the job is acknowledged
                 staged.move_to(self.state.upload_root / job_id)
-            job = SimJob(job_id, ref, kind, list(inputs), force, time.time(), entries)
+            job = Job(job_id, ref, kind, list(inputs), force, time.time(), entries)
             job.fail_at = self.next_failure.pop(ref, None)
             job.admission_job_id = admission_job_id
             self.jobs[job_id] = job

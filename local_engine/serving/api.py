@@ -1,8 +1,8 @@
 """The API port: FORAGER's upstream contract (docs/upstream-contract.md).
 
-Order of work for every request: record it, meet the active fault (if it applies to
-the path), check the bearer credential on ``/api`` paths, route, require an
-``Idempotency-Key`` on every POST, then run the handler.
+Order of work for every request: record it, pass it to the interceptor if one is set (the
+test double's faults, ``local_engine/double/``), check the bearer credential on ``/api`` paths,
+route, require an ``Idempotency-Key`` on every POST, then run the handler.
 
 To add a route, write a handler ``(Request) -> Response`` and add it to the table in
 :meth:`ForagerApi._routes`.
@@ -14,12 +14,10 @@ import hmac
 import json
 import logging
 import re
-import threading
 from collections.abc import Callable
 from email.message import Message
 from typing import Any
 
-from local_engine.double.faults import PACED_MODES, fault_response, paced
 from local_engine.exports import jobs as exports
 from local_engine.ingestion import jobs as ingestion
 from local_engine.knowledge import curation
@@ -36,6 +34,11 @@ DESCRIPTION_MAX = 2000
 IDEMPOTENCY_KEY_RE = re.compile(r"[\x21-\x7e]{1,255}")
 # Bodies above this are not parsed into the request record.
 RECORD_BODY_MAX = 1024 * 1024
+
+
+Interceptor = Callable[[Request, Callable[[], Response]], Response]
+"""Sees each request before the contract does: answers it itself, or calls the real answer and
+returns it (delayed or paced as it likes). The engine sets none; the test double sets its faults."""
 
 
 def is_api_path(path: str) -> bool:
@@ -65,10 +68,10 @@ def record_body(body: bytes) -> Any:
 class ForagerApi:
     """Serves the contract from a :class:`EngineState`."""
 
-    def __init__(self, state: EngineState, token: str, stopping: threading.Event) -> None:
+    def __init__(self, state: EngineState, token: str) -> None:
         self.state = state
         self._token = token
-        self._stopping = stopping
+        self.interceptor: Interceptor | None = None
         self.router = Router()
         for method, pattern, handler in self._routes():
             self.router.add(method, pattern, handler)
@@ -109,16 +112,8 @@ class ForagerApi:
         return self.router.streams(method, path)
 
     def _handle(self, request: Request) -> Response:
-        fault = self.state.take_fault(request.path)
-        if fault is not None:
-            if fault.mode == "slow":
-                self._stopping.wait(fault.delay_seconds)
-            elif fault.mode in PACED_MODES:
-                return paced(fault, self._answer(request))
-            else:
-                faulted = fault_response(fault)
-                if faulted is not None:
-                    return faulted
+        if self.interceptor is not None:
+            return self.interceptor(request, lambda: self._answer(request))
         return self._answer(request)
 
     def _answer(self, request: Request) -> Response:

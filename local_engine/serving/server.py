@@ -1,9 +1,9 @@
-"""HTTP plumbing and the :class:`Engine` that owns both ports.
+"""HTTP plumbing and the :class:`Engine` that serves the API port.
 
-The API port serves the upstream contract (``api.py``); the control port steers the
-simulator (``control.py``). Both are stdlib ``ThreadingHTTPServer`` instances running in
-daemon threads. The ``down`` fault closes the API port's listening socket (and every
-open connection to it); clearing it binds the same port again.
+The API port serves the upstream contract (``api.py``) from a stdlib ``ThreadingHTTPServer``
+running in a daemon thread. The test double (``local_engine/double/``) adds a control port on the
+same plumbing (:func:`serve`) and can close the API port and open it again
+(:meth:`Engine.set_api_listening`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from types import TracebackType
 from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
-from local_engine.double.control import ControlApi
-from local_engine.double.faults import Fault, make_fault
 from local_engine.exports import jobs as exports
 from local_engine.ingestion import jobs as ingestion
 from local_engine.ingestion.workers import Workers
@@ -58,7 +56,7 @@ class App(Protocol):
         ...
 
 
-class _Server(ThreadingHTTPServer):
+class Server(ThreadingHTTPServer):
     """A threading HTTP server that knows its open connections, so it can drop them."""
 
     daemon_threads = True
@@ -79,7 +77,7 @@ class _Server(ThreadingHTTPServer):
         self._connections_lock = threading.Lock()
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        super().__init__(address, HttpHandler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind resolves the host name (socket.getfqdn), which can be
@@ -212,12 +210,12 @@ class _Body:
             self._rfile.readline(1024)  # the CRLF after the chunk
 
 
-class _Handler(BaseHTTPRequestHandler):
+class HttpHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-    server_version = f"FORAGER-simulator/{ENGINE_VERSION}"
+    server_version = f"FORAGER-local-engine/{ENGINE_VERSION}"
     sys_version = ""
-    server: _Server
+    server: Server
 
     def do_GET(self) -> None:
         self._dispatch()
@@ -293,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
             response = self.server.app.handle(request)
         except Exception:
             logger.exception("%s: handler failed", self.server.label)
-            response = ApiError(500, "internal_error", "The simulator failed.").to_response()
+            response = ApiError(500, "internal_error", "The engine failed.").to_response()
         if body.broken:  # the route met the break (and answered it, a BodyError)
             self.close_connection = True
         else:
@@ -368,21 +366,20 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _url(host: str, port: int) -> str:
+def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 class Engine:
-    """A FORAGER simulator: the API port, the control port and the state behind both.
+    """The engine: the API port and the state behind it.
 
-    Use :func:`start_engine`, or ``with Engine(...) as sim:``.
+    Use :func:`start_engine`, or ``with Engine(...) as engine:``.
     """
 
     def __init__(
         self,
         host: str = "127.0.0.1",
         port: int = 0,
-        control_port: int = 0,
         token: str | None = None,
         *,
         allow_remote: bool = False,
@@ -393,8 +390,8 @@ class Engine:
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(
-                f"{host!r} is not a loopback address; the control port has no "
-                "authentication (allow_remote=True or --allow-remote binds it anyway)"
+                f"{host!r} is not a loopback address; the engine binds loopback unless allow_remote=True"
+                " (--allow-remote)"
             )
         if token is not None and (not token or token != token.strip()):
             raise ValueError("token must be non-empty with no surrounding whitespace")
@@ -426,40 +423,23 @@ class Engine:
                 self._state.load_persisted(saved)
             self._state.on_change = self._persist
         self._stopping = threading.Event()
-        self._api = ForagerApi(self._state, self.token, self._stopping)
-        self._control = ControlApi(self)
+        self._api = ForagerApi(self._state, self.token)
         self._port = port
-        self._control_port = control_port
         self._lock = threading.RLock()
-        self._api_server: _Server | None = None
+        self._api_server: Server | None = None
         self._api_thread: threading.Thread | None = None
-        self._control_server: _Server | None = None
-        self._control_thread: threading.Thread | None = None
         self._started = False
         self._stopped = False
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> Engine:
-        """Bind and serve both ports; returns once both are listening."""
+    def start(self) -> Self:
+        """Bind and serve the API port and start the engine's clock; returns once it listens."""
         with self._lock:
             if self._started:
-                raise RuntimeError("the simulator was already started")
+                raise RuntimeError("the engine was already started")
             self._started = True
             self._open_api()
-            try:
-                server = _Server(
-                    (self.host, self._control_port),
-                    self._control,
-                    "control",
-                    (self.token,),
-                )
-            except BaseException:
-                self._close_api()
-                raise
-            self._control_port = server.server_port
-            self._control_server = server
-            self._control_thread = self._serve(server, "control")
             self._clock = threading.Thread(target=self._run_clock, name="engine-clock", daemon=True)
             self._clock.start()
         return self
@@ -478,7 +458,7 @@ class Engine:
             self._stopping.wait(0.01 if ticked.moving else 0.05)
 
     def stop(self) -> None:
-        """Shut both servers down and join their threads. Safe to call twice."""
+        """Shut the server down and join its threads. Safe to call twice."""
         with self._lock:
             if self._stopped or not self._started:
                 self._stopped = True
@@ -487,10 +467,7 @@ class Engine:
             self._stopping.set()
             self._state.stopping.set()
             self._close_api()
-            if self._control_server is not None and self._control_thread is not None:
-                _close(self._control_server, self._control_thread)
-            self._control_server = None
-            self._control_thread = None
+            self._stop_more()
             clock = getattr(self, "_clock", None)
             if clock is not None:
                 clock.join(timeout=5)
@@ -499,6 +476,9 @@ class Engine:
                 self._state.store.close()
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _stop_more(self) -> None:
+        """What a subclass serves beside the API port, stopped with it."""
 
     def __enter__(self) -> Self:
         if not self._started:
@@ -513,38 +493,26 @@ class Engine:
     ) -> None:
         self.stop()
 
-    def _serve(self, server: _Server, label: str) -> threading.Thread:
-        thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": POLL_INTERVAL},
-            name=f"forager-simulator-{label}",
-            daemon=True,
-        )
-        thread.start()
-        return thread
-
     def _open_api(self) -> None:
-        server = _Server((self.host, self._port), self._api, "api", (self.token,))
+        server, thread = serve(self.host, self._port, self._api, "api", (self.token,))
         self._port = server.server_port  # port 0 becomes the real one, kept for reopen
         self._api_server = server
-        self._api_thread = self._serve(server, "api")
+        self._api_thread = thread
 
     def _close_api(self) -> None:
         if self._api_server is not None and self._api_thread is not None:
-            _close(self._api_server, self._api_thread)
+            close_server(self._api_server, self._api_thread)
         self._api_server = None
         self._api_thread = None
 
-    def _sync_api(self) -> None:
-        """Make the API port's listening match the fault: closed exactly while down."""
+    def set_api_listening(self, listening: bool) -> None:
+        """Close the API port (its listening socket and every open connection), or bind it again."""
         with self._lock:
             if not self._started or self._stopped:
                 return
-            fault = self._state.get_fault()
-            down = fault is not None and fault.mode == "down"
-            if down and self._api_server is not None:
+            if not listening and self._api_server is not None:
                 self._close_api()
-            elif not down and self._api_server is None:
+            elif listening and self._api_server is None:
                 self._open_api()
 
     def _persist(self) -> None:
@@ -561,20 +529,12 @@ class Engine:
         return self._port
 
     @property
-    def control_port(self) -> int:
-        return self._control_port
-
-    @property
     def url(self) -> str:
-        return _url(self.host, self._port)
-
-    @property
-    def control_url(self) -> str:
-        return _url(self.host, self._control_port)
+        return url_of(self.host, self._port)
 
     @property
     def is_down(self) -> bool:
-        """Whether the API port is closed (the ``down`` fault)."""
+        """Whether the API port is closed."""
         with self._lock:
             return self._started and self._api_server is None
 
@@ -583,6 +543,10 @@ class Engine:
     @property
     def state(self) -> EngineState:
         return self._state
+
+    @property
+    def api(self) -> ForagerApi:
+        return self._api
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -595,93 +559,31 @@ class Engine:
         counted; ``requests`` keeps the newest ``REQUESTS_KEPT``)."""
         return self._state.request_count
 
-    @property
-    def fault(self) -> Fault | None:
-        return self._state.get_fault()
-
-    def set_fault(
-        self,
-        mode: str | int | None,
-        *,
-        delay_seconds: float | None = None,
-        retry_after: int | None = None,
-        path_prefix: str | None = None,
-        times: int | None = None,
-    ) -> Fault | None:
-        """Set (or with ``mode=None`` clear) the API port's fault; see ``faults.py``."""
-        fault = make_fault(
-            mode,
-            delay_seconds=delay_seconds,
-            retry_after=retry_after,
-            path_prefix=path_prefix,
-            times=times,
-        )
-        self.apply_fault(fault)
-        return fault
-
-    def apply_fault(self, fault: Fault | None) -> None:
-        with self._lock:
-            self._state.set_fault(fault)
-            self._sync_api()
-
-    def clear_faults(self) -> None:
-        self.apply_fault(None)
-
     def reset(self) -> None:
-        """Back to the demo corpus: faults cleared, requests and keys forgotten."""
+        """Back to the demo corpus: requests, keys, jobs, exports and the feed forgotten."""
         with self._lock:
             self._state.reset()
             feed.ledger(self._state).reset()
             ingestion.book(self._state).reset()
             exports.book(self._state).reset()
-            self._sync_api()
-
-    def set_capabilities(self, capabilities: dict[str, Any]) -> None:
-        """Replace what ``GET /api/capabilities`` answers, wholesale."""
-        self._state.set_capabilities(capabilities)
-
-    # -- the change feed (local_engine/serving/feed.py) ---------------------------------
-
-    def put_source(self, ref: str, name: str, text: str, status: str = "complete") -> dict[str, Any]:
-        """Add or change a source; the revision it publishes is returned as its envelope."""
-        return feed.ledger(self._state).put_source(ref, name, text, status)
-
-    def publish_export(self, ref: str) -> dict[str, Any]:
-        """An ANTHILL export of the head revision, built now; answers its completion's envelope."""
-        return exports.book(self._state).publish_now(ref)
-
-    def feed_fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
-        """skip | expire | ahead (``count`` envelopes older) | generation | redeliver (see feed.py)."""
-        return feed.ledger(self._state).fault(ref, kind, count)
-
-    # -- ingestion (local_engine/ingestion/jobs.py) ------------------------------------
-
-    def set_job_pace(self, mode: str = "clock", stage_seconds: float | None = None) -> dict[str, Any]:
-        """``clock``: a stage every ``stage_seconds``; ``poll``: one step each time a job is read."""
-        return ingestion.book(self._state).set_pace(mode, stage_seconds)
-
-    def fail_job_at(self, ref: str, stage: str, job_id: str | None = None) -> dict[str, Any]:
-        """The named job (or the next one queued in ``ref``) fails at the end of ``stage``."""
-        return ingestion.book(self._state).fail_at(ref, stage, job_id)
-
-    def set_admission(self, **tier: Any) -> dict[str, Any]:
-        return ingestion.book(self._state).set_admission(tier)
-
-    def jobs(self, ref: str) -> list[dict[str, Any]]:
-        """Every job the simulator holds for ``ref``, with what it was given."""
-        return ingestion.book(self._state).held(ref)
-
-    def publish_malformed(self, ref: str, kind: str) -> dict[str, Any]:
-        """oversized | not_json | not_an_object | protocol | header: an envelope the door refuses."""
-        return feed.ledger(self._state).publish_malformed(ref, kind)
-
-    def feed_receipts(self, ref: str) -> list[dict[str, Any]]:
-        return feed.ledger(self._state).receipts(ref)
 
 
-def _close(server: BaseServer, thread: threading.Thread) -> None:
+def serve(host: str, port: int, app: App, label: str, redact: tuple[str, ...]) -> tuple[Server, threading.Thread]:
+    """``app`` served on ``(host, port)`` in a daemon thread (port 0: a free one, ``server.server_port``)."""
+    server = Server((host, port), app, label, redact)
+    thread = threading.Thread(
+        target=server.serve_forever,
+        kwargs={"poll_interval": POLL_INTERVAL},
+        name=f"engine-{label}",
+        daemon=True,
+    )
+    thread.start()
+    return server, thread
+
+
+def close_server(server: BaseServer, thread: threading.Thread) -> None:
     server.shutdown()
-    if isinstance(server, _Server):
+    if isinstance(server, Server):
         server.close_connections()
     server.server_close()
     thread.join(timeout=5)
@@ -690,7 +592,6 @@ def _close(server: BaseServer, thread: threading.Thread) -> None:
 def start_engine(
     host: str = "127.0.0.1",
     port: int = 0,
-    control_port: int = 0,
     token: str | None = None,
     *,
     allow_remote: bool = False,
@@ -699,19 +600,18 @@ def start_engine(
     input_roots: Sequence[Path] = (),
     workers: int = 0,
 ) -> Engine:
-    """Start a simulator in daemon threads; returns once both ports are listening.
+    """Start an engine in daemon threads; returns once its API port is listening.
 
-    ``port`` / ``control_port`` 0 pick free ports. Without ``token`` a random one is
-    made (``sim.token``). ``state_file`` keeps the knowledge bases and the idempotency keys across
-    restarts (read at start, written on every change); the records (sources, statements, …) are
-    the store's, under ``data_dir`` (by default a ``<state file>-data`` folder beside the file).
-    ``workers`` processes compute the stages' pure work beside the engine's own (``workers.py``);
-    0 computes it in place.
+    ``port`` 0 picks a free port. Without ``token`` a random one is made (``engine.token``).
+    ``state_file`` keeps the knowledge bases and the idempotency keys across restarts (read at
+    start, written on every change); the records (sources, statements, …) are the store's, under
+    ``data_dir`` (by default a ``<state file>-data`` folder beside the file). ``workers`` processes
+    compute the stages' pure work beside the engine's own (``ingestion/workers.py``); 0 computes it
+    in place.
     """
     return Engine(
         host,
         port,
-        control_port,
         token,
         allow_remote=allow_remote,
         state_file=state_file,

@@ -1,4 +1,4 @@
-"""The simulator's state: the demo corpus, what was asked of it, and the active fault.
+"""The engine's state: its knowledge bases, capabilities, idempotency records and what was asked of it.
 
 Pure Python and thread-safe: every read and write goes through ``EngineState.lock``
 (re-entrant, so a method may call another). Readers get copies, never live objects,
@@ -18,12 +18,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from local_engine.demo import corpus as demo
-from local_engine.double.faults import Fault
 from local_engine.ingestion.workers import Workers
 from local_engine.search.queries import Knowledge
 from local_engine.store.database import Store
@@ -38,7 +37,7 @@ ANTHILL_PACKAGE_VERSION = 7
 PROJECT_STATES = ("empty", "processing", "ready")
 
 REQUESTS_KEPT = 1000
-"""The recorded requests kept (the newest): a long-running simulator's memory stays flat."""
+"""The recorded requests kept (the newest): a long-running engine's memory stays flat."""
 
 PERSISTED_FORMAT = 1
 
@@ -68,7 +67,7 @@ class Project:
 
 
 def demo_projects() -> dict[str, Project]:
-    """The demo corpus every simulator starts with (and returns to on reset)."""
+    """The demo corpus every engine starts with (and returns to on reset)."""
     projects = [
         Project(
             project_ref="falcon",
@@ -135,7 +134,7 @@ class IdempotencyRecord:
 
 @dataclass
 class EngineState:
-    """Everything the simulator holds. ``instance_id`` survives :meth:`reset`."""
+    """Everything the engine holds. ``instance_id`` survives :meth:`reset`."""
 
     instance_id: str = field(default_factory=new_instance_id)
     projects: dict[str, Project] = field(default_factory=demo_projects)
@@ -143,7 +142,6 @@ class EngineState:
     capabilities: dict[str, Any] = field(init=False)
     idempotency: dict[str, IdempotencyRecord] = field(default_factory=dict)
     requests: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=REQUESTS_KEPT))
-    fault: Fault | None = None
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
     on_change: Callable[[], None] | None = field(default=None, repr=False, compare=False)
     request_count: int = 0  # every request recorded since the start or the last reset (requests keeps the newest)
@@ -164,7 +162,7 @@ class EngineState:
     # -- whole state -------------------------------------------------------------
 
     def reset(self) -> None:
-        """Back to the demo corpus: no extra projects, keys, requests or fault."""
+        """Back to the demo corpus: no extra projects, keys or requests."""
         with self.lock:
             self.projects = demo_projects()
             self.status = default_status()
@@ -172,7 +170,6 @@ class EngineState:
             self.idempotency = {}
             self.requests = deque(maxlen=REQUESTS_KEPT)
             self.request_count = 0
-            self.fault = None
             self.store.clear()
             demo.load(self.store)
             self.changed()
@@ -185,7 +182,6 @@ class EngineState:
                 "projects": [self._counted(p).to_json() for p in self.projects.values()],
                 "status": copy.deepcopy(self.status),
                 "capabilities": copy.deepcopy(self.capabilities),
-                "fault": None if self.fault is None else self.fault.to_json(),
                 "idempotency_keys": [
                     {
                         "key": r.key,
@@ -215,7 +211,7 @@ class EngineState:
         """Put back what :meth:`persisted` wrote. A knowledge base's counts are the store's, never
         the file's (a file an older engine wrote may carry its own)."""
         if data.get("format") != PERSISTED_FORMAT:
-            raise ValueError(f"simulator state format {data.get('format')!r}; this simulator reads {PERSISTED_FORMAT}")
+            raise ValueError(f"engine state format {data.get('format')!r}; this engine reads {PERSISTED_FORMAT}")
         with self.lock:
             self.instance_id = str(data["instance_id"])
             self.capabilities = default_capabilities(self.instance_id)
@@ -226,7 +222,7 @@ class EngineState:
                 self.idempotency[record["key"]] = IdempotencyRecord(**record)
 
     def changed(self) -> None:
-        """Tell the owner (the persisting simulator) that what a restart keeps has changed."""
+        """Tell the owner (the persisting engine) that what a restart keeps has changed."""
         if self.on_change is not None:
             self.on_change()
 
@@ -341,27 +337,6 @@ class EngineState:
     def requests_snapshot(self) -> list[dict[str, Any]]:
         with self.lock:
             return copy.deepcopy(list(self.requests))
-
-    # -- faults ------------------------------------------------------------------
-
-    def get_fault(self) -> Fault | None:
-        with self.lock:
-            return self.fault
-
-    def set_fault(self, fault: Fault | None) -> None:
-        with self.lock:
-            self.fault = fault
-
-    def take_fault(self, path: str) -> Fault | None:
-        """The fault a request to ``path`` meets, counting down a limited one."""
-        with self.lock:
-            fault = self.fault
-            if fault is None or fault.mode == "down" or not fault.applies_to(path):
-                return None
-            if fault.times is not None:
-                remaining = fault.times - 1
-                self.fault = None if remaining <= 0 else replace(fault, times=remaining)
-            return fault
 
 
 def read_state_file(path: Path) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import pytest
 
 from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.exports import jobs as sim_exports
 from tests import demo
 
@@ -26,12 +26,12 @@ APRIL = demo.statement("falcon", "April 10, 2026")
 
 
 @pytest.fixture
-def client(simulator: Engine) -> ForagerClient:
+def client(simulator: Double) -> ForagerClient:
     sim_exports.book(simulator.state).build_seconds = 0.0
     return ForagerClient(simulator.url, simulator.token, timeout_seconds=2.0)
 
 
-def test_resolve_and_reopen_with_the_actor_and_no_empty_fields(client: ForagerClient, simulator: Engine) -> None:
+def test_resolve_and_reopen_with_the_actor_and_no_empty_fields(client: ForagerClient, simulator: Double) -> None:
     decided = client.resolve_conflict(LAUNCH, {"action": "accept_winner", "winner_id": APRIL, "notes": None,
                                                 "actor": "ada"})  # fmt: skip
     assert decided.status == "resolved" and decided.decision is not None and decided.decision.decided_by == "ada"
@@ -56,7 +56,7 @@ def test_decide_unmerge_and_review(client: ForagerClient) -> None:
 
 
 def test_an_export_is_built_in_the_background_and_streams_with_its_digest(
-    client: ForagerClient, simulator: Engine
+    client: ForagerClient, simulator: Double
 ) -> None:
     sim_exports.book(simulator.state).build_seconds = 0.3
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-export")
@@ -76,7 +76,7 @@ def test_an_export_is_built_in_the_background_and_streams_with_its_digest(
 @pytest.mark.parametrize(("control", "status", "code"), [("folder", 409, "written_to_folder"),
                                                           ("expire", 410, "archive_expired")])  # fmt: skip
 def test_a_download_forager_refuses_is_refused_in_its_words(
-    client: ForagerClient, simulator: Engine, control: str, status: int, code: str
+    client: ForagerClient, simulator: Double, control: str, status: int, code: str
 ) -> None:
     row = client.start_export("falcon", {"format": "anthill"}, idempotency_key=f"contract-{control}")
     httpx.post(f"{simulator.control_url}/exports/{row.export_id}/{control}", timeout=30.0).raise_for_status()
@@ -85,7 +85,7 @@ def test_a_download_forager_refuses_is_refused_in_its_words(
     assert (refused.value.upstream_status, refused.value.upstream_code) == (status, code)
 
 
-def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Engine) -> None:
+def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, simulator: Double) -> None:
     row = client.start_export("falcon", {"format": "jsonl"}, idempotency_key="contract-reset")
     assert sim_exports.book(simulator.state).wait(row.export_id).completed
     simulator.set_fault("reset", path_prefix=f"/api/exports/{row.export_id}/download", times=1)
@@ -93,7 +93,7 @@ def test_a_body_that_breaks_off_raises_from_the_chunks(client: ForagerClient, si
         b"".join(arriving.chunks)
 
 
-def test_forager_refuses_an_export_while_processing(client: ForagerClient, simulator: Engine) -> None:
+def test_forager_refuses_an_export_while_processing(client: ForagerClient, simulator: Double) -> None:
     httpx.post(
         f"{simulator.control_url}/projects/falcon/processing", json={"processing": True}, timeout=30.0
     ).raise_for_status()
@@ -103,7 +103,7 @@ def test_forager_refuses_an_export_while_processing(client: ForagerClient, simul
 
 
 def test_the_archive_the_client_takes_away_is_the_base_it_ingested(
-    client: ForagerClient, simulator: Engine, tmp_path: Path
+    client: ForagerClient, simulator: Double, tmp_path: Path
 ) -> None:
     """Over loopback, through the product's own client: a document ingested by path, an ANTHILL
     package of it downloaded and verified, its statements and the revision it names read back."""

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 from tests import secrets
 
 pytestmark = pytest.mark.contract
@@ -25,14 +25,14 @@ TOKEN = "engine-knowledge-token"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Double]:
+    with start_double(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
         secrets.register(sim.token)
         yield sim
 
 
 @pytest.fixture
-def api(engine: Engine) -> Iterator[httpx.Client]:
+def api(engine: Double) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as client:
         yield client
 

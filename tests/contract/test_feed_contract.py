@@ -8,7 +8,7 @@ import pytest
 from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import EXPORT_COMPLETED, REVISION_PUBLISHED, FeedCursorRefused, FeedEnvelope
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.serving.routing import ApiError
 
 pytestmark = pytest.mark.contract
@@ -16,11 +16,11 @@ pytestmark = pytest.mark.contract
 REF = "falcon"
 
 
-def client_for(sim: Engine) -> ForagerClient:
+def client_for(sim: Double) -> ForagerClient:
     return ForagerClient(sim.url, sim.token, timeout_seconds=2.0)
 
 
-def test_a_new_source_publishes_a_revision_the_feed_answers_in_order(simulator: Engine) -> None:
+def test_a_new_source_publishes_a_revision_the_feed_answers_in_order(simulator: Double) -> None:
     simulator.put_source(REF, "onboarding.md", "# Onboarding\nDay one.")
     simulator.put_source(REF, "onboarding.md", "# Onboarding\nDay one, revised.", status="partial")
     simulator.publish_export(REF)
@@ -37,7 +37,7 @@ def test_a_new_source_publishes_a_revision_the_feed_answers_in_order(simulator: 
     assert {"export_id", "export_format", "package_digest"} <= set(envelopes[2].payload)
 
 
-def test_the_feed_answers_only_what_is_after_the_cursor_up_to_the_limit(simulator: Engine) -> None:
+def test_the_feed_answers_only_what_is_after_the_cursor_up_to_the_limit(simulator: Double) -> None:
     for n in range(5):
         simulator.put_source(REF, f"doc-{n}.md", f"text {n}")
 
@@ -46,7 +46,7 @@ def test_the_feed_answers_only_what_is_after_the_cursor_up_to_the_limit(simulato
     assert [e["sequence"] for e in page.envelopes] == [3, 4]
 
 
-def test_head_revision_states_complete_or_partial_and_the_failed_sources(simulator: Engine) -> None:
+def test_head_revision_states_complete_or_partial_and_the_failed_sources(simulator: Double) -> None:
     client = client_for(simulator)
     assert client.head_revision(REF) is None  # nothing published yet
 
@@ -60,7 +60,7 @@ def test_head_revision_states_complete_or_partial_and_the_failed_sources(simulat
     assert head.logical_content_hash.startswith("sha256:")
 
 
-def test_sources_carry_each_sources_logical_content_hash(simulator: Engine) -> None:
+def test_sources_carry_each_sources_logical_content_hash(simulator: Double) -> None:
     simulator.put_source(REF, "fresh.md", "fresh text")
 
     sources = client_for(simulator).sources(REF)
@@ -76,7 +76,7 @@ def test_sources_carry_each_sources_logical_content_hash(simulator: Engine) -> N
     [("expire", 0, "cursor_expired"), ("ahead", 2, "cursor_ahead"), ("generation", 0, "generation_changed")],
 )
 def test_each_cursor_refusal_is_the_clients_feed_cursor_refused(
-    simulator: Engine, fault: str, after: int, code: str
+    simulator: Double, fault: str, after: int, code: str
 ) -> None:
     client = client_for(simulator)
     simulator.put_source(REF, "a.md", "a")
@@ -92,7 +92,7 @@ def test_each_cursor_refusal_is_the_clients_feed_cursor_refused(
     assert isinstance(refused.value.__cause__, UpstreamRefused)
 
 
-def test_cursor_expired_names_the_earliest_sequence_still_held(simulator: Engine) -> None:
+def test_cursor_expired_names_the_earliest_sequence_still_held(simulator: Double) -> None:
     simulator.put_source(REF, "a.md", "a")
     simulator.put_source(REF, "b.md", "b")
     simulator.feed_fault(REF, "expire")
@@ -103,7 +103,7 @@ def test_cursor_expired_names_the_earliest_sequence_still_held(simulator: Engine
     assert refused.value.details["earliest_sequence"] == 3
 
 
-def test_a_skipped_sequence_is_a_gap_on_the_page(simulator: Engine) -> None:
+def test_a_skipped_sequence_is_a_gap_on_the_page(simulator: Double) -> None:
     simulator.put_source(REF, "a.md", "a")
     simulator.feed_fault(REF, "skip")
     simulator.put_source(REF, "b.md", "b")
@@ -113,7 +113,7 @@ def test_a_skipped_sequence_is_a_gap_on_the_page(simulator: Engine) -> None:
     assert [e["sequence"] for e in page.envelopes] == [1, 3]
 
 
-def test_redelivery_answers_the_whole_feed_again_once(simulator: Engine) -> None:
+def test_redelivery_answers_the_whole_feed_again_once(simulator: Double) -> None:
     client = client_for(simulator)
     simulator.put_source(REF, "a.md", "a")
     simulator.put_source(REF, "b.md", "b")
@@ -127,7 +127,7 @@ def test_redelivery_answers_the_whole_feed_again_once(simulator: Engine) -> None
 
 
 def test_a_restored_producer_reuses_sequences_under_new_event_ids_and_states_its_head(
-    simulator: Engine,
+    simulator: Double,
 ) -> None:
     """What restore detection relies on: every page carries head_sequence, and a sequence served
     again after a restore carries another event_id (ids are unique to one envelope)."""
@@ -148,12 +148,12 @@ def test_a_restored_producer_reuses_sequences_under_new_event_ids_and_states_its
 
 
 @pytest.mark.parametrize("count", [0, -1, "2", True])
-def test_a_restore_depth_that_is_not_a_positive_whole_number_is_refused(simulator: Engine, count: object) -> None:
+def test_a_restore_depth_that_is_not_a_positive_whole_number_is_refused(simulator: Double, count: object) -> None:
     with pytest.raises(ApiError, match="count must be a whole number"):
         simulator.feed_fault(REF, "ahead", count)  # type: ignore[arg-type]
 
 
-def test_another_refusal_is_not_a_cursor_refusal(simulator: Engine) -> None:
+def test_another_refusal_is_not_a_cursor_refusal(simulator: Double) -> None:
     with pytest.raises(UpstreamRefused) as refused:
         client_for(simulator).feed("no_such_project", generation=None, after=0)
 
@@ -161,7 +161,7 @@ def test_another_refusal_is_not_a_cursor_refusal(simulator: Engine) -> None:
     assert refused.value.upstream_status == 404
 
 
-def test_a_receipt_is_recorded_and_carries_an_idempotency_key(simulator: Engine) -> None:
+def test_a_receipt_is_recorded_and_carries_an_idempotency_key(simulator: Double) -> None:
     envelope = simulator.put_source(REF, "a.md", "a")
     client = client_for(simulator)
 
@@ -177,7 +177,7 @@ def test_a_receipt_is_recorded_and_carries_an_idempotency_key(simulator: Engine)
     ]
 
 
-def test_a_failed_receipt_uses_another_key_and_a_synthesized_one_says_so(simulator: Engine) -> None:
+def test_a_failed_receipt_uses_another_key_and_a_synthesized_one_says_so(simulator: Double) -> None:
     envelope = simulator.put_source(REF, "a.md", "a")
     client = client_for(simulator)
 

@@ -11,13 +11,13 @@ from knowledge_service.errors import UpstreamError, UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import STAGES
 from knowledge_service.upstream.multipart import FilePart
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 
 pytestmark = pytest.mark.contract
 
 
-def client_for(sim: Engine) -> ForagerClient:
+def client_for(sim: Double) -> ForagerClient:
     return ForagerClient(sim.url, sim.token, timeout_seconds=2.0)
 
 
@@ -25,7 +25,7 @@ def parts(*files: tuple[str, bytes]) -> list[FilePart]:
     return [FilePart(name, len(data), lambda data=data: [data[:3], data[3:]]) for name, data in files]
 
 
-def test_a_queued_job_is_the_payload_with_eleven_stages_and_one_key_makes_one_job(simulator: Engine) -> None:
+def test_a_queued_job_is_the_payload_with_eleven_stages_and_one_key_makes_one_job(simulator: Double) -> None:
     client = client_for(simulator)
     job = client.queue_job("falcon", ["/srv/colony/workspace/docs"], force=False, idempotency_key="k-1")
     again = client.queue_job("falcon", ["/srv/colony/workspace/docs"], force=False, idempotency_key="k-1")
@@ -36,7 +36,7 @@ def test_a_queued_job_is_the_payload_with_eleven_stages_and_one_key_makes_one_jo
     assert [r["idempotency_key"] for r in posts] == ["k-1", "k-1"]
 
 
-def test_polling_pace_moves_a_job_one_step_a_read(simulator: Engine, tmp_path: Path) -> None:
+def test_polling_pace_moves_a_job_one_step_a_read(simulator: Double, tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# A\n\nThe polling pace moves one stage each read.\n")
     simulator.set_job_pace("poll")
     client = client_for(simulator)
@@ -46,13 +46,13 @@ def test_polling_pace_moves_a_job_one_step_a_read(simulator: Engine, tmp_path: P
     assert seen[-1].status == "completed" and seen[-1].progress == 1.0 and seen[-1].terminal
 
 
-def test_a_job_of_another_project_is_foragers_404(simulator: Engine) -> None:
+def test_a_job_of_another_project_is_foragers_404(simulator: Double) -> None:
     with pytest.raises(UpstreamRefused) as refused:
         client_for(simulator).job("falcon", demo.job("harbour"))
     assert refused.value.upstream_status == 404
 
 
-def test_cancel_of_a_terminal_job_and_retry_of_a_completed_one_are_409s(simulator: Engine) -> None:
+def test_cancel_of_a_terminal_job_and_retry_of_a_completed_one_are_409s(simulator: Double) -> None:
     client = client_for(simulator)
     for call in (client.cancel_job, client.retry_job):
         with pytest.raises(UpstreamRefused) as refused:
@@ -60,7 +60,7 @@ def test_cancel_of_a_terminal_job_and_retry_of_a_completed_one_are_409s(simulato
         assert refused.value.upstream_status == 409
 
 
-def test_an_upload_streams_one_multipart_body_with_its_length(simulator: Engine) -> None:
+def test_an_upload_streams_one_multipart_body_with_its_length(simulator: Double) -> None:
     job = client_for(simulator).upload(
         "falcon",
         parts(("a.md", b"hello"), ("b/c.txt", b"world!")),
@@ -75,7 +75,7 @@ def test_an_upload_streams_one_multipart_body_with_its_length(simulator: Engine)
     assert post["headers"]["Content-Type"].startswith("multipart/form-data; boundary=")
 
 
-def test_a_preflight_refusal_is_an_answer_and_a_working_storage_failure_is_a_failure(simulator: Engine) -> None:
+def test_a_preflight_refusal_is_an_answer_and_a_working_storage_failure_is_a_failure(simulator: Double) -> None:
     client = client_for(simulator)
     simulator.set_admission(limit_bytes=4)
     refused = client.preflight("falcon", parts(("a.md", b"hello")), idempotency_key="p-1")
@@ -92,7 +92,7 @@ def test_a_preflight_refusal_is_an_answer_and_a_working_storage_failure_is_a_fai
     assert client.preflight("falcon", parts(("a.md", b"hello")), idempotency_key="p-3").admitted
 
 
-def test_an_upload_over_foragers_caps_is_its_413(simulator: Engine) -> None:
+def test_an_upload_over_foragers_caps_is_its_413(simulator: Double) -> None:
     many = parts(*[(f"f{i}", b"x") for i in range(401)])
     with pytest.raises(UpstreamRefused) as refused:
         client_for(simulator).upload("falcon", many, force=False, admission_job_id=None, idempotency_key="big")

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 from local_engine.ingestion import extraction
 from tests import secrets
 from tests.documents import handbook
@@ -32,18 +32,18 @@ TOKEN = "engine-contract-token"
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Double]:
     """An engine with a worker process, as ``make run`` has: every test here goes through it (the
     other tiers' engines compute in place, and ``tests/engine/test_workers.py`` holds both ways to
     the same rows)."""
     data = tmp_path_factory.mktemp("engine")
-    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=data, workers=1) as sim:
+    with start_double(port=0, control_port=0, token=TOKEN, data_dir=data, workers=1) as sim:
         secrets.register(sim.token)
         yield sim
 
 
 @pytest.fixture
-def api(engine: Engine) -> Iterator[httpx.Client]:
+def api(engine: Double) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as client:
         yield client
 
@@ -167,7 +167,7 @@ def test_a_path_under_no_input_root_is_refused_before_a_job_is_made(tmp_path: Pa
     inside.mkdir()
     outside.mkdir()
     with (
-        start_engine(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced,
+        start_double(port=0, control_port=0, token=TOKEN, input_roots=[inside]) as fenced,
         httpx.Client(base_url=fenced.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30.0) as client,
     ):
         ref = new_base(client)
@@ -182,7 +182,7 @@ def test_a_path_under_no_input_root_is_refused_before_a_job_is_made(tmp_path: Pa
 
 
 def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
-    api: httpx.Client, engine: Engine, folder: Path
+    api: httpx.Client, engine: Double, folder: Path
 ) -> None:
     ref = new_base(api)
     ingest(api, ref, folder)
@@ -205,7 +205,7 @@ def test_the_same_files_again_are_skipped_and_the_revision_hash_holds(
 
 
 def test_cancel_stops_at_a_boundary_and_retry_resumes_from_the_checkpoint(
-    api: httpx.Client, engine: Engine, folder: Path
+    api: httpx.Client, engine: Double, folder: Path
 ) -> None:
     ref = new_base(api)
     engine.set_job_pace("poll")

@@ -6,14 +6,14 @@ import pytest
 
 from knowledge_service.errors import UpstreamRefused
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 
 pytestmark = pytest.mark.contract
 
 
 @pytest.fixture
-def client(simulator: Engine) -> ForagerClient:
+def client(simulator: Double) -> ForagerClient:
     return ForagerClient(simulator.url, simulator.token, timeout_seconds=2.0)
 
 

@@ -10,13 +10,13 @@ import pytest
 from knowledge_service.domain.workspace_paths import file_name
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.multipart import FilePart
-from local_engine import Engine
+from local_engine.double import Double
 from tests.unit.test_upload_names import ON_THE_WIRE
 
 pytestmark = pytest.mark.contract
 
 
-def test_every_accepted_name_is_recorded_by_the_engine_exactly_as_it_was_accepted(simulator: Engine) -> None:
+def test_every_accepted_name_is_recorded_by_the_engine_exactly_as_it_was_accepted(simulator: Double) -> None:
     # Given every kind of name the fence accepts, the probe's `;` names, `%22` and quotes included
     accepted = [file_name(name) for name in ON_THE_WIRE]
     assert "x; filename=/etc/passwd" in accepted and "a;rm -rf ~" in accepted and '"' in accepted

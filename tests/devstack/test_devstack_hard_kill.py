@@ -23,7 +23,7 @@ import boto3
 import httpx
 from botocore.config import Config
 
-from local_engine import start_engine
+from local_engine.double import start_double
 from tests.localstack import LocalStack, launch_stack
 
 ROUNDS = int(os.environ.get("DEVSTACK_KILL_ROUNDS", "3"))
@@ -164,14 +164,14 @@ def test_given_kill_9_at_random_moments_of_write_bursts_then_every_acknowledged_
 
 def test_given_a_state_file_then_bases_sources_and_keys_survive_a_simulator_restart(tmp_path: Path) -> None:
     state = tmp_path / "forager-simulator.json"
-    with start_engine(token="t0ken", state_file=state) as first:
+    with start_double(token="t0ken", state_file=state) as first:
         auth = {"Authorization": "Bearer t0ken", "Idempotency-Key": "key-1"}
         made = httpx.post(f"{first.url}/api/projects", json={"name": "Kept"}, headers=auth, timeout=30.0).json()
         first.put_source(made["project_ref"], "notes.md", "Kept across a restart.")
         instance = first.state.instance_id
 
     assert state.stat().st_mode & 0o777 == 0o600
-    with start_engine(token="t0ken", state_file=state) as second:
+    with start_double(token="t0ken", state_file=state) as second:
         listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}, timeout=30.0).json()
         replay = httpx.post(f"{second.url}/api/projects", json={"name": "Kept"}, headers=auth, timeout=30.0)
 
@@ -185,14 +185,14 @@ def test_given_a_state_file_then_bases_sources_and_keys_survive_a_simulator_rest
 
 
 def test_given_no_state_file_then_a_restarted_simulator_is_the_demo_corpus_again() -> None:
-    with start_engine(token="t0ken") as first:
+    with start_double(token="t0ken") as first:
         made = httpx.post(
             f"{first.url}/api/projects",
             json={"name": "Gone"},
             headers={"Authorization": "Bearer t0ken", "Idempotency-Key": "key-2"},
             timeout=30.0,
         ).json()
-    with start_engine(token="t0ken") as second:
+    with start_double(token="t0ken") as second:
         listed = httpx.get(f"{second.url}/api/projects", headers={"Authorization": "Bearer t0ken"}, timeout=30.0).json()
 
     assert made["project_ref"] not in {p["project_ref"] for p in listed["projects"]}

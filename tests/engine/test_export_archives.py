@@ -25,7 +25,7 @@ import httpx
 import pytest
 from hypothesis import given, strategies as st
 
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 from local_engine.exports import archives, jobs as sim_exports
 
 TOKEN = "export-archives-token"
@@ -51,20 +51,20 @@ Project Falcon launches on May 2, 2026, after the harbour works. Bob Smith check
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
-    with start_engine(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Double]:
+    with start_double(port=0, control_port=0, token=TOKEN, data_dir=tmp_path_factory.mktemp("engine")) as sim:
         yield sim
 
 
 @pytest.fixture
-def api(engine: Engine) -> Iterator[httpx.Client]:
+def api(engine: Double) -> Iterator[httpx.Client]:
     settings(engine, build_seconds=0, padding_bytes=0)
     with httpx.Client(base_url=engine.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as client:
         yield client
     settings(engine, build_seconds=0.2, padding_bytes=0)
 
 
-def settings(engine: Engine, **values: Any) -> None:
+def settings(engine: Double, **values: Any) -> None:
     httpx.put(f"{engine.control_url}/exports/settings", json=values, timeout=30.0).raise_for_status()
 
 
@@ -112,7 +112,7 @@ def download(api: httpx.Client, row: dict[str, Any]) -> bytes:
     return data
 
 
-def served(engine: Engine, ref: str, *, historical: bool = False) -> set[str]:
+def served(engine: Double, ref: str, *, historical: bool = False) -> set[str]:
     hidden = "" if historical else " AND status NOT IN ('Superseded', 'Archived')"
     rows = engine.state.store.rows(f"SELECT knowledge_id FROM statements WHERE ref = ? AND indexed = 1{hidden}", ref)  # noqa: S608
     return {str(r[0]) for r in rows}
@@ -138,7 +138,7 @@ def ids(lines: bytes, key: str) -> set[str]:
 
 # ---------------------------------------------------------------- the three formats
 def test_an_obsidian_vault_holds_a_note_a_statement_linked_to_its_sources(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     row = export(api, base, "obsidian", vault_name="Launch vault")
     assert row["file_name"].endswith(".zip") and row["file_name"].startswith("Launch vault export ")
@@ -171,7 +171,7 @@ def notes_linked(note: str) -> list[str]:
 
 
 def test_a_jsonl_export_is_one_record_a_line_each_with_its_record_type(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     row = export(api, base, "jsonl")
     assert row["file_name"].endswith(".jsonl.gz")
@@ -192,7 +192,7 @@ def test_a_jsonl_export_is_one_record_a_line_each_with_its_record_type(
 
 
 def test_an_anthill_package_is_version_7_and_names_the_revision_it_was_cut_from(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     row = export(api, base, "anthill")
     assert row["file_name"].endswith(".anthill.tar.gz")
@@ -219,7 +219,7 @@ def test_an_anthill_package_is_version_7_and_names_the_revision_it_was_cut_from(
 
 
 def test_an_export_runs_then_completes_and_its_completion_is_on_the_feed_with_its_digest(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     settings(engine, build_seconds=0.4)
     started = post(api, f"/api/projects/{base}/exports", {"format": "anthill"})
@@ -246,7 +246,7 @@ def test_an_export_runs_then_completes_and_its_completion_is_on_the_feed_with_it
 
 
 def test_the_control_ports_export_is_a_real_package_whose_envelope_names_its_digest(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     envelope = httpx.post(f"{engine.control_url}/projects/{base}/exports", timeout=30.0).json()
     payload = envelope["payload"]
@@ -257,7 +257,7 @@ def test_the_control_ports_export_is_a_real_package_whose_envelope_names_its_dig
     assert manifest["revision"]["id"] == payload["revision_id"] == row["revision_id"]
 
 
-def test_a_base_with_no_revision_exports_with_none_and_publishes_nothing(api: httpx.Client, engine: Engine) -> None:
+def test_a_base_with_no_revision_exports_with_none_and_publishes_nothing(api: httpx.Client, engine: Double) -> None:
     ref = str(post(api, "/api/projects", {"name": "Empty"})["project_ref"])
     row = export(api, ref, "anthill")
     manifest, files = package(download(api, row))
@@ -269,7 +269,7 @@ def test_a_base_with_no_revision_exports_with_none_and_publishes_nothing(api: ht
 
 # ---------------------------------------------------------------- options, stats, determinism
 def test_sources_texts_only_with_include_sources_and_chunks_only_with_include_chunks(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     plain = jsonl_records(download(api, export(api, base, "jsonl")))
     full_row = export(api, base, "jsonl", include_sources=True, include_chunks=True)
@@ -294,7 +294,7 @@ def test_sources_texts_only_with_include_sources_and_chunks_only_with_include_ch
 
 
 def test_superseded_and_archived_statements_only_with_include_superseded(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     current = sorted(served(engine, base))
     with engine.state.store.transaction() as db:
@@ -327,7 +327,7 @@ def test_the_same_knowledge_gives_the_same_bytes(api: httpx.Client, base: str) -
 
 
 # ---------------------------------------------------------------- people and disagreements
-def people_and_a_disagreement(engine: Engine, ref: str) -> dict[str, str]:
+def people_and_a_disagreement(engine: Double, ref: str) -> dict[str, str]:
     """What the pipeline found in the base's two documents: Robert Smith (Bob Smith merged in on
     its own), Ada Lovelace linked to Project Falcon, and the launch date the two disagree on."""
     store = engine.state.store
@@ -355,7 +355,7 @@ def people_and_a_disagreement(engine: Engine, ref: str) -> dict[str, str]:
     }
 
 
-def held(engine: Engine, ref: str) -> tuple[int, int]:
+def held(engine: Double, ref: str) -> tuple[int, int]:
     """(entities not merged away, disagreements) of the base, as the store holds them."""
     store = engine.state.store
     entities = store.value("SELECT COUNT(*) FROM entities WHERE ref = ? AND merged_into IS NULL", ref)
@@ -363,7 +363,7 @@ def held(engine: Engine, ref: str) -> tuple[int, int]:
 
 
 def test_a_vaults_statements_link_their_people_and_disagreements_and_those_link_back(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     the = people_and_a_disagreement(engine, base)
     row = export(api, base, "obsidian")
@@ -383,7 +383,7 @@ def test_a_vaults_statements_link_their_people_and_disagreements_and_those_link_
     assert f"Merged into [[{the['robert']}|Robert Smith]]" in merged.read(f"Entities/{the['bob']}.md").decode()
 
 
-def test_jsonl_and_the_package_carry_people_and_disagreements(api: httpx.Client, engine: Engine, base: str) -> None:
+def test_jsonl_and_the_package_carry_people_and_disagreements(api: httpx.Client, engine: Double, base: str) -> None:
     the = people_and_a_disagreement(engine, base)
     records = jsonl_records(download(api, export(api, base, "jsonl")))
     entities = {r["entity_id"]: r for r in of_type(records, "entity")}
@@ -405,7 +405,7 @@ def test_jsonl_and_the_package_carry_people_and_disagreements(api: httpx.Client,
 # ---------------------------------------------------------------- padding, faults, the file on disk
 @pytest.mark.parametrize("fmt", ["obsidian", "jsonl", "anthill"])
 def test_padding_adds_a_stored_entry_of_that_size_and_the_knowledge_still_reads(
-    api: httpx.Client, engine: Engine, base: str, fmt: str
+    api: httpx.Client, engine: Double, base: str, fmt: str
 ) -> None:
     plain = export(api, base, fmt)
     settings(engine, padding_bytes=3 * MIB + 5)
@@ -426,7 +426,7 @@ def test_padding_adds_a_stored_entry_of_that_size_and_the_knowledge_still_reads(
     assert statement_ids(fmt, data) == served(engine, base)
 
 
-def test_download_faults_apply_to_the_real_archive(api: httpx.Client, engine: Engine, base: str) -> None:
+def test_download_faults_apply_to_the_real_archive(api: httpx.Client, engine: Double, base: str) -> None:
     row = export(api, base, "jsonl")
     whole = download(api, row)
     fault = f"{engine.control_url}/exports/{row['export_id']}/download-faults"
@@ -449,7 +449,7 @@ def test_download_faults_apply_to_the_real_archive(api: httpx.Client, engine: En
 
 
 def test_the_archive_is_a_file_on_the_engines_disk_and_expiring_removes_it(
-    api: httpx.Client, engine: Engine, base: str
+    api: httpx.Client, engine: Double, base: str
 ) -> None:
     row = export(api, base, "obsidian")
     assert engine.data_dir is not None
@@ -461,7 +461,7 @@ def test_the_archive_is_a_file_on_the_engines_disk_and_expiring_removes_it(
     assert (gone.status_code, gone.json()["error"]["code"]) == (410, "archive_expired")
 
 
-def test_the_settings_refuse_what_they_do_not_take(engine: Engine) -> None:
+def test_the_settings_refuse_what_they_do_not_take(engine: Double) -> None:
     answer = httpx.put(f"{engine.control_url}/exports/settings", json={"archive_bytes": 180_000}, timeout=30.0)
     assert answer.status_code == 400 and "padding_bytes" in answer.json()["error"]["message"]
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from local_engine import Engine, FaultError, start_engine
+from local_engine.double import Double, FaultError, start_double
 
 TOKEN = "sim-secret-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -53,8 +53,8 @@ def request(method: str, url: str, timeout: float = 2.0, **kwargs: Any) -> httpx
 
 
 @pytest.fixture
-def sim() -> Iterator[Engine]:
-    simulator = start_engine(host="127.0.0.1", port=0, control_port=0, token=TOKEN)
+def sim() -> Iterator[Double]:
+    simulator = start_double(host="127.0.0.1", port=0, control_port=0, token=TOKEN)
     try:
         yield simulator
     finally:
@@ -62,13 +62,13 @@ def sim() -> Iterator[Engine]:
 
 
 @pytest.fixture
-def api(sim: Engine) -> Iterator[httpx.Client]:
+def api(sim: Double) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=sim.url, headers=AUTH, timeout=2.0, verify=False) as client:
         yield client
 
 
 @pytest.fixture
-def control(sim: Engine) -> Iterator[httpx.Client]:
+def control(sim: Double) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=sim.control_url, timeout=2.0, verify=False) as client:
         yield client
 
@@ -109,7 +109,7 @@ def error_code(response: httpx.Response) -> str:
     ],
 )
 def test_every_api_route_requires_the_exact_bearer_token(
-    sim: Engine, headers: dict[str, str], method: str, path: str
+    sim: Double, headers: dict[str, str], method: str, path: str
 ) -> None:
     response = request(
         method,
@@ -137,7 +137,7 @@ def test_status(api: httpx.Client) -> None:
     }
 
 
-def test_capabilities_are_stable_for_the_instance(sim: Engine, api: httpx.Client) -> None:
+def test_capabilities_are_stable_for_the_instance(sim: Double, api: httpx.Client) -> None:
     first = api.get("/api/capabilities").json()
     assert re.fullmatch(r"fgi_[0-9a-f]{8}", first["instance_id"])
     assert first == {
@@ -148,7 +148,7 @@ def test_capabilities_are_stable_for_the_instance(sim: Engine, api: httpx.Client
     }
     sim.reset()
     assert api.get("/api/capabilities").json() == first
-    with start_engine(token=TOKEN) as other:
+    with start_double(token=TOKEN) as other:
         assert other.state.instance_id != first["instance_id"]
 
 
@@ -172,7 +172,7 @@ def test_unknown_route_and_wrong_method(api: httpx.Client) -> None:
 # -- POST /api/projects ----------------------------------------------------------------
 
 
-def test_create_project(sim: Engine, api: httpx.Client) -> None:
+def test_create_project(sim: Double, api: httpx.Client) -> None:
     response = post_project(api, {"name": "  Orbit notes ", "description": "What orbit knows"})
     assert response.status_code == 201
     project = response.json()
@@ -198,7 +198,7 @@ def test_create_project_description_is_optional(api: httpx.Client) -> None:
     assert response.json()["description"] == ""
 
 
-def test_idempotent_replay_answers_the_same_project_once(sim: Engine, api: httpx.Client) -> None:
+def test_idempotent_replay_answers_the_same_project_once(sim: Double, api: httpx.Client) -> None:
     body = {"name": "Replay", "description": "same"}
     first = post_project(api, body, key="replay-key")
     again = post_project(api, {"description": "same", "name": "Replay"}, "replay-key")
@@ -216,7 +216,7 @@ def test_idempotency_key_reused_with_another_body(api: httpx.Client) -> None:
     assert len(api.get("/api/projects").json()["projects"]) == 3
 
 
-def test_post_without_idempotency_key(sim: Engine, api: httpx.Client) -> None:
+def test_post_without_idempotency_key(sim: Double, api: httpx.Client) -> None:
     for key in (None, ""):
         response = post_project(api, {"name": "No key"}, key=key)
         assert response.status_code == 400
@@ -240,7 +240,7 @@ def test_post_without_idempotency_key(sim: Engine, api: httpx.Client) -> None:
         json.dumps({"name": "x", "description": "d" * 2001}).encode(),
     ],
 )
-def test_create_project_refuses_a_bad_body(sim: Engine, api: httpx.Client, content: bytes) -> None:
+def test_create_project_refuses_a_bad_body(sim: Double, api: httpx.Client, content: bytes) -> None:
     response = api.post(
         "/api/projects",
         content=content,
@@ -255,7 +255,7 @@ def test_create_project_refuses_a_bad_body(sim: Engine, api: httpx.Client, conte
 # -- the request record ----------------------------------------------------------------
 
 
-def test_requests_are_recorded_without_the_token(sim: Engine, api: httpx.Client, control: httpx.Client) -> None:
+def test_requests_are_recorded_without_the_token(sim: Double, api: httpx.Client, control: httpx.Client) -> None:
     api.get("/api/projects", params={"page": "1"})
     post_project(api, {"name": "Recorded"}, key="rec-key")
     records = sim.requests
@@ -278,7 +278,7 @@ def test_requests_are_recorded_without_the_token(sim: Engine, api: httpx.Client,
 # -- faults ----------------------------------------------------------------------------
 
 
-def test_down_refuses_connections_and_clearing_reopens_the_same_port(sim: Engine, api: httpx.Client) -> None:
+def test_down_refuses_connections_and_clearing_reopens_the_same_port(sim: Double, api: httpx.Client) -> None:
     assert api.get("/api/status").status_code == 200  # a pooled connection exists
     url = sim.url
     sim.set_fault("down")
@@ -293,7 +293,7 @@ def test_down_refuses_connections_and_clearing_reopens_the_same_port(sim: Engine
     assert request("GET", url + "/api/status", headers=AUTH).status_code == 200
 
 
-def test_slow_delays_every_answer(sim: Engine) -> None:
+def test_slow_delays_every_answer(sim: Double) -> None:
     sim.set_fault("slow", delay_seconds=0.6)
     with pytest.raises(httpx.TimeoutException):
         request("GET", sim.url + "/api/status", headers=AUTH, timeout=0.15)
@@ -304,7 +304,7 @@ def test_slow_delays_every_answer(sim: Engine) -> None:
     assert time.monotonic() - started >= 0.05
 
 
-def test_429_carries_retry_after(sim: Engine, api: httpx.Client) -> None:
+def test_429_carries_retry_after(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("429")
     response = api.get("/api/projects")
     assert response.status_code == 429
@@ -314,14 +314,14 @@ def test_429_carries_retry_after(sim: Engine, api: httpx.Client) -> None:
     assert api.get("/api/projects").headers["retry-after"] == "7"
 
 
-def test_5xx(sim: Engine, api: httpx.Client) -> None:
+def test_5xx(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("5xx")
     response = api.get("/api/status")
     assert response.status_code == 500
     assert error_code(response) == "internal_error"
 
 
-def test_malformed_is_a_200_that_is_not_json(sim: Engine, api: httpx.Client) -> None:
+def test_malformed_is_a_200_that_is_not_json(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("malformed")
     response = api.get("/api/projects")
     assert response.status_code == 200
@@ -331,7 +331,7 @@ def test_malformed_is_a_200_that_is_not_json(sim: Engine, api: httpx.Client) -> 
         response.json()
 
 
-def test_reset_closes_the_connection_mid_body(sim: Engine, api: httpx.Client) -> None:
+def test_reset_closes_the_connection_mid_body(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("reset")
     with pytest.raises((httpx.RemoteProtocolError, httpx.ReadError)):
         api.get("/api/projects")
@@ -339,7 +339,7 @@ def test_reset_closes_the_connection_mid_body(sim: Engine, api: httpx.Client) ->
     assert api.get("/api/projects").status_code == 200
 
 
-def test_trickle_sends_the_headers_then_the_real_body_a_byte_at_a_time(sim: Engine, api: httpx.Client) -> None:
+def test_trickle_sends_the_headers_then_the_real_body_a_byte_at_a_time(sim: Double, api: httpx.Client) -> None:
     whole = api.get("/api/status").content
     sim.set_fault("trickle", delay_seconds=0.02)
     started = time.monotonic()
@@ -351,7 +351,7 @@ def test_trickle_sends_the_headers_then_the_real_body_a_byte_at_a_time(sim: Engi
     assert time.monotonic() - started >= 0.02 * len(whole) * 0.9
 
 
-def test_stall_sends_the_headers_then_nothing_then_resets(sim: Engine, api: httpx.Client) -> None:
+def test_stall_sends_the_headers_then_nothing_then_resets(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("stall", delay_seconds=1.5)  # the headers' bound, 1 s, leaves room for a busy machine
     started = time.monotonic()
     with api.stream("GET", "/api/projects") as response:
@@ -361,7 +361,7 @@ def test_stall_sends_the_headers_then_nothing_then_resets(sim: Engine, api: http
     assert time.monotonic() - started >= 1.5
 
 
-def test_a_stall_ends_when_the_client_hangs_up(sim: Engine) -> None:
+def test_a_stall_ends_when_the_client_hangs_up(sim: Double) -> None:
     sim.set_fault("stall", delay_seconds=600)
     with pytest.raises(httpx.ReadTimeout):
         request("GET", f"{sim.url}/api/status", timeout=0.3, headers={"Authorization": f"Bearer {sim.token}"})
@@ -369,14 +369,14 @@ def test_a_stall_ends_when_the_client_hangs_up(sim: Engine) -> None:
     assert request("GET", f"{sim.url}/api/status", headers={"Authorization": f"Bearer {sim.token}"}).status_code == 200
 
 
-def test_redirect_points_at_another_host(sim: Engine, api: httpx.Client) -> None:
+def test_redirect_points_at_another_host(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("redirect")
     response = api.get("/api/projects", follow_redirects=False)
     assert response.status_code == 302
     assert response.headers["location"] == "http://169.254.169.254/latest/meta-data/"
 
 
-def test_fault_limited_to_a_path_prefix_and_a_count(sim: Engine, api: httpx.Client) -> None:
+def test_fault_limited_to_a_path_prefix_and_a_count(sim: Double, api: httpx.Client) -> None:
     sim.set_fault("5xx", path_prefix="/api/projects")
     assert api.get("/api/status").status_code == 200
     assert api.get("/api/projects").status_code == 500
@@ -385,18 +385,18 @@ def test_fault_limited_to_a_path_prefix_and_a_count(sim: Engine, api: httpx.Clie
     assert sim.fault is None
 
 
-def test_faults_meet_requests_before_authentication(sim: Engine) -> None:
+def test_faults_meet_requests_before_authentication(sim: Double) -> None:
     sim.set_fault("5xx")
     assert request("GET", sim.url + "/api/status").status_code == 500
 
 
-def test_faults_never_touch_the_control_port(sim: Engine, control: httpx.Client) -> None:
+def test_faults_never_touch_the_control_port(sim: Double, control: httpx.Client) -> None:
     for mode in ("5xx", "429", "malformed", "reset", "redirect", "down"):
         sim.set_fault(mode)
         assert control.get("/health").json() == {"ok": True}
 
 
-def test_bad_faults_are_refused(sim: Engine) -> None:
+def test_bad_faults_are_refused(sim: Double) -> None:
     for kwargs in (
         {"mode": "flaky"},
         {"mode": "slow", "delay_seconds": -1},
@@ -413,7 +413,7 @@ def test_bad_faults_are_refused(sim: Engine) -> None:
 # -- the control port ------------------------------------------------------------------
 
 
-def test_control_faults(sim: Engine, api: httpx.Client, control: httpx.Client) -> None:
+def test_control_faults(sim: Double, api: httpx.Client, control: httpx.Client) -> None:
     set_ = control.post(
         "/faults",
         json={"mode": "429", "retry_after": 3, "path_prefix": "/api/projects"},
@@ -437,7 +437,7 @@ def test_control_faults(sim: Engine, api: httpx.Client, control: httpx.Client) -
         assert error_code(refused) == "bad_request"
 
 
-def test_control_state_and_reset(sim: Engine, api: httpx.Client, control: httpx.Client) -> None:
+def test_control_state_and_reset(sim: Double, api: httpx.Client, control: httpx.Client) -> None:
     made = post_project(api, {"name": "Temporary"}, key="tmp").json()
     sim.set_fault("5xx", path_prefix="/api/status")
     state = control.get("/state").json()
@@ -463,7 +463,7 @@ def test_control_state_and_reset(sim: Engine, api: httpx.Client, control: httpx.
     assert again.json()["project_ref"] != made["project_ref"]
 
 
-def test_control_capabilities(sim: Engine, api: httpx.Client, control: httpx.Client) -> None:
+def test_control_capabilities(sim: Double, api: httpx.Client, control: httpx.Client) -> None:
     instance_id = sim.state.instance_id
     older = {"instance_id": instance_id, "generation": "gen_01", "change_feed": True}
     older["exports"] = {"anthill": {"package_version": 6}}
@@ -490,7 +490,7 @@ def test_control_routes_and_methods(control: httpx.Client) -> None:
 
 
 def test_context_manager_stops_both_ports() -> None:
-    with Engine(token=TOKEN) as sim:
+    with Double(token=TOKEN) as sim:
         url, control_url = sim.url, sim.control_url
         assert request("GET", control_url + "/health").status_code == 200
     for dead in (url + "/api/status", control_url + "/health"):
@@ -501,7 +501,7 @@ def test_context_manager_stops_both_ports() -> None:
 
 def test_only_loopback_hosts() -> None:
     with pytest.raises(ValueError):
-        Engine(host="0.0.0.0")
+        Double(host="0.0.0.0")
 
 
 def test_cli_serves_and_logs_without_the_token() -> None:

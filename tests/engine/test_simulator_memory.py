@@ -7,7 +7,7 @@ import tracemalloc
 
 import httpx
 
-from local_engine import start_engine
+from local_engine.double import start_double
 from local_engine.serving.state import REQUESTS_KEPT, EngineState
 
 
@@ -34,7 +34,7 @@ def test_given_100000_recorded_requests_then_only_the_newest_are_kept_and_memory
 
 
 def test_given_more_requests_over_http_than_kept_then_the_control_state_lists_the_newest() -> None:
-    with start_engine(token="t0ken") as simulator, httpx.Client(timeout=30.0) as client:
+    with start_double(token="t0ken") as simulator, httpx.Client(timeout=30.0) as client:
         for _ in range(REQUESTS_KEPT + 50):
             client.get(f"{simulator.url}/api/status", headers={"Authorization": "Bearer t0ken"})
         recorded = client.get(f"{simulator.control_url}/state").json()["requests"]

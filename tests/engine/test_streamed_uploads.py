@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from knowledge_service.upstream.multipart import FilePart, MultipartBody
-from local_engine import Engine, start_engine
+from local_engine.double import Double, start_double
 
 TOKEN = "stream-secret-token"
 MB = 1024 * 1024
@@ -24,8 +24,8 @@ UPLOADS = "/api/projects/falcon/uploads"
 
 
 @pytest.fixture
-def sim(tmp_path: Path) -> Iterator[Engine]:
-    engine = start_engine(token=TOKEN, data_dir=tmp_path / "data")
+def sim(tmp_path: Path) -> Iterator[Double]:
+    engine = start_double(token=TOKEN, data_dir=tmp_path / "data")
     engine.set_job_pace("poll")  # the jobs wait: their upload folders stay as they landed
     try:
         yield engine
@@ -33,18 +33,18 @@ def sim(tmp_path: Path) -> Iterator[Engine]:
         engine.stop()
 
 
-def uploads_of(sim: Engine) -> Path:
+def uploads_of(sim: Double) -> Path:
     assert sim.data_dir is not None
     return sim.data_dir / "uploads"
 
 
-def staged(sim: Engine) -> list[Path]:
+def staged(sim: Double) -> list[Path]:
     """Whatever is in the staging folder (an upload on its way in): empty when none is."""
     folder = uploads_of(sim) / ".staging"
     return sorted(folder.rglob("*")) if folder.exists() else []
 
 
-def job_folders(sim: Engine) -> list[str]:
+def job_folders(sim: Double) -> list[str]:
     root = uploads_of(sim)
     return sorted(p.name for p in root.iterdir() if p.name.startswith("job_")) if root.exists() else []
 
@@ -62,7 +62,7 @@ def body_of(files: list[tuple[str, int, bytes]], boundary: str = "") -> Multipar
     return MultipartBody([("force", "false")], parts, boundary=boundary)
 
 
-def post(sim: Engine, content: Iterable[bytes], headers: dict[str, str], key: str = "up-1") -> httpx.Response:
+def post(sim: Double, content: Iterable[bytes], headers: dict[str, str], key: str = "up-1") -> httpx.Response:
     with httpx.Client(base_url=sim.url, timeout=60, verify=False) as client:
         return client.post(
             UPLOADS,
@@ -71,7 +71,7 @@ def post(sim: Engine, content: Iterable[bytes], headers: dict[str, str], key: st
         )
 
 
-def post_body(sim: Engine, body: MultipartBody, key: str = "up-1", chunked: bool = False) -> httpx.Response:
+def post_body(sim: Double, body: MultipartBody, key: str = "up-1", chunked: bool = False) -> httpx.Response:
     headers = {"Content-Type": body.content_type}
     if not chunked:  # without a length, httpx sends the body chunked
         headers["Content-Length"] = str(len(body))
@@ -84,7 +84,7 @@ def block(seed: bytes, boundary: str) -> bytes:
     return (near + hashlib.sha256(seed).digest() * 4096 + b"\r\n--\r\n")[:MB]
 
 
-def test_a_large_upload_lands_byte_for_byte_and_nothing_stays_staged(sim: Engine) -> None:
+def test_a_large_upload_lands_byte_for_byte_and_nothing_stays_staged(sim: Double) -> None:
     boundary = "b-large"
     files = [(f"big/{n}.bin", 10 * MB + n, block(bytes([n]), boundary)) for n in range(3)]
     answer = post_body(sim, body_of(files, boundary))
@@ -100,7 +100,7 @@ def test_a_large_upload_lands_byte_for_byte_and_nothing_stays_staged(sim: Engine
     assert staged(sim) == []
 
 
-def test_a_chunked_upload_is_read_as_it_arrives(sim: Engine) -> None:
+def test_a_chunked_upload_is_read_as_it_arrives(sim: Double) -> None:
     files = [("a.md", 3 * MB + 7, b"# A\n\nChunked bytes arrive whole.\n" * 1000), ("b.md", 5, b"hello")]
     answer = post_body(sim, body_of(files), chunked=True)
     assert answer.status_code == 202, answer.text
@@ -112,7 +112,7 @@ def test_a_chunked_upload_is_read_as_it_arrives(sim: Engine) -> None:
     assert staged(sim) == []
 
 
-def test_the_same_key_again_replays_the_job_and_drops_the_second_copy(sim: Engine) -> None:
+def test_the_same_key_again_replays_the_job_and_drops_the_second_copy(sim: Double) -> None:
     body = body_of([("a.md", 2 * MB, b"x" * 1000)])
     first, again = post_body(sim, body, key="same"), post_body(sim, body, key="same")
     assert (first.status_code, again.status_code) == (202, 200)  # a replay answers 200
@@ -127,7 +127,7 @@ def test_the_same_key_again_replays_the_job_and_drops_the_second_copy(sim: Engin
         (b"%FF.md", "A filename is not percent-encoded UTF-8."),
     ],
 )
-def test_an_upload_with_a_refused_name_leaves_nothing_staged(sim: Engine, wire: bytes, message: str) -> None:
+def test_an_upload_with_a_refused_name_leaves_nothing_staged(sim: Double, wire: bytes, message: str) -> None:
     """The name refused is the second part's: the first was on disk by then."""
     body = body_of([("a.md", 2 * MB, b"a" * 1000), ("bad", 10, b"b")])
     content = b"".join(body).replace(b'filename="bad"', b'filename="' + wire + b'"')
@@ -145,7 +145,7 @@ def test_an_upload_with_a_refused_name_leaves_nothing_staged(sim: Engine, wire: 
     ids=["bytes", "files"],
 )
 def test_an_upload_over_its_caps_is_413_and_leaves_nothing_staged(
-    sim: Engine, files: list[tuple[str, int, bytes]]
+    sim: Double, files: list[tuple[str, int, bytes]]
 ) -> None:
     answer = post_body(sim, body_of(files))
     assert answer.status_code == 413, answer.text
@@ -153,7 +153,7 @@ def test_an_upload_over_its_caps_is_413_and_leaves_nothing_staged(
     assert staged(sim) == [] and job_folders(sim) == []
 
 
-def test_an_upload_to_no_project_is_404_and_leaves_nothing_staged(sim: Engine) -> None:
+def test_an_upload_to_no_project_is_404_and_leaves_nothing_staged(sim: Double) -> None:
     body = body_of([("a.md", MB, b"a" * 4096)])
     with httpx.Client(base_url=sim.url, timeout=60, verify=False) as client:
         answer = client.post(
@@ -169,7 +169,7 @@ def test_an_upload_to_no_project_is_404_and_leaves_nothing_staged(sim: Engine) -
     assert answer.status_code == 404 and staged(sim) == [] and job_folders(sim) == []
 
 
-def test_a_chunked_body_over_the_cap_is_413_at_the_chunk_that_crosses_it(sim: Engine) -> None:
+def test_a_chunked_body_over_the_cap_is_413_at_the_chunk_that_crosses_it(sim: Double) -> None:
     body = body_of([("a.md", 101 * MB + 1, b"a" * MB)])
     answer = post_body(sim, body, chunked=True)
     assert answer.status_code == 413 and answer.json()["error"]["code"] == "payload_too_large"
@@ -177,7 +177,7 @@ def test_a_chunked_body_over_the_cap_is_413_at_the_chunk_that_crosses_it(sim: En
 
 
 # ---------------------------------------------------------------------- on the wire
-def connect(sim: Engine) -> socket.socket:
+def connect(sim: Double) -> socket.socket:
     return socket.create_connection((sim.host, sim.port), timeout=30)
 
 
@@ -203,7 +203,7 @@ def file_part(name: str) -> bytes:
     return f'--b0\r\nContent-Disposition: form-data; name="files"; filename="{name}"\r\n\r\n'.encode()
 
 
-def settled(sim: Engine) -> bool:
+def settled(sim: Double) -> bool:
     """Whether the staging folder empties (the engine notices the dropped connection)."""
     deadline = time.monotonic() + 10
     while staged(sim) and time.monotonic() < deadline:
@@ -212,7 +212,7 @@ def settled(sim: Engine) -> bool:
 
 
 @pytest.mark.parametrize("chunked", [False, True])
-def test_a_connection_dropped_mid_body_leaves_nothing_and_the_engine_serves_on(sim: Engine, chunked: bool) -> None:
+def test_a_connection_dropped_mid_body_leaves_nothing_and_the_engine_serves_on(sim: Double, chunked: bool) -> None:
     with connect(sim) as sock:
         sock.sendall(head(None if chunked else 20 * MB))
         start = file_part("a.md") + b"a" * (5 * MB)
@@ -227,7 +227,7 @@ def test_a_connection_dropped_mid_body_leaves_nothing_and_the_engine_serves_on(s
     assert again.status_code == 202 and staged(sim) == []
 
 
-def test_a_refusal_before_the_body_is_read_still_drains_it_and_keeps_the_connection(sim: Engine) -> None:
+def test_a_refusal_before_the_body_is_read_still_drains_it_and_keeps_the_connection(sim: Double) -> None:
     body = file_part("a.md") + b"a" * (3 * MB) + b"\r\n--b0--\r\n"
     with connect(sim) as sock:
         sock.sendall(head(len(body), auth=False) + body)
@@ -239,14 +239,14 @@ def test_a_refusal_before_the_body_is_read_still_drains_it_and_keeps_the_connect
     assert staged(sim) == []
 
 
-def test_a_declared_length_over_the_cap_is_413_before_a_byte_is_read(sim: Engine) -> None:
+def test_a_declared_length_over_the_cap_is_413_before_a_byte_is_read(sim: Double) -> None:
     with connect(sim) as sock:
         sock.sendall(head(101 * MB + 1))  # and no body at all
         status, text = answer_on(sock)
     assert status == 413 and b"payload_too_large" in text and staged(sim) == []
 
 
-def test_a_fault_answers_an_upload_and_nothing_is_staged(sim: Engine) -> None:
+def test_a_fault_answers_an_upload_and_nothing_is_staged(sim: Double) -> None:
     sim.set_fault("5xx", path_prefix=UPLOADS, times=1)
     body = body_of([("a.md", 2 * MB, b"a" * 1000)])
     faulted, after = post_body(sim, body, key="f-1"), post_body(sim, body, key="f-2")
@@ -258,11 +258,11 @@ def test_a_staging_folder_a_crash_left_is_cleared_at_the_next_start(tmp_path: Pa
     left = tmp_path / "data" / "uploads" / ".staging" / "0123456789abcdef"
     left.mkdir(parents=True)
     (left / "0").write_bytes(b"half an upload")
-    with start_engine(token=TOKEN, data_dir=tmp_path / "data"):
+    with start_double(token=TOKEN, data_dir=tmp_path / "data"):
         assert not left.exists()
 
 
-def test_an_upload_holds_a_few_pieces_in_memory_never_its_body(sim: Engine) -> None:
+def test_an_upload_holds_a_few_pieces_in_memory_never_its_body(sim: Double) -> None:
     """Python's allocations while 30 MB arrive (the client's and the engine's, one process): the
     pieces in flight, a few MiB, where reading the body whole held it twice over."""
     files = [(f"{n}.bin", 10 * MB, block(bytes([n]), "b-mem")) for n in range(3)]

@@ -26,7 +26,7 @@ from knowledge_service.domain.pages.tree import forget_walks
 from knowledge_service.edge.openapi import openapi_document
 from knowledge_service.identity.principal import Permission, Principal, ProjectRole, mint_token, token_hash
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.unit.test_request_bodies import UNREADABLE
 
 PAGES = "/api/v1/projects/"
@@ -68,7 +68,7 @@ class Caller:
 
 
 @pytest.fixture
-def caller(knowledge_on: Runtime, forager: Engine) -> Iterator[Caller]:
+def caller(knowledge_on: Runtime, forager: Double) -> Iterator[Caller]:
     forget_walks()
     token = mint_token()
     ada = Principal(

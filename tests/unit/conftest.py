@@ -16,7 +16,7 @@ import httpcore
 import pytest
 
 from knowledge_service.upstream import client as client_module
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.double.inprocess import InProcessNetwork
 from tests import secrets
 
@@ -31,14 +31,14 @@ class SocketRefused(RuntimeError):
 
 
 @pytest.fixture(scope="session")
-def simulator() -> Engine:
-    sim = Engine(port=NOMINAL_PORT, token="unit-simulator-token")  # never started: no port opened
+def simulator() -> Double:
+    sim = Double(port=NOMINAL_PORT, token="unit-simulator-token")  # never started: no port opened
     secrets.register(sim.token)
     return sim
 
 
 @pytest.fixture(autouse=True)
-def forager_in_process(simulator: Engine, monkeypatch: pytest.MonkeyPatch) -> InProcessNetwork:
+def forager_in_process(simulator: Double, monkeypatch: pytest.MonkeyPatch) -> InProcessNetwork:
     """Every connection pool the product builds talks to the simulator in-process."""
     network = InProcessNetwork(simulator)
     build = client_module.connection_pool

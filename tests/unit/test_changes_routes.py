@@ -6,7 +6,7 @@ from typing import Any
 
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api, principal
 
 REF = "falcon"
@@ -35,7 +35,7 @@ def decide(api: Api, finding: str, verb: str, caller: Any = None) -> Any:
     )
 
 
-def one_finding(api: Api, forager: Engine, name: str = "onboarding.md") -> dict[str, Any]:
+def one_finding(api: Api, forager: Double, name: str = "onboarding.md") -> dict[str, Any]:
     forager.put_source(REF, name, "# Onboarding\nDay one.")
     scan(api)
     (found,) = [f for f in findings(api) if f["source_name"] == name]
@@ -43,7 +43,7 @@ def one_finding(api: Api, forager: Engine, name: str = "onboarding.md") -> dict[
 
 
 def test_scan_files_a_new_finding_per_unstudied_source_and_queues_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     data = scan(api)
     listed = findings(api)
@@ -53,7 +53,7 @@ def test_scan_files_a_new_finding_per_unstudied_source_and_queues_nothing(
     assert {f["project_ref"] for f in listed} == {REF}  # the knowledge base
 
 
-def test_after_seed_a_changed_source_is_a_changed_finding(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_after_seed_a_changed_source_is_a_changed_finding(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     forager.put_source(REF, "onboarding.md", "v1")
     seeded = api.call("POST", "/knowledge/seed", query={"project": REF})
     assert seeded.status == 200, seeded.body
@@ -68,12 +68,12 @@ def test_after_seed_a_changed_source_is_a_changed_finding(api: Api, knowledge_on
     assert changed["previous_hash"] == before["onboarding.md"] != changed["current_hash"]
 
 
-def test_a_second_scan_files_nothing_twice(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_second_scan_files_nothing_twice(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     scan(api)
     assert scan(api)["new_findings"] == 0
 
 
-def test_queue_turns_a_finding_into_a_mission(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_queue_turns_a_finding_into_a_mission(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     found = one_finding(api, forager)
 
     answer = decide(api, found["id"], "queue")
@@ -85,7 +85,7 @@ def test_queue_turns_a_finding_into_a_mission(api: Api, knowledge_on: Runtime, f
     assert found["id"] in {f["id"] for f in findings(api, "all")}  # a decided finding stays
 
 
-def test_dismiss_records_that_it_needs_none(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_dismiss_records_that_it_needs_none(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     found = one_finding(api, forager)
     answer = decide(api, found["id"], "dismiss")
     assert answer.status == 200, answer.body
@@ -94,7 +94,7 @@ def test_dismiss_records_that_it_needs_none(api: Api, knowledge_on: Runtime, for
 
 
 def test_queue_or_dismiss_of_a_decided_finding_is_already_decided(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     found = one_finding(api, forager)
     decide(api, found["id"], "dismiss")
@@ -104,7 +104,7 @@ def test_queue_or_dismiss_of_a_decided_finding_is_already_decided(
         assert (answer.status, answer.body["code"]) == (409, "already_decided"), verb
 
 
-def test_queue_needs_manage_knowledge(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_queue_needs_manage_knowledge(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     found = one_finding(api, forager)
     reader = principal("rita", Permission.READ_KNOWLEDGE, roles={REF: ProjectRole.ADMIN}, owns=frozenset({"colony"}))
 
@@ -115,7 +115,7 @@ def test_queue_needs_manage_knowledge(api: Api, knowledge_on: Runtime, forager: 
 
 
 def test_a_finding_of_another_knowledge_base_is_not_found_like_a_missing_id(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     knowledge_on.config.bind("colony-docs", "harbour", "test")
     scan(api, "colony-docs")
@@ -130,13 +130,13 @@ def test_a_finding_of_another_knowledge_base_is_not_found_like_a_missing_id(
     assert findings(api, project="colony-docs")[0]["status"] == "open"
 
 
-def test_two_projects_on_one_knowledge_base_share_findings(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_two_projects_on_one_knowledge_base_share_findings(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     knowledge_on.config.bind("colony-docs", REF, "test")
     found = one_finding(api, forager)
     assert found["id"] in {f["id"] for f in findings(api, project="colony-docs")}
 
 
-def test_open_changes_on_status_counts_open_findings(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_open_changes_on_status_counts_open_findings(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     found = one_finding(api, forager)
     open_now = len(findings(api))
 
@@ -151,7 +151,7 @@ def test_open_changes_on_status_counts_open_findings(api: Api, knowledge_on: Run
 
 
 def test_changes_queue_and_dismiss_answer_503_while_forager_is_down_and_change_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     """The specification: every route but GET /knowledge/status answers 503 while knowledge is down."""
     found = one_finding(api, forager)
@@ -167,7 +167,7 @@ def test_changes_queue_and_dismiss_answer_503_while_forager_is_down_and_change_n
     assert [f["status"] for f in findings(api, "all") if f["id"] == found["id"]] == ["open"]
 
 
-def test_changes_answer_503_while_knowledge_is_off(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_changes_answer_503_while_knowledge_is_off(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     found = one_finding(api, forager)
     assert api.call("POST", "/settings", body={"knowledge_enabled": False}).status == 200
     for answer in (

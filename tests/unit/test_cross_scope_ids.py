@@ -18,7 +18,7 @@ from devstack.samples import SAMPLE_IDS, request_for
 from knowledge_service.edge.catalog import RouteInfo, knowledge_routes
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import DeadLetter
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.exports import jobs as sim_exports
 from tests.conftest import Api
 
@@ -54,7 +54,7 @@ def an_id_of_another_base(api: Api, record_kind: str) -> str:
 
 
 @pytest.fixture
-def two_bases(api: Api, knowledge_on: Runtime, forager: Engine) -> Runtime:
+def two_bases(api: Api, knowledge_on: Runtime, forager: Double) -> Runtime:
     knowledge_on.config.bind(OTHER, "harbour", "test")
     scanned = api.call("POST", "/knowledge/changes/scan", query={"project": OTHER})  # findings of harbour
     assert scanned.status == 200, scanned.raw
@@ -139,7 +139,7 @@ def engine_mixes_in_harbour(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("act", ["resolve", "reopen"])
 def test_a_conflict_listed_under_this_base_but_of_another_is_missing_byte_for_byte(
-    api: Api, two_bases: Runtime, forager: Engine, engine_mixes_in_harbour: None, act: str
+    api: Api, two_bases: Runtime, forager: Double, engine_mixes_in_harbour: None, act: str
 ) -> None:
     listed = api.call("GET", "/knowledge/conflicts", query={"project": OTHER, "status": "all"}).body["data"]
     theirs = [c["conflict_id"] for c in listed["conflicts"]]

@@ -13,7 +13,7 @@ from knowledge_service.domain.commerce import CachedSubscription
 from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.models import Subscription, SubscriptionRecord
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 from tests.conftest import ADMIN, Api, principal
 
@@ -47,7 +47,7 @@ def act(api: Api, route: str, record: str, body: Any = None, who: Any = OPERATOR
     return api.call("POST", route.replace("{id}", record), who, body=body, query={"project": project}, resource=route)
 
 
-def writes(forager: Engine) -> list[dict[str, Any]]:
+def writes(forager: Double) -> list[dict[str, Any]]:
     return [r for r in forager.requests if r["method"] == "POST"]
 
 
@@ -63,7 +63,7 @@ def subscribe(rt: Runtime, state: Subscription, *capabilities: str) -> None:
 
 # ---------------------------------------------------------------- a full round
 def test_resolve_reopen_resolve_each_leaves_its_row_and_never_the_note(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     first = act(api, ROUTES["resolve"][0], LAUNCH,
                 {"action": "accept_winner", "winner_id": APRIL, "notes": "  The signed memo wins  "})  # fmt: skip
@@ -100,7 +100,7 @@ def test_resolve_reopen_resolve_each_leaves_its_row_and_never_the_note(
 
 
 def test_merge_reads_back_which_was_kept_then_unmerge_restores_it(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     merged = act(api, ROUTES["decide"][0], ROBERT_R, {"action": "merge", "notes": "Same person"})
     assert merged.status == 200, merged.body
@@ -167,7 +167,7 @@ def test_review_answers_the_statements_review(
     ],
 )
 def test_resolve_refusals_are_400_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Engine, record: str, body: dict[str, Any], field: str
+    api: Api, knowledge_on: Runtime, forager: Double, record: str, body: dict[str, Any], field: str
 ) -> None:
     answer = act(api, ROUTES["resolve"][0], record, body)
     assert (answer.status, answer.body["code"]) == (400, "bad_request"), answer.body
@@ -203,7 +203,7 @@ def test_deciding_an_already_decided_duplicate_is_409(api: Api, knowledge_on: Ru
     ],
 )
 def test_another_bases_record_is_404_in_an_unknown_ids_words_and_nothing_changes(
-    api: Api, knowledge_on: Runtime, forager: Engine, route: str, record: str
+    api: Api, knowledge_on: Runtime, forager: Double, route: str, record: str
 ) -> None:
     body = {"action": "dismiss"} if "resolve" in route else {"action": "merge"} if "decide" in route else (
         {"action": "reject"} if "review" in route else {})  # fmt: skip
@@ -217,7 +217,7 @@ def test_another_bases_record_is_404_in_an_unknown_ids_words_and_nothing_changes
 @pytest.mark.parametrize("who", [VIEWER, OWNER], ids=["viewer", "role-less-owner"])
 @pytest.mark.parametrize("name", sorted(ROUTES))
 def test_a_viewer_and_a_role_less_owner_are_403(
-    api: Api, knowledge_on: Runtime, forager: Engine, who: Any, name: str
+    api: Api, knowledge_on: Runtime, forager: Double, who: Any, name: str
 ) -> None:
     route, record, body = ROUTES[name]
     answer = act(api, route, record, body, who=who)
@@ -228,7 +228,7 @@ def test_a_viewer_and_a_role_less_owner_are_403(
 # ---------------------------------------------------------------- the commercial gate
 @pytest.mark.parametrize("name", sorted(ROUTES))
 def test_enrolled_without_curate_is_402_before_forager_is_asked_anything(
-    api: Api, knowledge_on: Runtime, forager: Engine, name: str
+    api: Api, knowledge_on: Runtime, forager: Double, name: str
 ) -> None:
     subscribe(knowledge_on, Subscription.ACTIVE)
     before = len(forager.requests)
@@ -354,7 +354,7 @@ def test_a_note_padded_with_a_no_break_space_is_not_trimmed_of_it(api: Api, know
 
 
 def test_deciding_a_duplicate_kept_apart_again_is_409_and_forager_is_asked_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     assert act(api, ROUTES["decide"][0], ROBERT_R, {"action": "keep_apart"}).status == 200
     before = writes(forager)

@@ -22,14 +22,14 @@ from knowledge_service.identity.principal import Permission
 from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import DeadLetter
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import ADMIN, Api
 from tests.unit.test_dead_letters import REF, T0, Clock, Flaky, client, consumer
 
 NOW = T0 + timedelta(days=2)
 
 
-def _door_refused(rt: Runtime, sim: Engine, kind: str = "header") -> DeadLetter:
+def _door_refused(rt: Runtime, sim: Double, kind: str = "header") -> DeadLetter:
     sim.put_source(REF, "a.md", "a")
     sim.publish_malformed(REF, kind)
     consumer(rt, sim, Clock()).run(REF, REF, AutoStudy.SUGGEST)
@@ -37,7 +37,7 @@ def _door_refused(rt: Runtime, sim: Engine, kind: str = "header") -> DeadLetter:
     return entry
 
 
-def _exhausted(rt: Runtime, sim: Engine) -> tuple[DeadLetter, Flaky, FeedConsumer]:
+def _exhausted(rt: Runtime, sim: Double) -> tuple[DeadLetter, Flaky, FeedConsumer]:
     clock = Clock()
     flaky = Flaky(client(sim))
     flaky.error = UpstreamError("FORAGER answered 503")
@@ -58,7 +58,7 @@ def _replay(rt: Runtime, entry: DeadLetter, actor: str = "ada", **kw: object) ->
     )
 
 
-def test_the_queue_counts_and_rows_carry_no_envelope_or_error_text(knowledge_on: Runtime, forager: Engine) -> None:
+def test_the_queue_counts_and_rows_carry_no_envelope_or_error_text(knowledge_on: Runtime, forager: Double) -> None:
     _door_refused(knowledge_on, forager)
     listed = operator.queue(knowledge_on.dead_letters, knowledge_on.actions, REF, "unresolved", NOW)
     assert listed.counts.model_dump() == {"unresolved": 1, "escalated": 0, "retrying": 0, "resolved": 0}
@@ -68,20 +68,20 @@ def test_the_queue_counts_and_rows_carry_no_envelope_or_error_text(knowledge_on:
     assert "envelope" not in dumped and "header:" not in dumped  # the reason text stays in the entry
 
 
-def test_one_entry_whole_has_the_envelope_and_every_attempts_text(knowledge_on: Runtime, forager: Engine) -> None:
+def test_one_entry_whole_has_the_envelope_and_every_attempts_text(knowledge_on: Runtime, forager: Double) -> None:
     entry = _door_refused(knowledge_on, forager)
     whole = operator.detail(entry, NOW)
     assert whole.envelope == entry.envelope and whole.attempt_log[0].text
 
 
-def test_another_bases_id_is_not_found(knowledge_on: Runtime, forager: Engine) -> None:
+def test_another_bases_id_is_not_found(knowledge_on: Runtime, forager: Double) -> None:
     entry = _door_refused(knowledge_on, forager)
     with pytest.raises(NotFound):
         operator.entry_in_scope(knowledge_on.dead_letters, "harbour", entry.dead_letter_id)
 
 
 def test_an_entry_whose_project_no_longer_reaches_its_base_is_a_conflict_and_unreachable(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager)
     knowledge_on.config.unbind(REF)
@@ -97,7 +97,7 @@ def test_an_action_needs_a_named_actor() -> None:
 
 
 def test_a_replay_the_door_still_refuses_adds_the_try_and_stays_unresolved(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager)
     with pytest.raises(Conflict) as refused:
@@ -108,7 +108,7 @@ def test_a_replay_the_door_still_refuses_adds_the_try_and_stays_unresolved(
 
 
 def test_replaying_an_exhausted_retry_rearms_its_action_never_a_second_one(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry, flaky, run = _exhausted(knowledge_on, forager)
     flaky.error = None  # the fix
@@ -144,7 +144,7 @@ def single_threaded_emulator(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("single_threaded_emulator")
 def test_of_two_concurrent_replays_exactly_one_proceeds_in_each_of_50_trials(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry, _flaky, _run = _exhausted(knowledge_on, forager)
     table = knowledge_on.dead_letters._table
@@ -176,7 +176,7 @@ def test_of_two_concurrent_replays_exactly_one_proceeds_in_each_of_50_trials(
     assert len(knowledge_on.actions.all(REF)) == 1
 
 
-def test_discard_resolves_with_who_and_why_and_logs_the_contracts_event(knowledge_on: Runtime, forager: Engine) -> None:
+def test_discard_resolves_with_who_and_why_and_logs_the_contracts_event(knowledge_on: Runtime, forager: Double) -> None:
     entry = _door_refused(knowledge_on, forager)
     answer = operator.discard(knowledge_on.dead_letters, entry, "ada", "sender_error", NOW, lambda: "unused")
     assert (answer.action, answer.reconciliation_forced) == ("discarded", False)
@@ -195,7 +195,7 @@ def test_discard_resolves_with_who_and_why_and_logs_the_contracts_event(knowledg
 
 
 def test_a_commercial_discard_whose_reconciliation_fails_is_409_and_the_entry_stays(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager).model_copy(update={"event_type": "billing.invoice.issued"})
 
@@ -214,7 +214,7 @@ def test_a_commercial_discard_whose_reconciliation_fails_is_409_and_the_entry_st
 
 # ------------------------------------------------------------------ the routes
 def test_the_routes_list_read_refuse_a_replay_at_the_door_and_discard(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager)
     base = "/knowledge/feed/dead-letters"
@@ -284,7 +284,7 @@ def test_status_counts_the_colonys_unresolved_escalated_and_unreachable_dead_let
 
 
 def test_the_discard_event_is_read_on_get_knowledge_events_in_the_entrys_project(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     # Given a dead letter filed under falcon, discarded (the event's payload is the contract's six)
     entry = _door_refused(knowledge_on, forager)
@@ -305,7 +305,7 @@ def test_the_discard_event_is_read_on_get_knowledge_events_in_the_entrys_project
 
 
 def test_the_discard_events_of_a_project_are_filtered_by_their_dotted_type(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     # Given a discarded dead letter and a curation act in the same project's log
     entry = _door_refused(knowledge_on, forager)
@@ -335,7 +335,7 @@ def _fresh(rt: Runtime, entry: DeadLetter) -> DeadLetter:
 
 
 def test_after_its_project_is_unbound_an_entrys_read_and_replay_are_409_and_change_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     entry, flaky, _run = _exhausted(knowledge_on, forager)
     flaky.error = None
@@ -364,7 +364,7 @@ def test_after_its_project_is_unbound_an_entrys_read_and_replay_are_409_and_chan
 
 
 def test_a_second_replay_of_a_resolved_entry_is_already_resolved_and_adds_no_attempt(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     door_refused = _door_refused(knowledge_on, forager)
     operator.discard(knowledge_on.dead_letters, door_refused, "ada", "sender_error", NOW, lambda: "unused")
@@ -376,7 +376,7 @@ def test_a_second_replay_of_a_resolved_entry_is_already_resolved_and_adds_no_att
     assert knowledge_on.events.recent(operator.REPLAYED_EVENT) == []
 
 
-def test_a_second_replay_of_a_replayed_entry_is_already_resolved(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_second_replay_of_a_replayed_entry_is_already_resolved(knowledge_on: Runtime, forager: Double) -> None:
     entry, flaky, _run = _exhausted(knowledge_on, forager)
     flaky.error = None
     _replay(knowledge_on, entry)
@@ -390,7 +390,7 @@ def test_a_second_replay_of_a_replayed_entry_is_already_resolved(knowledge_on: R
 
 
 def test_a_second_discard_of_a_commercial_entry_does_not_reconcile_again(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager).model_copy(update={"event_type": "billing.invoice.issued"})
     reads: list[str] = []
@@ -409,7 +409,7 @@ def test_a_second_discard_of_a_commercial_entry_does_not_reconcile_again(
     assert len(knowledge_on.events.recent(operator.DISCARDED_EVENT)) == 1
 
 
-def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(knowledge_on: Runtime, forager: Double) -> None:
     entry, flaky, _run = _exhausted(knowledge_on, forager)
     flaky.error = None
     for change in (None, ""):
@@ -421,7 +421,7 @@ def test_a_replay_after_a_fix_that_names_no_change_is_400_naming_change(knowledg
 
 
 def test_replaying_the_entry_that_stopped_its_stream_moves_the_watermark_past_it_at_once(
-    knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
+    knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a stream stopped before an envelope of a protocol this build could not read
     from knowledge_service.domain.feed import door

@@ -24,7 +24,7 @@ from knowledge_service.runtime import Runtime
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState, Resolution
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import ForagerSource
-from local_engine import Engine
+from local_engine.double import Double
 
 REF = "falcon"
 T0 = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -54,11 +54,11 @@ class Flaky:
         return getattr(self.inner, name)
 
 
-def client(sim: Engine) -> ForagerClient:
+def client(sim: Double) -> ForagerClient:
     return ForagerClient(sim.url, sim.token, timeout_seconds=2.0)
 
 
-def consumer(rt: Runtime, sim: Engine | Flaky, clock: Clock) -> FeedConsumer:
+def consumer(rt: Runtime, sim: Double | Flaky, clock: Clock) -> FeedConsumer:
     engine = sim if isinstance(sim, Flaky) else client(sim)
     return FeedConsumer(rt.feed_stores(), engine, now=clock, rng=random.Random(7))  # type: ignore[arg-type]
 
@@ -142,7 +142,7 @@ def test_the_schema_file_carries_its_registry_version() -> None:
 
 @pytest.mark.parametrize("kind", ["oversized", "not_json", "not_an_object", "header"])
 def test_a_refused_envelope_is_dead_lettered_not_recorded_and_the_stream_moves_past_it(
-    knowledge_on: Runtime, forager: Engine, kind: str
+    knowledge_on: Runtime, forager: Double, kind: str
 ) -> None:
     forager.put_source(REF, "a.md", "a")
     bad = forager.publish_malformed(REF, kind)
@@ -179,7 +179,7 @@ UNREADABLE = ["oversized", "not_json", "not_an_object"]
     ],
 )
 def test_every_unreadable_envelope_of_a_run_is_exactly_one_unresolved_entry_across_passes(
-    knowledge_on: Runtime, forager: Engine, layout: list[str]
+    knowledge_on: Runtime, forager: Double, layout: list[str]
 ) -> None:
     # Given a stream whose unreadable envelopes stand in runs, anywhere (the tail included)
     for i, kind in enumerate(layout):
@@ -202,7 +202,7 @@ def test_every_unreadable_envelope_of_a_run_is_exactly_one_unresolved_entry_acro
     assert first.refused_at_the_door == len(refused) and again.refused_at_the_door == later.refused_at_the_door == 0
 
 
-def test_an_unreadable_protocol_stops_the_stream_until_it_is_resolved(knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_unreadable_protocol_stops_the_stream_until_it_is_resolved(knowledge_on: Runtime, forager: Double) -> None:
     forager.put_source(REF, "a.md", "a")
     forager.publish_malformed(REF, "protocol")
     forager.put_source(REF, "b.md", "b")
@@ -238,7 +238,7 @@ def test_identical_consecutive_attempts_fold_into_one_with_a_count() -> None:
     assert [(x.error_class, x.count) for x in folded] == [("upstream_error", 2), ("timeout", 1)]
 
 
-def _retrying(rt: Runtime, sim: Engine, clock: Clock) -> tuple[Flaky, FeedConsumer]:
+def _retrying(rt: Runtime, sim: Double, clock: Clock) -> tuple[Flaky, FeedConsumer]:
     flaky = Flaky(client(sim))
     flaky.error = UpstreamError("FORAGER answered 503")
     sim.put_source(REF, "a.md", "a")
@@ -249,7 +249,7 @@ def _retrying(rt: Runtime, sim: Engine, clock: Clock) -> tuple[Flaky, FeedConsum
 
 
 def test_a_retryable_failure_reads_retrying_the_watermark_moves_and_no_receipt_yet(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     _retrying(knowledge_on, forager, Clock())
     [action] = knowledge_on.actions.all(REF)
@@ -257,7 +257,7 @@ def test_a_retryable_failure_reads_retrying_the_watermark_moves_and_no_receipt_y
     assert forager.feed_receipts(REF) == []
 
 
-def test_a_non_retryable_failure_is_failed_at_once(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_non_retryable_failure_is_failed_at_once(knowledge_on: Runtime, forager: Double) -> None:
     flaky = Flaky(client(forager))
     flaky.error = ValueError("a defect")
     forager.put_source(REF, "a.md", "a")
@@ -266,7 +266,7 @@ def test_a_non_retryable_failure_is_failed_at_once(knowledge_on: Runtime, forage
     assert [r["status"] for r in forager.feed_receipts(REF)] == ["failed"]
 
 
-def test_a_retry_that_succeeds_was_never_a_dead_letter(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_retry_that_succeeds_was_never_a_dead_letter(knowledge_on: Runtime, forager: Double) -> None:
     clock = Clock()
     flaky, run = _retrying(knowledge_on, forager, clock)
     flaky.error = None
@@ -278,7 +278,7 @@ def test_a_retry_that_succeeds_was_never_a_dead_letter(knowledge_on: Runtime, fo
     assert knowledge_on.dead_letters.all(REF) == []
 
 
-def test_only_a_pass_for_the_claiming_project_runs_its_retry(knowledge_on: Runtime, forager: Engine) -> None:
+def test_only_a_pass_for_the_claiming_project_runs_its_retry(knowledge_on: Runtime, forager: Double) -> None:
     clock = Clock()
     flaky, run = _retrying(knowledge_on, forager, clock)
     flaky.error = None
@@ -289,7 +289,7 @@ def test_only_a_pass_for_the_claiming_project_runs_its_retry(knowledge_on: Runti
 
 
 def test_a_retry_failing_24_hours_after_its_first_attempt_is_dead_lettered_exactly_at_t(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     clock = Clock()
     _flaky, run = _retrying(knowledge_on, forager, clock)
@@ -464,7 +464,7 @@ def test_a_sync_with_the_engine_down_still_says_what_the_upkeep_did(knowledge_on
 
 
 # ------------------------------------------------------------------ the two lanes, and the timer's upkeep
-def test_the_six_hourly_pass_never_polls_an_engine_that_has_a_feed(knowledge_on: Runtime, forager: Engine) -> None:
+def test_the_six_hourly_pass_never_polls_an_engine_that_has_a_feed(knowledge_on: Runtime, forager: Double) -> None:
     """docs/api.md, "The two lanes": with revisions off and the poll on, the pass consumes the feed,
     records and acknowledges, and studies nothing — the poll lane is for an engine without a feed."""
     settings = knowledge_on.config.settings()

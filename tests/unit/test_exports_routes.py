@@ -19,7 +19,7 @@ from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime, reset_runtime, runtime
 from knowledge_service.storage.archives import VERIFICATION_PK, archive_key
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.exports import jobs as sim_exports
 from tests.conftest import TEMPLATE, Api, principal
 from tests.export_verifier import ExportVerifier
@@ -30,7 +30,7 @@ OPERATOR = principal("opal", Permission.READ_KNOWLEDGE, roles={"falcon": Project
 
 
 @pytest.fixture
-def book(forager: Engine) -> sim_exports.ExportBook:
+def book(forager: Double) -> sim_exports.ExportBook:
     exports = sim_exports.book(forager.state)
     exports.build_seconds = 0.0
     return exports
@@ -80,7 +80,7 @@ def s3_keys(rt: Runtime) -> list[str]:
 
 # ---------------------------------------------------------------- history, start, one
 def test_start_answers_the_running_export_and_passes_the_idempotency_key(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     answer = start(api, {"format": "obsidian", "options": {"vault_name": "Harbour", "include_chunks": False}},
                    headers={"Idempotency-Key": "export-once-1"})  # fmt: skip
@@ -106,7 +106,7 @@ def test_start_answers_the_running_export_and_passes_the_idempotency_key(
     ],
 )
 def test_start_refuses_what_forager_does_not_take_naming_the_field(
-    api: Api, knowledge_on: Runtime, forager: Engine, body: dict[str, Any], field: str
+    api: Api, knowledge_on: Runtime, forager: Double, body: dict[str, Any], field: str
 ) -> None:
     before = len(forager.requests)
     answer = start(api, body)
@@ -156,7 +156,7 @@ def test_one_export_of_another_base_is_not_found_in_the_same_words(
 
 
 def test_an_id_that_is_not_an_export_id_is_400_before_forager_is_asked(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     before = len(forager.requests)
     answer = download(api, "exp_NOT-HEX")
@@ -185,7 +185,7 @@ def clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, knowledge_on: Runtime
     return Clock(tmp_path / "clock", monkeypatch)
 
 
-def archive_requests(forager: Engine) -> list[dict[str, Any]]:
+def archive_requests(forager: Double) -> list[dict[str, Any]]:
     return [r for r in forager.requests if r["path"].endswith("/download")]
 
 
@@ -198,7 +198,7 @@ def verified(api: Api, verifier: ExportVerifier, export_id: str, who: Any = OPER
 
 
 def test_the_first_download_answers_409_not_ready_at_once_and_asks_the_verifier_once(
-    api: Api, knowledge_on: Runtime, forager: Engine, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, forager: Double, book: sim_exports.ExportBook, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     answers = [download(api, export_id) for _ in range(3)]  # a caller polling within the window
@@ -252,7 +252,7 @@ def test_an_event_the_bus_refuses_is_a_500_and_the_next_download_asks_again(
 
 
 def test_a_two_gib_archives_first_download_answers_at_once_having_read_none_of_it(
-    api: Api, knowledge_on: Runtime, forager: Engine, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, forager: Double, book: sim_exports.ExportBook, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     recorded = book.get(export_id)  # what FORAGER recorded for 2 GiB (none built here: the bytes are never read)
@@ -267,7 +267,7 @@ def test_a_two_gib_archives_first_download_answers_at_once_having_read_none_of_i
 
 
 def test_the_verifier_receives_the_archive_and_the_next_download_hands_it_over_by_presigned_url(
-    api: Api, knowledge_on: Runtime, forager: Engine, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, forager: Double, book: sim_exports.ExportBook, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api, vault_name='Harbour / Q3 "final"')
     row = book.get(export_id).to_json()
@@ -317,7 +317,7 @@ def test_the_consoles_script_is_answered_the_hand_over_itself_and_one_event_is_r
 
 
 def test_a_second_download_does_not_fetch_the_archive_again(
-    api: Api, knowledge_on: Runtime, forager: Engine, book: sim_exports.ExportBook, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, forager: Double, book: sim_exports.ExportBook, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     assert verified(api, export_verifier, export_id).status == 303
@@ -357,7 +357,7 @@ def test_a_running_export_is_409_not_ready_with_retry_after_and_asks_nothing(
 
 
 def test_a_verifier_that_finds_the_lease_held_leaves_the_archive_to_its_holder(
-    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Engine, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Double, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     assert knowledge_on.archives.claim(export_id, "another-verifier", 900)
@@ -572,7 +572,7 @@ def test_a_hundred_injected_corruptions_hand_nothing_over_and_leave_nothing_behi
 
 
 def test_a_body_that_breaks_off_aborts_the_upload_and_the_event_is_retried(
-    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Engine, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Double, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     forager.set_fault("reset", path_prefix=f"/api/exports/{export_id}/download", times=1)
@@ -588,7 +588,7 @@ def test_a_body_that_breaks_off_aborts_the_upload_and_the_event_is_retried(
 
 
 def test_an_event_that_is_not_a_verification_request_is_dropped(
-    knowledge_on: Runtime, export_verifier: ExportVerifier, forager: Engine
+    knowledge_on: Runtime, export_verifier: ExportVerifier, forager: Double
 ) -> None:
     event = {"id": "e1", "detail-type": "knowledge.export.verification_requested", "detail": {"export_id": "x"}}
     assert export_verifier.invoke(event) == {"export_id": None, "outcome": "not_a_request"}
@@ -596,7 +596,7 @@ def test_an_event_that_is_not_a_verification_request_is_dropped(
 
 
 def test_an_export_that_expired_before_the_verifier_came_is_left_to_the_downloads_410(
-    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Engine, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Double, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     assert download(api, export_id).status == 409
@@ -608,7 +608,7 @@ def test_an_export_that_expired_before_the_verifier_came_is_left_to_the_download
 
 
 def test_the_verifier_holds_an_export_to_the_knowledge_base_its_download_resolved(
-    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Engine, export_verifier: ExportVerifier
+    api: Api, knowledge_on: Runtime, book: sim_exports.ExportBook, forager: Double, export_verifier: ExportVerifier
 ) -> None:
     export_id = completed(api)
     assert download(api, export_id).status == 409

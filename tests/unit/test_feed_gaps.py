@@ -15,7 +15,7 @@ from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import ExportList
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 REF = "falcon"
@@ -34,7 +34,7 @@ def feed(api: Api) -> dict[str, Any]:
 
 
 def test_a_hole_the_producer_serves_when_read_again_is_read_and_not_passed_over(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     # Given a producer whose first answer leaves out sequence 2 (a short answer with a hole in it)
     forager.put_source(REF, "a.md", "one")
@@ -53,7 +53,7 @@ def test_a_hole_the_producer_serves_when_read_again_is_read_and_not_passed_over(
 
 
 def test_an_export_lost_in_a_hole_is_recorded_from_the_export_history_and_named(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     # Given an export whose knowledge.export.completed the producer can no longer serve
     revision = forager.put_source(REF, "a.md", "one")
@@ -77,7 +77,7 @@ def test_an_export_lost_in_a_hole_is_recorded_from_the_export_history_and_named(
     assert export["package_digest"] is not None and export["package_digest"].startswith("sha256:")
 
 
-def test_an_export_already_recorded_is_not_reconciled_again(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_export_already_recorded_is_not_reconciled_again(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     # Given one export that arrived on the feed, then a hole holding another
     forager.put_source(REF, "a.md", "one")
     arrived = forager.publish_export(REF)
@@ -107,7 +107,7 @@ class _HistoryDown(ForagerClient):
         raise UpstreamError("the export history answered 503")
 
 
-def test_a_hole_is_not_passed_while_the_export_history_cannot_be_read(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_hole_is_not_passed_while_the_export_history_cannot_be_read(knowledge_on: Runtime, forager: Double) -> None:
     # Given a hole the producer cannot serve, and an export history that does not answer
     forager.put_source(REF, "a.md", "one")
     forager.feed_fault(REF, "lose")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from knowledge_service.models import AutoStudy, KnowledgeSettings, RevisionStudy
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 NO_FEED = {
@@ -16,7 +16,7 @@ NO_FEED = {
 }
 
 
-def settings(forager: Engine, auto: AutoStudy) -> KnowledgeSettings:
+def settings(forager: Double, auto: AutoStudy) -> KnowledgeSettings:
     # revision study off: only the poll lane could act, and it is the one under test
     return KnowledgeSettings(
         knowledge_enabled=True,
@@ -27,7 +27,7 @@ def settings(forager: Engine, auto: AutoStudy) -> KnowledgeSettings:
 
 
 def test_an_engine_without_a_feed_is_polled_and_every_receipt_is_synthesized(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_capabilities(NO_FEED)
     knowledge_on.config.save_settings(settings(forager, AutoStudy.SUGGEST))
@@ -45,7 +45,7 @@ def test_an_engine_without_a_feed_is_polled_and_every_receipt_is_synthesized(
 
 
 def test_the_poll_lane_follows_auto_study_not_the_revision_setting(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_capabilities(NO_FEED)
     knowledge_on.config.save_settings(settings(forager, AutoStudy.OFF))
@@ -58,7 +58,7 @@ def test_the_poll_lane_follows_auto_study_not_the_revision_setting(
 
 
 def test_with_the_poll_on_and_revisions_off_an_engine_without_a_feed_still_studies(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_capabilities(NO_FEED)
     knowledge_on.config.save_settings(settings(forager, AutoStudy.ON))

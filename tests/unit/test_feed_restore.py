@@ -17,14 +17,14 @@ from knowledge_service.runtime import Runtime
 from knowledge_service.storage.feed_store import Watermark
 from knowledge_service.upstream.client import ForagerClient
 from knowledge_service.upstream.models import FeedPage
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 REF = "falcon"
 
 
 def run(
-    rt: Runtime, sim: Engine, policy: AutoStudy = AutoStudy.SUGGEST, *, client: type[ForagerClient] = ForagerClient
+    rt: Runtime, sim: Double, policy: AutoStudy = AutoStudy.SUGGEST, *, client: type[ForagerClient] = ForagerClient
 ) -> PassOutcome:
     return FeedConsumer(rt.feed_stores(), client(sim.url, sim.token, timeout_seconds=2.0)).run(REF, REF, policy)
 
@@ -33,7 +33,7 @@ class Died(Exception):
     pass
 
 
-def die_after_recording(rt: Runtime, sim: Engine) -> None:
+def die_after_recording(rt: Runtime, sim: Double) -> None:
     """A pass that records its page and dies before acting or moving the watermark."""
 
     def die(step: str) -> None:
@@ -45,7 +45,7 @@ def die_after_recording(rt: Runtime, sim: Engine) -> None:
         FeedConsumer(rt.feed_stores(), client, checkpoint=die).run(REF, REF, AutoStudy.SUGGEST)
 
 
-def publish(sim: Engine, count: int, prefix: str) -> list[dict[str, object]]:
+def publish(sim: Double, count: int, prefix: str) -> list[dict[str, object]]:
     return [sim.put_source(REF, f"{prefix}{n}.md", f"{prefix} text {n}") for n in range(count)]
 
 
@@ -64,7 +64,7 @@ def revisions_acted_on(rt: Runtime) -> list[str]:
 
 
 def test_publications_after_a_restore_that_reuse_read_sequences_are_recorded_and_acted_on(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     before = publish(forager, 3, "before")
     run(knowledge_on, forager)
@@ -83,7 +83,7 @@ def test_publications_after_a_restore_that_reuse_read_sequences_are_recorded_and
     assert "last one both histories share" in (new.note or "")
 
 
-def test_the_rows_read_before_the_restore_stay_verbatim(knowledge_on: Runtime, forager: Engine) -> None:
+def test_the_rows_read_before_the_restore_stay_verbatim(knowledge_on: Runtime, forager: Double) -> None:
     publish(forager, 3, "before")
     run(knowledge_on, forager)
     old_rows = knowledge_on.inbox.sequences(lineage(knowledge_on)[0].stream_key)
@@ -97,7 +97,7 @@ def test_the_rows_read_before_the_restore_stay_verbatim(knowledge_on: Runtime, f
 
 
 def test_a_restore_seen_before_anything_is_republished_answers_cursor_ahead_and_reads_on(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 3, "before")
     run(knowledge_on, forager)
@@ -113,7 +113,7 @@ def test_a_restore_seen_before_anything_is_republished_answers_cursor_ahead_and_
     assert lineage(knowledge_on)[-1].sequence == 4
 
 
-def test_a_redelivered_revision_after_a_restore_claims_nothing_twice(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_redelivered_revision_after_a_restore_claims_nothing_twice(knowledge_on: Runtime, forager: Double) -> None:
     publish(forager, 4, "before")
     run(knowledge_on, forager)
     forager.feed_fault(REF, "ahead", 1)
@@ -128,7 +128,7 @@ def test_a_redelivered_revision_after_a_restore_claims_nothing_twice(knowledge_o
 
 
 def test_a_second_restore_below_the_first_fork_reads_from_the_older_epoch(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 5, "first")
     run(knowledge_on, forager)
@@ -145,7 +145,7 @@ def test_a_second_restore_below_the_first_fork_reads_from_the_older_epoch(
     assert lineage(knowledge_on)[-1].sequence == 5
 
 
-def test_off_reads_a_restored_producer_and_still_claims_nothing(knowledge_on: Runtime, forager: Engine) -> None:
+def test_off_reads_a_restored_producer_and_still_claims_nothing(knowledge_on: Runtime, forager: Double) -> None:
     publish(forager, 2, "before")
     run(knowledge_on, forager, AutoStudy.OFF)
     forager.feed_fault(REF, "ahead", 1)
@@ -159,7 +159,7 @@ def test_off_reads_a_restored_producer_and_still_claims_nothing(knowledge_on: Ru
 
 
 def test_the_feed_view_shows_the_live_epoch_and_the_superseded_row(
-    knowledge_on: Runtime, forager: Engine, api: Api
+    knowledge_on: Runtime, forager: Double, api: Api
 ) -> None:
     publish(forager, 2, "before")
     run(knowledge_on, forager)
@@ -177,7 +177,7 @@ def test_the_feed_view_shows_the_live_epoch_and_the_superseded_row(
 
 
 def test_when_only_the_watermarks_own_envelope_left_the_window_the_pass_reads_on_unchecked(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 3, "before")
     run(knowledge_on, forager)
@@ -190,7 +190,7 @@ def test_when_only_the_watermarks_own_envelope_left_the_window_the_pass_reads_on
     assert lineage(knowledge_on)[-1].sequence == 5
 
 
-def test_a_restore_right_after_a_restore_is_seen_from_the_shared_anchor(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_restore_right_after_a_restore_is_seen_from_the_shared_anchor(knowledge_on: Runtime, forager: Double) -> None:
     publish(forager, 4, "first")
     run(knowledge_on, forager)
     forager.feed_fault(REF, "ahead", 1)
@@ -206,7 +206,7 @@ def test_a_restore_right_after_a_restore_is_seen_from_the_shared_anchor(knowledg
 
 
 def test_a_restore_after_a_reconciled_gap_records_what_now_stands_where_the_gap_was(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 2, "first")
     forager.feed_fault(REF, "skip")
@@ -223,7 +223,7 @@ def test_a_restore_after_a_reconciled_gap_records_what_now_stands_where_the_gap_
 
 
 def test_rows_a_dead_pass_recorded_above_the_watermark_are_not_overwritten_by_a_restored_producer(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     first = publish(forager, 1, "first")
     run(knowledge_on, forager)
@@ -244,7 +244,7 @@ def test_rows_a_dead_pass_recorded_above_the_watermark_are_not_overwritten_by_a_
 
 
 def test_a_reconciliation_that_cannot_finish_leaves_the_stream_degraded_until_a_pass_does(
-    knowledge_on: Runtime, forager: Engine, api: Api
+    knowledge_on: Runtime, forager: Double, api: Api
 ) -> None:
     publish(forager, 2, "before")
     run(knowledge_on, forager)
@@ -278,7 +278,7 @@ class ShortPages(ForagerClient):
 
 
 def test_short_pages_cannot_slip_a_restored_producers_envelopes_onto_a_dead_passs_rows(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     first = publish(forager, 1, "first")
     run(knowledge_on, forager)

@@ -18,7 +18,7 @@ from knowledge_service.models import AutoStudy
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.feed_store import Action, InboxRow
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import TEMPLATE, Api
 
 REF = "falcon"
@@ -44,7 +44,7 @@ def feed(api: Api) -> dict[str, Any]:
     return answer.body["data"]  # type: ignore[no-any-return]
 
 
-def consumer(rt: Runtime, sim: Engine, at: datetime) -> FeedConsumer:
+def consumer(rt: Runtime, sim: Double, at: datetime) -> FeedConsumer:
     return FeedConsumer(rt.feed_stores(), ForagerClient(sim.url, sim.token, timeout_seconds=2.0), now=lambda: at)
 
 
@@ -61,14 +61,14 @@ def test_get_feed_reports_all_three_numbers_and_the_derivation(api: Api, knowled
     assert DERIVATION == "max(feed replay window, dead-letter retention) x 2, floor 30 days"
 
 
-def test_sync_answers_pruned_and_retention_days(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_sync_answers_pruned_and_retention_days(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     forager.put_source(REF, "a.md", "a")
     data = sync(api).body["data"]
     assert (data["pruned"], data["retention_days"]) == (0, 180)
 
 
 # ------------------------------------------------------------------ the two lanes
-def test_poll_off_revisions_on_ends_with_the_poll_sentence(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_poll_off_revisions_on_ends_with_the_poll_sentence(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     study(knowledge_on, "off", "suggest")
     answer = sync(api)
     assert answer.status == 200, answer.body
@@ -77,7 +77,7 @@ def test_poll_off_revisions_on_ends_with_the_poll_sentence(api: Api, knowledge_o
 
 
 def test_revisions_off_poll_on_ends_with_the_revisions_sentence(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     study(knowledge_on, "suggest", "off")
     answer = sync(api)
@@ -88,7 +88,7 @@ def test_revisions_off_poll_on_ends_with_the_revisions_sentence(
     assert answer.body["data"]["message"].endswith(REVISIONS_OFF)
 
 
-def test_nothing_is_appended_when_both_lanes_are_live(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_nothing_is_appended_when_both_lanes_are_live(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     study(knowledge_on, "suggest", "on")
     message = sync(api).body["message"]
     assert POLL_OFF not in message and REVISIONS_OFF not in message
@@ -96,7 +96,7 @@ def test_nothing_is_appended_when_both_lanes_are_live(api: Api, knowledge_on: Ru
 
 @pytest.mark.parametrize("revision", ["off", "inherit"])
 def test_when_neither_lane_would_act_the_pass_refuses_naming_both(
-    api: Api, knowledge_on: Runtime, forager: Engine, revision: str
+    api: Api, knowledge_on: Runtime, forager: Double, revision: str
 ) -> None:
     study(knowledge_on, "off", revision)
     forager.put_source(REF, "a.md", "a")
@@ -109,7 +109,7 @@ def test_when_neither_lane_would_act_the_pass_refuses_naming_both(
 
 # ------------------------------------------------------------------ off
 def test_off_claims_nothing_but_records_acknowledges_and_advances(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     study(knowledge_on, "suggest", "off")
     forager.put_source(REF, "a.md", "a")
@@ -129,7 +129,7 @@ def test_off_claims_nothing_but_records_acknowledges_and_advances(
 
 # ------------------------------------------------------------------ exports
 def test_exports_claim_nothing_and_are_read_back_out_of_the_envelope(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     study(knowledge_on, "suggest", "suggest")
     revision = forager.put_source(REF, "a.md", "a")
@@ -154,7 +154,7 @@ def test_exports_claim_nothing_and_are_read_back_out_of_the_envelope(
 
 
 def test_an_export_whose_envelope_cannot_be_mined_still_appears_with_nulls(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     sync(api)  # makes the watermark, so GET /knowledge/feed has a stream
     (mark,) = knowledge_on.watermarks.all(REF)
@@ -186,7 +186,7 @@ def test_an_export_whose_envelope_cannot_be_mined_still_appears_with_nulls(
 
 # ------------------------------------------------------------------ restore-then-republish
 def test_an_earlier_publication_of_the_same_content_raises_the_flag_at_claim_time(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     study(knowledge_on, "suggest", "suggest")
     first = forager.put_source(REF, "a.md", "original")
@@ -203,7 +203,7 @@ def test_an_earlier_publication_of_the_same_content_raises_the_flag_at_claim_tim
 
 
 # ------------------------------------------------------------------ the four prune conditions
-def _published_long_ago(rt: Runtime, sim: Engine, policy: AutoStudy, *, export: bool = False) -> FeedConsumer:
+def _published_long_ago(rt: Runtime, sim: Double, policy: AutoStudy, *, export: bool = False) -> FeedConsumer:
     sim.put_source(REF, "a.md", "a")
     if export:
         sim.publish_export(REF)
@@ -217,21 +217,21 @@ def _rows(rt: Runtime) -> list[InboxRow]:
     return rt.inbox.sequences(mark.stream_key)
 
 
-def test_a_row_is_pruned_when_all_four_hold(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_row_is_pruned_when_all_four_hold(knowledge_on: Runtime, forager: Double) -> None:
     now = _published_long_ago(knowledge_on, forager, AutoStudy.SUGGEST)
     assert now.prune(REF) == 1
     assert _rows(knowledge_on) == []
     assert len(knowledge_on.actions.all(REF)) == 1  # the action table is never pruned
 
 
-def test_a_row_inside_the_window_is_kept(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_row_inside_the_window_is_kept(knowledge_on: Runtime, forager: Double) -> None:
     forager.put_source(REF, "a.md", "a")
     consumer(knowledge_on, forager, NOW - timedelta(days=179)).run(REF, REF, AutoStudy.SUGGEST)
     assert consumer(knowledge_on, forager, NOW).prune(REF) == 0
     assert len(_rows(knowledge_on)) == 1
 
 
-def test_a_row_above_its_streams_watermark_is_kept(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_row_above_its_streams_watermark_is_kept(knowledge_on: Runtime, forager: Double) -> None:
     now = _published_long_ago(knowledge_on, forager, AutoStudy.SUGGEST)
     (mark,) = knowledge_on.watermarks.all(REF)
     (recorded,) = _rows(knowledge_on)
@@ -242,20 +242,20 @@ def test_a_row_above_its_streams_watermark_is_kept(knowledge_on: Runtime, forage
     assert [r.sequence for r in _rows(knowledge_on)] == [mark.sequence + 1]
 
 
-def test_an_export_row_is_kept(knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_export_row_is_kept(knowledge_on: Runtime, forager: Double) -> None:
     now = _published_long_ago(knowledge_on, forager, AutoStudy.SUGGEST, export=True)
     assert now.prune(REF) == 1
     assert [r.export for r in _rows(knowledge_on)] == [True]
 
 
-def test_a_row_whose_action_was_never_claimed_is_kept(knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_row_whose_action_was_never_claimed_is_kept(knowledge_on: Runtime, forager: Double) -> None:
     now = _published_long_ago(knowledge_on, forager, AutoStudy.OFF)
     assert now.prune(REF) == 0
     assert len(_rows(knowledge_on)) == 1
 
 
 def test_a_prune_that_fails_is_logged_and_does_not_fail_the_pass(
-    knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     forager.put_source(REF, "a.md", "a")
 
@@ -270,7 +270,7 @@ def test_a_prune_that_fails_is_logged_and_does_not_fail_the_pass(
 
 
 # ------------------------------------------------------------------ the six-hourly pass
-def test_the_six_hourly_pass_runs_one_pass_per_bound_project(knowledge_on: Runtime, forager: Engine) -> None:
+def test_the_six_hourly_pass_runs_one_pass_per_bound_project(knowledge_on: Runtime, forager: Double) -> None:
     knowledge_on.config.bind("colony-docs", "harbour", "test")
     forager.put_source(REF, "a.md", "a")
     forager.put_source("harbour", "h.md", "h")
@@ -291,7 +291,7 @@ def test_the_six_hourly_pass_runs_one_pass_per_bound_project(knowledge_on: Runti
 
 
 def test_the_six_hourly_pass_reports_a_refused_project_and_runs_the_others(
-    knowledge_on: Runtime, forager: Engine
+    knowledge_on: Runtime, forager: Double
 ) -> None:
     study(knowledge_on, "off", "off")
     props = TEMPLATE.functions()["ScheduleFunction"]["Properties"]
@@ -304,7 +304,7 @@ def test_the_six_hourly_pass_reports_a_refused_project_and_runs_the_others(
 
 
 # ------------------------------------------------------------------ exactly once
-def studies_of(sim: Engine, knowledge_base: str = REF) -> int:
+def studies_of(sim: Double, knowledge_base: str = REF) -> int:
     """How many times FORAGER was asked for the sources a study reads."""
     return len(
         [r for r in sim.requests if r["method"] == "GET" and r["path"] == f"/api/projects/{knowledge_base}/sources"]
@@ -332,7 +332,7 @@ def test_a_second_claim_of_one_revision_is_refused_and_leaves_the_first_untouche
     assert (kept.claimed_at, kept.event_id, kept.project) == ("2026-11-30T06:00:00Z", "ev_1", "falcon")
 
 
-def test_two_passes_reading_one_page_study_a_revision_once(knowledge_on: Runtime, forager: Engine) -> None:
+def test_two_passes_reading_one_page_study_a_revision_once(knowledge_on: Runtime, forager: Double) -> None:
     """Pass A reads and records a page; before it claims, pass B reads the same page and runs
     to the end. A's claim must lose: the revision is studied once, its claim is B's."""
     study(knowledge_on, "suggest", "suggest")

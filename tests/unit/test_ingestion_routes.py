@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from knowledge_service.runtime import Runtime, reset_runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 from tests.conftest import Api, principal
 
@@ -34,12 +34,12 @@ MULTIPART = {"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"}
 JSON = {"Content-Type": "application/json"}
 
 
-def upstream_posts(forager: Engine, suffix: str) -> list[dict[str, Any]]:
+def upstream_posts(forager: Double, suffix: str) -> list[dict[str, Any]]:
     return [r for r in forager.requests if r["method"] == "POST" and r["path"].endswith(suffix)]
 
 
 def test_a_job_on_a_workspace_folder_is_queued_and_answered_at_once(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     answer = api.call("POST", "/knowledge/jobs", body={"project": "falcon", "paths": ["handbook/", "./docs"]})
     assert answer.status == 200, answer.raw
@@ -54,7 +54,7 @@ def test_a_job_on_a_workspace_folder_is_queued_and_answered_at_once(
 
 @pytest.mark.parametrize("path", ["../etc", "/etc/passwd", "docs/%2e%2e/%2e%2e/etc", "docs/.git", "data/x", "a\u0000b"])
 def test_a_path_outside_the_workspace_is_403_and_no_request_leaves(
-    api: Api, knowledge_on: Runtime, forager: Engine, path: str
+    api: Api, knowledge_on: Runtime, forager: Double, path: str
 ) -> None:
     answer = api.call("POST", "/knowledge/jobs", body={"project": "falcon", "paths": ["handbook", path]})
     assert answer.status == 403, answer.raw
@@ -63,7 +63,7 @@ def test_a_path_outside_the_workspace_is_403_and_no_request_leaves(
 
 
 def test_a_replayed_post_answers_the_same_job_and_foragers_holds_one(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     body = {"project": "falcon", "paths": ["handbook"]}
     first = api.call("POST", "/knowledge/jobs", body=body, headers={**JSON, "Idempotency-Key": "import-1"})
@@ -85,7 +85,7 @@ def test_the_same_key_with_a_different_body_is_422(api: Api, knowledge_on: Runti
     assert other.body["code"] == "idempotency_key_reused"
 
 
-def test_two_callers_keys_never_collide_upstream(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_two_callers_keys_never_collide_upstream(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     from knowledge_service.identity.principal import Permission, ProjectRole
 
     other = principal("bo", *Permission, roles={"falcon": ProjectRole.OPERATOR})
@@ -99,7 +99,7 @@ def test_two_callers_keys_never_collide_upstream(api: Api, knowledge_on: Runtime
 
 
 def test_cancel_and_retry_relay_foragers_state(
-    api: Api, knowledge_on: Runtime, forager: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Double, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "handbook").mkdir()
     (tmp_path / "handbook" / "a.md").write_text("# A\n\nThe engine reads this file stage by stage.\n")
@@ -129,7 +129,7 @@ def test_cancel_and_retry_relay_foragers_state(
     assert refused.status == 409, refused.raw
 
 
-def test_an_inline_upload_is_sent_as_one_multipart_batch(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_inline_upload_is_sent_as_one_multipart_batch(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     body = form([("a.md", b"# A\n"), ("notes/b.txt", b"\x00\xffbinary")], project="falcon", force="true")
     answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
     assert answer.status == 200, answer.raw
@@ -138,7 +138,7 @@ def test_an_inline_upload_is_sent_as_one_multipart_batch(api: Api, knowledge_on:
 
 
 def test_over_400_files_is_413_with_the_numbers_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     body = form([(f"f{i}.txt", b"x") for i in range(401)], project="falcon")
     answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
@@ -156,7 +156,7 @@ def test_a_session_over_100_mb_is_refused_before_anything_is_staged(api: Api, kn
     assert staged.get("KeyCount", 0) == 0
 
 
-def test_an_upload_session_is_staged_committed_and_cleared(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_upload_session_is_staged_committed_and_cleared(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     files = {"big/one.md": b"a" * 70_000, "two.txt": b"b" * 10}
     opened = api.call(
         "POST",
@@ -179,7 +179,7 @@ def test_an_upload_session_is_staged_committed_and_cleared(api: Api, knowledge_o
     assert gone.status == 404, gone.raw
 
 
-def test_a_commit_before_every_part_is_staged_is_409(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_commit_before_every_part_is_staged_is_409(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     opened = api.call(
         "POST", "/knowledge/upload/sessions", body={"project": "falcon", "files": [{"name": "a", "size_bytes": 3}]}
     ).body["data"]
@@ -191,7 +191,7 @@ def test_a_commit_before_every_part_is_staged_is_409(api: Api, knowledge_on: Run
 
 
 def test_preflight_relays_admitted_and_refused_intact_and_a_failure_as_a_failure(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     body = form([("a.md", b"x" * 2048)], project="falcon")
     admitted = api.call("POST", "/knowledge/preflight", body=body, headers=MULTIPART)
@@ -211,7 +211,7 @@ def test_preflight_relays_admitted_and_refused_intact_and_a_failure_as_a_failure
     assert failed.body["success"] is False and failed.body["data"] is None
 
 
-def test_an_upload_passes_the_admission_back(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_an_upload_passes_the_admission_back(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     files = [("a.md", b"x" * 10)]
     admission = api.call("POST", "/knowledge/preflight", body=form(files, project="falcon"), headers=MULTIPART).body[
         "data"
@@ -256,7 +256,7 @@ def test_a_job_of_another_knowledge_base_is_not_found(api: Api, knowledge_on: Ru
 
 
 def test_a_commit_whose_cleanup_fails_still_answers_the_job_foragers_has(
-    api: Api, knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from knowledge_service.storage.staging import StagingStore
 

@@ -11,7 +11,7 @@ import pytest
 
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.job_inputs import INPUTS_KEPT, JobInputStore
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo as demo_records
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form
@@ -91,7 +91,7 @@ def test_a_large_batch_keeps_its_first_names_and_counts_them_all(api: Api, knowl
 
 
 def test_a_job_queued_past_the_edge_has_no_name_and_cancel_keeps_one(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     # the demo's job was queued in FORAGER itself: the edge kept nothing of it
     demo = listed(api)[demo_records.job("falcon")]
@@ -109,7 +109,7 @@ def test_a_job_queued_past_the_edge_has_no_name_and_cancel_keeps_one(
 
 
 def test_a_name_that_cannot_be_kept_leaves_the_job_answered_by_its_id(
-    api: Api, knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def broken(self: JobInputStore, *args: object) -> None:
         raise RuntimeError("DynamoDB is away")

@@ -25,7 +25,7 @@ from knowledge_service.identity.principal import ProjectRole
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.agent_missions import MissionRecord
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 from tests.unit.test_fault_injection import FAULT_ANSWERS
 
@@ -482,7 +482,7 @@ def scoped(rt: Runtime) -> tuple[Runtime, str]:
 
 # ------------------------------------------------------------------------------ FORAGER's faults
 def test_a_tool_call_shares_the_requests_budget_a_stalled_forager_is_answered_inside_it(
-    rt: Runtime, forager: Engine
+    rt: Runtime, forager: Double
 ) -> None:
     """Lambda's remaining time less the margin bounds every FORAGER call a tool makes, as on
     every route: 2.6 s left is a 0.6 s budget, so a FORAGER stalling 30 s after its headers is

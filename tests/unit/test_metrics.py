@@ -23,7 +23,7 @@ from knowledge_service.domain.feed.upkeep import Upkeep
 from knowledge_service.errors import KnowledgeUnreachable, UpstreamMismatch, UpstreamRefused, UpstreamTimeout
 from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ArchiveDownload, ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from tests.unit.test_dead_letter_actions import NOW, _door_refused, _exhausted, _replay
 from tests.unit.test_dead_letters import REF, T0, MemoryDeadLetters, entry
 from tests.unit.test_feed_restore import publish, run
@@ -214,7 +214,7 @@ def test_the_door_publishes_what_an_invocation_counted_even_when_it_raises(capsy
 
 # ------------------------------------------------------------------ dead letters filed, replayed, discarded
 def test_a_dead_letter_filed_at_the_door_then_discarded_is_counted_each_time(
-    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Engine
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Double
 ) -> None:
     entry = _door_refused(knowledge_on, forager)
     assert metric(emitted(capsys), "DeadLettersFiled") == [({"service": "schedule"}, [1.0])]
@@ -224,7 +224,7 @@ def test_a_dead_letter_filed_at_the_door_then_discarded_is_counted_each_time(
 
 
 def test_an_exhausted_retry_filed_then_replayed_is_counted_each_time(
-    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Engine
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Double
 ) -> None:
     entry, flaky, _ = _exhausted(knowledge_on, forager)
     assert metric(emitted(capsys), "DeadLettersFiled") == [({"service": "schedule"}, [1.0])]
@@ -238,7 +238,7 @@ def test_an_exhausted_retry_filed_then_replayed_is_counted_each_time(
 
 # ------------------------------------------------------------------ feed passes degraded
 def test_a_pass_that_degrades_its_stream_is_counted_once_and_a_clean_one_not(
-    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Engine
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 3, "before")
     run(knowledge_on, forager)
@@ -252,7 +252,7 @@ def test_a_pass_that_degrades_its_stream_is_counted_once_and_a_clean_one_not(
 
 
 def test_a_pass_counts_the_envelopes_it_read_and_acted_on(
-    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Engine
+    capsys: pytest.CaptureFixture[str], knowledge_on: Runtime, forager: Double
 ) -> None:
     publish(forager, 3, "before")
     outcome = run(knowledge_on, forager)

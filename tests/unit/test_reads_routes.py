@@ -13,7 +13,7 @@ from devstack.metering import aws_calls
 from knowledge_service.domain import reads
 from knowledge_service.runtime import Runtime, reset_runtime
 from knowledge_service.upstream import models as upstream_models
-from local_engine import Engine
+from local_engine.double import Double
 from tests import demo
 from tests.conftest import Api, principal
 
@@ -40,7 +40,7 @@ def get(api: Api, resource: str, query: dict[str, str] | None = None, record: st
     return api.call("GET", path, query={"project": "falcon", **(query or {})}, resource=resource, **kw)
 
 
-def last_query(forager: Engine) -> dict[str, list[str]]:
+def last_query(forager: Double) -> dict[str, list[str]]:
     return parse_qs(forager.requests[-1]["query"])
 
 
@@ -67,7 +67,7 @@ def test_search_without_q_is_400_naming_it(api: Api, knowledge_on: Runtime) -> N
 
 @pytest.mark.parametrize(("limit", "sent"), [("0", "1"), ("500", "50"), ("7", "7")])
 def test_search_limit_is_clamped_not_refused(
-    api: Api, knowledge_on: Runtime, forager: Engine, limit: str, sent: str
+    api: Api, knowledge_on: Runtime, forager: Double, limit: str, sent: str
 ) -> None:
     answer = get(api, "/knowledge/search", {"q": "launch", "limit": limit})
     assert answer.status == 200
@@ -113,7 +113,7 @@ def test_item_carries_the_review_fields(api: Api, knowledge_on: Runtime) -> None
         assert field in data
 
 
-def test_evidence_quotes_the_documents_words_exactly(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_evidence_quotes_the_documents_words_exactly(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     data = get(api, "/knowledge/items/{id}/evidence", record=LAUNCH_MARCH).body["data"]
     assert data["knowledge_id"] == LAUNCH_MARCH
     links = data["evidence"]
@@ -165,7 +165,7 @@ def test_entity_page_lays_out_what_forager_gathered(api: Api, knowledge_on: Runt
     assert data["attributes"] == {"roles": ["launch checklist owner"]}  # said beside "Bob Smith", merged in
 
 
-def test_statements_page_with_filters_facets_and_total(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_statements_page_with_filters_facets_and_total(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     data = get(api, "/knowledge/statements", {"status": "disputed,active", "page_size": "2"}).body["data"]
     assert (data["page"], data["page_size"]) == (1, 2)
     assert data["total"] == sum(data["facets"]["status"].values())
@@ -187,7 +187,7 @@ def test_statements_page_with_filters_facets_and_total(api: Api, knowledge_on: R
     ],
 )
 def test_statement_filters_take_forager_words_only(
-    api: Api, knowledge_on: Runtime, forager: Engine, query: dict[str, str], field: str
+    api: Api, knowledge_on: Runtime, forager: Double, query: dict[str, str], field: str
 ) -> None:
     seen = len(forager.requests)
     answer = get(api, "/knowledge/statements", query)
@@ -281,7 +281,7 @@ def test_the_same_id_answers_through_the_project_bound_to_its_knowledge_base(api
 
 @pytest.mark.parametrize("resource", sorted(BY_ID))
 def test_a_malformed_id_is_400_naming_id_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Engine, resource: str
+    api: Api, knowledge_on: Runtime, forager: Double, resource: str
 ) -> None:
     seen = len(forager.requests)
     for bad in ("ki_123", "ent_ZZZZZZZZZZZZZZZZ", "x" * 20, BY_ID[resource][0] + "0"):
@@ -319,7 +319,7 @@ def test_reading_takes_read_knowledge_and_standing_in_the_project(api: Api, know
     [("down", 503, "knowledge_unreachable"), ("429", 502, "upstream_error"), ("5xx", 502, "upstream_error")],
 )
 def test_foragers_failures_answer_in_the_envelope(
-    api: Api, knowledge_on: Runtime, forager: Engine, mode: str, status: int, code: str
+    api: Api, knowledge_on: Runtime, forager: Double, mode: str, status: int, code: str
 ) -> None:
     forager.set_fault(mode)
     for resource, record in (("/knowledge/search", None), ("/knowledge/items/{id}", LAUNCH_MARCH)):
@@ -329,7 +329,7 @@ def test_foragers_failures_answer_in_the_envelope(
 
 
 def test_a_slow_forager_is_504(
-    api: Api, knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FORAGER_TIMEOUT_SECONDS", "0.2")
     reset_runtime()

@@ -18,7 +18,7 @@ from knowledge_service.budget import MARGIN_SECONDS, REQUEST_CAP_SECONDS, Budget
 from knowledge_service.errors import UpstreamTimeout
 from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 SLACK = 1.5
@@ -34,7 +34,7 @@ class Remaining:
 
 
 @pytest.fixture
-def client(forager: Engine) -> ForagerClient:
+def client(forager: Double) -> ForagerClient:
     return ForagerClient(forager.url, forager.token, timeout_seconds=8.0)
 
 
@@ -68,7 +68,7 @@ def test_a_function_nearly_out_of_time_has_no_budget_left() -> None:
 
 
 @pytest.mark.parametrize(("mode", "delay"), [("trickle", 0.1), ("stall", 30.0), ("slow", 30.0)])
-def test_a_call_ends_by_its_deadline_however_forager_paces_its_bytes(forager: Engine, mode: str, delay: float) -> None:
+def test_a_call_ends_by_its_deadline_however_forager_paces_its_bytes(forager: Double, mode: str, delay: float) -> None:
     client = ForagerClient(forager.url, forager.token, timeout_seconds=0.5)
     forager.set_fault(mode, delay_seconds=delay)
     result, elapsed = timed(client.projects)
@@ -76,13 +76,13 @@ def test_a_call_ends_by_its_deadline_however_forager_paces_its_bytes(forager: En
     assert 0.5 <= elapsed < 0.5 + SLACK
 
 
-def test_a_trickle_within_the_deadline_is_read_whole(forager: Engine) -> None:
+def test_a_trickle_within_the_deadline_is_read_whole(forager: Double) -> None:
     client = ForagerClient(forager.url, forager.token, timeout_seconds=8.0)
     forager.set_fault("trickle", delay_seconds=0.001)
     assert client.status().version
 
 
-def test_calls_under_one_budget_share_its_deadline(forager: Engine, client: ForagerClient) -> None:
+def test_calls_under_one_budget_share_its_deadline(forager: Double, client: ForagerClient) -> None:
     # Each call answers in 1.2 s (well inside its own 8 s); the budget of 2 s leaves the second
     # call ~0.8 s: enough to be sent on a loaded machine, not enough to be answered.
     forager.set_fault("slow", delay_seconds=1.2)
@@ -96,7 +96,7 @@ def test_calls_under_one_budget_share_its_deadline(forager: Engine, client: Fora
     assert len([r for r in forager.requests if r["path"] == "/api/status"]) == 2  # nothing sent once spent
 
 
-def test_a_call_started_on_another_thread_keeps_the_budget(forager: Engine, client: ForagerClient) -> None:
+def test_a_call_started_on_another_thread_keeps_the_budget(forager: Double, client: ForagerClient) -> None:
     forager.set_fault("slow", delay_seconds=5.0)
     with budget.spending(Budget.of(0.4)):
         asked = budget.started(client.status)
@@ -110,7 +110,7 @@ def test_a_call_started_on_another_thread_keeps_the_budget(forager: Engine, clie
 
 
 def test_a_route_answers_504_by_the_budget_the_lambda_context_leaves(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_fault("trickle", delay_seconds=0.1)  # the client's own deadline is 8 s
     started = time.monotonic()
@@ -121,7 +121,7 @@ def test_a_route_answers_504_by_the_budget_the_lambda_context_leaves(
 
 
 def test_status_asks_its_three_questions_at_once_under_the_budget(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     """Status, capabilities and projects, 1 s each: 3 s one after another, 1 s at once."""
     forager.set_fault("slow", delay_seconds=1.0)
@@ -132,7 +132,7 @@ def test_status_asks_its_three_questions_at_once_under_the_budget(
 
 
 def test_status_under_a_trickle_answers_not_usable_within_the_budget(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_fault("trickle", delay_seconds=0.1)
     started = time.monotonic()

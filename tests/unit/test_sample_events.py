@@ -12,7 +12,7 @@ from devstack.events import SAMPLE_TOKEN
 from devstack.lambdas import FakeLambdaContext, load_handler
 from devstack.template import Template
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import ADMIN, enrol
 
 TEMPLATE = Template()
@@ -116,7 +116,7 @@ def test_the_page_signal_sample_event_reaches_the_search_compactor(aws: Runtime)
     assert PageSearch(aws.search, "falcon").pending() == 0
 
 
-def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Engine) -> None:
+def test_the_verification_sample_event_reaches_the_export_verifier(knowledge_on: Runtime, forager: Double) -> None:
     from local_engine.exports import jobs as sim_exports
 
     event = json.loads((EVENTS / "verifier_export_requested.json").read_text())

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from knowledge_service.runtime import Runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 REF = "falcon"
@@ -42,7 +42,7 @@ def queued(knowledge_on: Runtime, monkeypatch: pytest.MonkeyPatch) -> list[tuple
 
 
 def test_seed_queues_a_study_mission_per_unstudied_source_in_the_callers_project(
-    api: Api, knowledge_on: Runtime, forager: Engine, queued: list[tuple[str, str, dict[str, Any]]]
+    api: Api, knowledge_on: Runtime, forager: Double, queued: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
     # Given a knowledge base none of whose sources was ever studied
     forager.put_source(REF, "onboarding.md", "Day one.")
@@ -64,7 +64,7 @@ def test_seed_queues_a_study_mission_per_unstudied_source_in_the_callers_project
 
 
 def test_a_second_seed_spends_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine, queued: list[tuple[str, str, dict[str, Any]]]
+    api: Api, knowledge_on: Runtime, forager: Double, queued: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
     first = seed(api)
     queued.clear()
@@ -77,7 +77,7 @@ def test_a_second_seed_spends_nothing(
 
 
 def test_seed_after_a_change_queues_only_the_changed_source(
-    api: Api, knowledge_on: Runtime, forager: Engine, queued: list[tuple[str, str, dict[str, Any]]]
+    api: Api, knowledge_on: Runtime, forager: Double, queued: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
     forager.put_source(REF, "onboarding.md", "v1")
     first = seed(api)
@@ -95,7 +95,7 @@ def test_seed_after_a_change_queues_only_the_changed_source(
 
 
 def test_seed_does_not_queue_a_finding_an_operator_dismissed(
-    api: Api, knowledge_on: Runtime, forager: Engine, queued: list[tuple[str, str, dict[str, Any]]]
+    api: Api, knowledge_on: Runtime, forager: Double, queued: list[tuple[str, str, dict[str, Any]]]
 ) -> None:
     # Given a scan's finding an operator decided needs no mission
     forager.put_source(REF, "draft.md", "not worth a study")

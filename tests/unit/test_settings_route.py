@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge_service.runtime import Runtime, reset_runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 
@@ -70,7 +70,7 @@ def test_endpoints_outside_the_policy_are_refused_naming_the_field(api: Api, aws
     assert aws.config.settings().knowledge_forager_endpoint is None
 
 
-def test_a_loopback_endpoint_is_taken(api: Api, aws: Runtime, forager: Engine) -> None:
+def test_a_loopback_endpoint_is_taken(api: Api, aws: Runtime, forager: Double) -> None:
     answer = api.call("POST", "/settings", body={"knowledge_forager_endpoint": forager.url + "/"})
     assert answer.body["data"]["knowledge_forager_endpoint"] == forager.url
 

@@ -9,7 +9,7 @@ import pytest
 
 from knowledge_service.models import KnowledgeSettings
 from knowledge_service.runtime import Runtime, reset_runtime
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api
 
 STATUS_FIELDS = {
@@ -41,7 +41,7 @@ STATUS_FIELDS = {
 }
 
 
-def test_status_reports_every_documented_field_when_working(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_status_reports_every_documented_field_when_working(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     answer = api.call("GET", "/knowledge/status")
     assert answer.status == 200
     assert answer.body["success"] is True
@@ -66,11 +66,11 @@ def test_status_reports_every_documented_field_when_working(api: Api, knowledge_
     assert data["revision_study_resolved"] == data["auto_study"]
 
 
-def test_status_never_carries_the_credential(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_status_never_carries_the_credential(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     assert forager.token not in api.call("GET", "/knowledge/status").raw
 
 
-def test_status_with_knowledge_off_probes_nothing_and_says_so(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_status_with_knowledge_off_probes_nothing_and_says_so(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     knowledge_on.config.save_settings(
         KnowledgeSettings(knowledge_enabled=False, knowledge_forager_endpoint=forager.url)
     )
@@ -84,7 +84,7 @@ def test_status_with_knowledge_off_probes_nothing_and_says_so(api: Api, knowledg
     assert len(forager.requests) == before
 
 
-def test_status_tells_unreachable_from_not_configured(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_status_tells_unreachable_from_not_configured(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     forager.set_fault("down")
     data = api.call("GET", "/knowledge/status").body["data"]
     assert (data["enabled"], data["reachable"], data["usable"]) == (True, False, False)
@@ -106,7 +106,7 @@ def test_status_tells_unreachable_from_not_configured(api: Api, knowledge_on: Ru
     ],
 )
 def test_package_disagreement_never_makes_knowledge_unusable(
-    api: Api, knowledge_on: Runtime, forager: Engine, capabilities: dict, agreement: str, starts: str
+    api: Api, knowledge_on: Runtime, forager: Double, capabilities: dict, agreement: str, starts: str
 ) -> None:
     forager.set_capabilities({"instance_id": "fgi_1", "generation": "gen_01", **capabilities})
     data = api.call("GET", "/knowledge/status").body["data"]
@@ -117,7 +117,7 @@ def test_package_disagreement_never_makes_knowledge_unusable(
 
 @pytest.mark.parametrize("mode", ["5xx", "malformed", "429", "reset"])
 def test_capabilities_that_could_not_be_read_are_unknown_while_the_rest_answers(
-    api: Api, knowledge_on: Runtime, forager: Engine, mode: str
+    api: Api, knowledge_on: Runtime, forager: Double, mode: str
 ) -> None:
     forager.set_fault(mode, path_prefix="/api/capabilities")
     data = api.call("GET", "/knowledge/status").body["data"]
@@ -190,7 +190,7 @@ def test_engine_answers_503_while_knowledge_is_off(api: Api, aws: Runtime) -> No
     }
 
 
-def test_modules_reports_five_axes_and_the_summary(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_modules_reports_five_axes_and_the_summary(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     data = api.call("GET", "/modules").body["data"]
     (module,) = data["modules"]
     assert module["id"] == "knowledge"

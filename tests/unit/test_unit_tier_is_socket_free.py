@@ -8,7 +8,7 @@ import pytest
 
 from knowledge_service.errors import KnowledgeUnreachable
 from knowledge_service.upstream.client import ForagerClient
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.double.inprocess import InProcessNetwork
 from tests.unit.conftest import SocketRefused
 
@@ -24,7 +24,7 @@ def test_given_the_unit_tier_when_a_test_binds_a_port_then_it_is_refused() -> No
 
 
 def test_given_the_simulator_in_process_when_the_client_calls_then_it_answers_over_no_port(
-    forager: Engine, forager_in_process: InProcessNetwork
+    forager: Double, forager_in_process: InProcessNetwork
 ) -> None:
     client = ForagerClient(forager.url, forager.token)
 
@@ -37,7 +37,7 @@ def test_given_the_simulator_in_process_when_the_client_calls_then_it_answers_ov
 
 
 def test_given_the_down_fault_when_the_client_calls_then_the_connection_is_refused(
-    forager: Engine, forager_in_process: InProcessNetwork
+    forager: Double, forager_in_process: InProcessNetwork
 ) -> None:
     client = ForagerClient(forager.url, forager.token)
     client.status()

@@ -17,7 +17,7 @@ from knowledge_service.domain.workspace_paths import WINDOWS_DEVICES, PathRefuse
 from knowledge_service.edge.upload_form import FILENAME_MAX
 from knowledge_service.runtime import Runtime
 from knowledge_service.upstream.multipart import FilePart, MultipartBody, encoded_filename
-from local_engine import Engine
+from local_engine.double import Double
 from local_engine.serving import multipart as engine_form
 from tests.conftest import Api
 from tests.unit.test_ingestion_routes import JSON, MULTIPART, form, upstream_posts
@@ -90,7 +90,7 @@ HOSTILE = [
 ]
 
 
-def _refused_on_every_route(api: Api, forager: Engine, name: str) -> list[tuple[int, str, str]]:
+def _refused_on_every_route(api: Api, forager: Double, name: str) -> list[tuple[int, str, str]]:
     answers = [
         api.call("POST", "/knowledge/upload", body=form([(name, b"x")], project="falcon"), headers=MULTIPART),
         api.call("POST", "/knowledge/preflight", body=form([(name, b"x")], project="falcon"), headers=MULTIPART),
@@ -103,7 +103,7 @@ def _refused_on_every_route(api: Api, forager: Engine, name: str) -> list[tuple[
 
 @pytest.mark.parametrize("name", HOSTILE)
 def test_a_hostile_file_name_is_the_same_400_on_every_upload_route_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Engine, name: str
+    api: Api, knowledge_on: Runtime, forager: Double, name: str
 ) -> None:
     answers = _refused_on_every_route(api, forager, name)
     expected = [(400, "bad_request", "files"), (400, "bad_request", "files"), (400, "bad_request", "files.0.name")]
@@ -113,7 +113,7 @@ def test_a_hostile_file_name_is_the_same_400_on_every_upload_route_and_nothing_i
     assert staged.get("KeyCount", 0) == 0
 
 
-def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     body = form([("notes/./a.md", b"x"), ("notes%2Fb.md", b"y"), ("\uff43.md", b"z")], project="falcon")
     answer = api.call("POST", "/knowledge/upload", body=body, headers=MULTIPART)
     assert answer.status == 200, answer.raw
@@ -121,7 +121,7 @@ def test_a_name_is_forwarded_in_its_one_canonical_spelling(api: Api, knowledge_o
 
 
 def test_a_session_staged_under_a_hostile_name_is_refused_at_commit_and_nothing_is_sent(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     opened = api.call(
         "POST", "/knowledge/upload/sessions", body={"project": "falcon", "files": [{"name": "a.md", "size_bytes": 1}]}
@@ -174,7 +174,7 @@ def test_an_accepted_file_name_is_relative_contained_and_its_own_canonical_form(
 
 @pytest.mark.parametrize("name", ON_THE_WIRE)
 def test_the_engine_records_exactly_the_name_the_service_accepted(
-    api: Api, knowledge_on: Runtime, forager: Engine, name: str
+    api: Api, knowledge_on: Runtime, forager: Double, name: str
 ) -> None:
     # Given a name the fence accepts, sent by a client as RFC 7578 writes it (percent-encoded)
     accepted = file_name(name)
@@ -212,7 +212,7 @@ def test_every_windows_device_name_is_refused_in_any_case_with_or_without_an_ext
 
 
 def test_a_filename_of_1024_characters_is_taken_and_1025_is_400(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     longest = "/".join(["a" * 99] * 10) + "/" + "b" * (FILENAME_MAX - 1000)
     assert len(longest) == FILENAME_MAX == 1024
