@@ -264,6 +264,43 @@ def test_another_organizations_owner_can_neither_bind_to_nor_list_our_base_over_
     assert "falcon" in status["projects"]  # ours still see it
 
 
+def test_a_base_one_organization_made_and_unbound_is_neither_listed_to_nor_bindable_by_another_over_http(
+    http: httpx.Client, stack: LocalStack
+) -> None:
+    """Issue 57: a knowledge base belongs to the organization that made it, bound or not."""
+    ours = unique("ourbase")
+    stack.admin("project", "create", ours, "--organization", "colony")
+    stack.admin("principal", "grant", "local-admin", f"--role={ours}=admin")
+    made = call(http, "POST", "/knowledge/bases", stack.admin_token, {"name": "Ours alone", "project": ours})
+    assert made.status_code == 200, made.text
+    ref = made.json()["data"]["knowledge_base"]["project_ref"]
+    gone = call(http, "POST", "/knowledge/project-map", stack.admin_token, {"project": ours, "knowledge_base": ""})
+    assert gone.status_code == 200, gone.text
+    organization, theirs = unique("otherorg"), unique("theirs")
+    stack.admin("project", "create", theirs, "--organization", organization)
+    token = stack.principal(
+        unique("otheradmin"),
+        "--permission=manage_knowledge",
+        "--permission=read_knowledge",
+        "--permission=manage_settings",
+        "--owns",
+        organization,
+        f"--role={theirs}=admin",
+    )
+    listed = call(http, "GET", "/knowledge/projects", token).json()["data"]["projects"]
+    assert ref not in {p["project_ref"] for p in listed}
+    claim = call(http, "POST", "/knowledge/project-map", token, {"project": theirs, "knowledge_base": ref})
+    missing = call(http, "POST", "/knowledge/project-map", token, {"project": theirs, "knowledge_base": "nope"})
+    assert claim.status_code == 404 and claim.content == missing.content.replace(b"nope", ref.encode())
+    # and it may not set or clear the installation's console default either
+    default = call(http, "POST", "/knowledge/project-map", token, {"project": "", "knowledge_base": ""})
+    assert (default.status_code, default.json()["code"]) == (403, "permission_denied")
+    ours_again = call(
+        http, "POST", "/knowledge/project-map", stack.admin_token, {"project": ours, "knowledge_base": ref}
+    )
+    assert ours_again.status_code == 200, ours_again.text
+
+
 def test_a_bind_sent_as_knowledgeBase_is_refused_and_changes_nothing(http: httpx.Client, stack: LocalStack) -> None:
     answer = call(
         http, "POST", "/knowledge/project-map", stack.admin_token, {"project": "falcon", "knowledgeBase": "harbour"}

@@ -12,7 +12,7 @@ from knowledge_service.identity.principal import Permission, ProjectRole
 from knowledge_service.runtime import Runtime
 from knowledge_service.storage.conditions import WriteFailed
 from knowledge_service.storage.config_store import ConfigStore
-from local_engine import Engine
+from local_engine.double import Double
 from tests.conftest import Api, principal
 
 
@@ -60,7 +60,7 @@ def test_project_map_refusals(api: Api, knowledge_on: Runtime, body: dict[str, A
     assert knowledge_on.config.scope("falcon").binding.knowledge_base == "falcon"
 
 
-def test_project_map_is_503_while_knowledge_is_down(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_project_map_is_503_while_knowledge_is_down(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     forager.set_fault("down")
     answer = api.call("POST", "/knowledge/project-map", body={"project": "falcon", "knowledge_base": ""})
     assert (answer.status, answer.body["code"]) == (503, "knowledge_unreachable")
@@ -73,7 +73,7 @@ def test_projects_proxies_foragers_list(api: Api, knowledge_on: Runtime) -> None
     assert {"falcon", "harbour"} <= refs
 
 
-def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     answer = api.call(
         "POST",
         "/knowledge/bases",
@@ -98,7 +98,7 @@ def test_making_a_base_binds_it_and_logs_the_act(api: Api, knowledge_on: Runtime
 
 
 def test_a_replay_with_the_same_idempotency_key_answers_the_same_and_makes_nothing(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     body = {"name": "Once", "project": "colony-docs"}
     first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-42"})
@@ -118,7 +118,7 @@ BEA = principal(
 
 
 def test_two_callers_sending_one_key_with_different_bodies_each_make_their_own_base(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     knowledge_on.config.unbind("falcon")
     ada = api.call(
@@ -145,7 +145,7 @@ def test_two_callers_sending_one_key_with_different_bodies_each_make_their_own_b
 
 
 def test_a_second_caller_with_the_same_key_and_body_is_never_answered_the_first_callers_result(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     body = {"name": "Once", "project": "colony-docs"}
     first = api.call("POST", "/knowledge/bases", body=body, headers={"Idempotency-Key": "k-7"})
@@ -157,7 +157,7 @@ def test_a_second_caller_with_the_same_key_and_body_is_never_answered_the_first_
 
 
 def test_the_key_forager_sees_is_stable_for_one_caller_so_a_retry_after_a_failure_is_the_same_intent(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_fault("5xx", path_prefix="/api/projects", times=1)
     body = {"name": "Retried", "project": "colony-docs"}
@@ -170,7 +170,7 @@ def test_the_key_forager_sees_is_stable_for_one_caller_so_a_retry_after_a_failur
 
 
 def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     answer = api.call("POST", "/knowledge/bases", body={"name": "Second", "project": "falcon"})
     assert (answer.status, answer.body["code"]) == (409, "already_bound")
@@ -187,7 +187,7 @@ def test_a_bound_project_is_refused_already_bound_before_anything_is_made(
     ids=["admin-elsewhere", "other-owner", "operator"],
 )
 def test_the_console_default_is_held_to_the_installations_owner_before_its_binding_shows(
-    api: Api, knowledge_on: Runtime, forager: Engine, who: object
+    api: Api, knowledge_on: Runtime, forager: Double, who: object
 ) -> None:
     # Given a bound console default
     knowledge_on.config.bind("", "harbour", "test")
@@ -200,7 +200,7 @@ def test_the_console_default_is_held_to_the_installations_owner_before_its_bindi
 
 
 def test_a_project_the_caller_has_no_standing_in_is_answered_as_a_missing_one_byte_for_byte(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     stranger = principal("sam", Permission.MANAGE_KNOWLEDGE, roles={"elsewhere": ProjectRole.ADMIN})
     hidden = api.call("POST", "/knowledge/bases", stranger, body={"name": "X", "project": "falcon"})
@@ -211,7 +211,7 @@ def test_a_project_the_caller_has_no_standing_in_is_answered_as_a_missing_one_by
     assert api.call("POST", "/knowledge/bases", viewer, body={"name": "X", "project": "falcon"}).status == 403
 
 
-def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(api: Api, knowledge_on: Runtime, forager: Engine) -> None:
+def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(api: Api, knowledge_on: Runtime, forager: Double) -> None:
     forager.set_fault("5xx", path_prefix="/api/projects")
     failed = api.call("POST", "/knowledge/bases", body={"name": "Harbour", "project": "colony-docs"})
     assert (failed.status, failed.body["code"]) == (502, "upstream_error")
@@ -221,7 +221,7 @@ def test_a_foragers_refusal_binds_nothing_and_frees_the_slot(api: Api, knowledge
 
 
 def test_binding_failed_names_the_base_forager_made(
-    api: Api, knowledge_on: Runtime, forager: Engine, monkeypatch: pytest.MonkeyPatch
+    api: Api, knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def lost(self: ConfigStore, *args: object, **kwargs: object) -> None:
         raise WriteFailed("ConditionalCheckFailedException")
@@ -342,9 +342,10 @@ def test_access_is_held_before_the_binding_state_or_the_base_shows(api: Api, kno
 
 
 def test_the_console_default_takes_manage_settings(api: Api, knowledge_on: Runtime) -> None:
-    # Given a caller with manage_knowledge and no role anywhere, and one with manage_settings beside it
-    bare = principal("ned", Permission.MANAGE_KNOWLEDGE)
-    settings = principal("sue", Permission.MANAGE_KNOWLEDGE, Permission.MANAGE_SETTINGS)
+    # Given an owner of the installation's organization with manage_knowledge alone, and one with
+    # manage_settings beside it
+    bare = principal("ned", Permission.MANAGE_KNOWLEDGE, owns=frozenset({"colony"}))
+    settings = principal("sue", Permission.MANAGE_KNOWLEDGE, Permission.MANAGE_SETTINGS, owns=frozenset({"colony"}))
     body = {"project": "", "knowledge_base": "harbour"}
     # When each binds the console default
     refused = api.call("POST", "/knowledge/project-map", bare, body=body)
@@ -353,7 +354,81 @@ def test_the_console_default_takes_manage_settings(api: Api, knowledge_on: Runti
     assert (refused.status, refused.body["code"]) == (403, "permission_denied")
     assert "manage_settings" in refused.body["message"]
     assert bound.status == 200, bound.raw
-    assert bound.body["data"] == {"project_map": {}, "default_project": "harbour"}
+    assert bound.body["data"] == {"project_map": {"falcon": "falcon"}, "default_project": "harbour"}
+
+
+@pytest.mark.parametrize("body", [{"project": "", "knowledge_base": "harbour"}, {"project": "", "knowledge_base": ""}])
+def test_the_console_default_is_the_installation_owners_to_set_or_clear(
+    api: Api, knowledge_on: Runtime, body: dict[str, str]
+) -> None:
+    # Given a console default bound by colony, and another organization's owner holding
+    # manage_knowledge and manage_settings
+    knowledge_on.config.bind("", "falcon", "olga")
+    other = principal("otto", Permission.MANAGE_KNOWLEDGE, Permission.MANAGE_SETTINGS, owns=frozenset({"other-org"}))
+    # When it sets or clears the console default
+    answer = api.call("POST", "/knowledge/project-map", other, body=body)
+    # Then it is refused, and the console default still reads colony's base
+    assert (answer.status, answer.body["code"]) == (403, "permission_denied")
+    assert "installation's organization" in answer.body["message"]
+    assert knowledge_on.config.scope("").binding.knowledge_base == "falcon"
+
+
+def test_a_base_an_organization_made_and_unbound_is_neither_listed_to_nor_bindable_by_another(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    # Given a base colony-docs' admin made (bound to colony-docs), then unbound
+    docs_admin = principal(
+        "dora", Permission.MANAGE_KNOWLEDGE, Permission.READ_KNOWLEDGE, roles={"colony-docs": ProjectRole.ADMIN}
+    )
+    made = api.call("POST", "/knowledge/bases", docs_admin, body={"name": "Docs", "project": "colony-docs"})
+    assert made.status == 200, made.raw
+    ref = made.body["data"]["knowledge_base"]["project_ref"]
+    unbound = api.call(
+        "POST", "/knowledge/project-map", docs_admin, body={"project": "colony-docs", "knowledge_base": ""}
+    )
+    assert unbound.status == 200, unbound.raw
+    # When another organization's admin lists the bases and binds its own project to it
+    outsider = OUTSIDER.model_copy(update={"permissions": OUTSIDER.permissions | {Permission.READ_KNOWLEDGE}})
+    bind = api.call("POST", "/knowledge/project-map", outsider, body={"project": "elsewhere", "knowledge_base": ref})
+    missing = api.call(
+        "POST", "/knowledge/project-map", outsider, body={"project": "elsewhere", "knowledge_base": "nope"}
+    )
+    # Then the base is not listed to it and is answered as one FORAGER does not hold, byte for byte
+    assert ref not in _listed(api, outsider)
+    assert (bind.status, bind.body["code"]) == (404, "not_found")
+    assert bind.raw == missing.raw.replace("nope", ref)
+    assert knowledge_on.config.scope("elsewhere").binding is None
+    # And colony's own callers still list it and may bind it again
+    assert ref in _listed(api, docs_admin)
+    again = api.call(
+        "POST", "/knowledge/project-map", docs_admin, body={"project": "colony-docs", "knowledge_base": ref}
+    )
+    assert again.status == 200, again.raw
+
+
+def test_a_base_made_before_ownership_belongs_to_the_first_organization_that_binds_it(
+    api: Api, knowledge_on: Runtime
+) -> None:
+    # Given harbour, which FORAGER holds and no organization has made here or bound
+    outsider = OUTSIDER.model_copy(update={"permissions": OUTSIDER.permissions | {Permission.READ_KNOWLEDGE}})
+    assert "harbour" in _listed(api, outsider)
+    # When other-org binds it first, then unbinds it
+    first = api.call(
+        "POST", "/knowledge/project-map", outsider, body={"project": "elsewhere", "knowledge_base": "harbour"}
+    )
+    assert first.status == 200, first.raw
+    gone = api.call("POST", "/knowledge/project-map", outsider, body={"project": "elsewhere", "knowledge_base": ""})
+    assert gone.status == 200, gone.raw
+    # Then it stays other-org's: colony's admin neither lists nor binds it
+    docs_admin = principal(
+        "dora", Permission.MANAGE_KNOWLEDGE, Permission.READ_KNOWLEDGE, roles={"colony-docs": ProjectRole.ADMIN}
+    )
+    assert "harbour" not in _listed(api, docs_admin)
+    bind = api.call(
+        "POST", "/knowledge/project-map", docs_admin, body={"project": "colony-docs", "knowledge_base": "harbour"}
+    )
+    assert (bind.status, bind.body["code"]) == (404, "not_found")
+    assert knowledge_on.config.owners() == {"harbour": "other-org"}
 
 
 def test_the_answer_echoes_the_map_as_the_get_filters_it(api: Api, knowledge_on: Runtime) -> None:
@@ -471,7 +546,7 @@ def test_a_binding_whose_project_record_is_gone_shows_to_no_owner(api: Api, know
 
 
 def test_the_bindings_list_is_503_while_knowledge_is_off_or_down(
-    api: Api, knowledge_on: Runtime, forager: Engine
+    api: Api, knowledge_on: Runtime, forager: Double
 ) -> None:
     forager.set_fault("down")
     answer = api.call("GET", "/knowledge/project-map")

@@ -10,11 +10,14 @@ base for it does (a caller with no standing in the project is answered what a mi
 is, byte for byte; an owner of its organization who holds no role, or a lesser role, is refused
 403); the console default takes ``manage_knowledge`` and ``manage_settings``.
 
-A knowledge base bound to a project of an organization the caller has no standing in (it owns
-the organization or holds a role on one of its projects) is hidden from the caller
-(:func:`hidden_knowledge_bases`): not listed (``GET /knowledge/projects``, ``status.projects``)
-and not bindable (the ``404`` a knowledge base FORAGER does not hold gets) — unless it is also
-bound to a project of an organization the caller does stand in, which the caller already reads.
+A knowledge base belongs to the organization that made it (``POST /knowledge/bases``: the
+project's organization, or the installation's for the console default), bound or not; a base made
+before ownership was recorded belongs to the first organization that binds it. A base of an
+organization the caller has no standing in (it owns the organization or holds a role on one of
+its projects) is hidden from the caller (:func:`hidden_knowledge_bases`): not listed
+(``GET /knowledge/projects``, ``status.projects``) and not bindable (the ``404`` a knowledge base
+FORAGER does not hold gets). A base with no owner yet is hidden as before: when it is bound to a
+project of an organization the caller has no standing in, and to none it does stand in.
 Every answer that echoes the map echoes it as ``GET /knowledge/project-map`` filters it.
 """
 
@@ -122,22 +125,25 @@ def project_map_view(config: ConfigStore, projects: ProjectStore, principal: Pri
 
 
 def hidden_knowledge_bases(config: ConfigStore, projects: ProjectStore, principal: Principal) -> frozenset[str]:
-    """The knowledge bases ``principal`` may neither list nor bind: each bound to a project of an
-    organization it has no standing in (it owns none of them and holds a role on none of their
-    projects), and to no project of an organization it does stand in. A binding whose project
-    record is gone, and the console default's, hide nothing."""
-    bound = [b for b in config.bindings() if b.project != DEFAULT_PROJECT]
-    if not bound:
+    """The knowledge bases ``principal`` may neither list nor bind: each owned by an organization
+    it has no standing in (it owns none of them and holds a role on none of their projects); and
+    of the bases with no owner recorded, each bound to a project of such an organization and to
+    no project of an organization it does stand in. A binding whose project record is gone, and
+    the console default's, hide nothing of an unowned base."""
+    owners = config.owners()
+    bound = [b for b in config.bindings() if b.project != DEFAULT_PROJECT and b.knowledge_base not in owners]
+    if not owners and not bound:
         return frozenset()
     records = projects.many({b.project for b in bound} | set(principal.project_roles))
     standing = set(principal.organizations) | {
         records[project].organization for project in principal.project_roles if project in records
     }
+    owned_elsewhere = {ref for ref, organization in owners.items() if organization not in standing}
     foreign = {
         b.knowledge_base for b in bound if b.project in records and records[b.project].organization not in standing
     }
     own = {b.knowledge_base for b in bound if b.project in records and records[b.project].organization in standing}
-    return frozenset(foreign - own)
+    return frozenset(owned_elsewhere | (foreign - own))
 
 
 def listed_knowledge_bases(
@@ -181,6 +187,7 @@ def set_binding(
     upstream: ForagerConnection,
     request: ProjectMapRequest,
     actor: Principal,
+    installation_organization: str,
     events: EventLog | None = None,
 ) -> ProjectMapView:
     """Bind, rebind or unbind; persists at once, with its event log row in the same
@@ -189,21 +196,16 @@ def set_binding(
 
     Access first, before any answer that depends on stored state: a named project held to its
     admin (no standing in it: the missing project's 404), the console default to a holder of
-    ``manage_settings``. A knowledge base hidden from the caller is answered as one FORAGER does
-    not hold. The answer is the map as the caller may see it."""
-    if request.project:
-        organization = _existing_project(projects, request.project)
-        if not has_standing(actor, request.project, organization):
-            raise no_such_project(request.project)
-        if actor.role_in(request.project) is not ProjectRole.ADMIN:
-            raise PermissionDenied(f"Binding project '{request.project}' takes that project's admin role.")
-    elif not actor.holds(Permission.MANAGE_SETTINGS):
-        raise PermissionDenied("Binding the console default takes the manage_settings permission.")
+    ``manage_settings`` who owns the installation's organization. A knowledge base hidden from
+    the caller is answered as one FORAGER does not hold; one with no owner yet becomes the
+    binding organization's. The answer is the map as the caller may see it."""
+    organization = _binding_organization(projects, request.project, actor, installation_organization)
     client = upstream.client(config.settings())
     if request.knowledge_base:
         identifiers.knowledge_base(request.knowledge_base)
         listed = listed_knowledge_bases(config, projects, actor, client.projects())
-        if request.knowledge_base not in {p.project_ref for p in listed}:
+        held = request.knowledge_base in {p.project_ref for p in listed}
+        if not held or config.claim(request.knowledge_base, organization, actor.name) != organization:
             raise NotFound(
                 f"FORAGER holds no knowledge base '{request.knowledge_base}' "
                 "(GET /knowledge/projects lists the ones it holds)."
@@ -227,6 +229,26 @@ def set_binding(
     return project_map_view(config, projects, actor)
 
 
+def _binding_organization(
+    projects: ProjectStore, project: str, actor: Principal, installation_organization: str
+) -> str:
+    """The organization a binding of ``project`` acts for, once ``actor`` may bind it: the named
+    project's (held to its admin) or, for the console default, the installation's (held to
+    ``manage_settings`` and ownership of that organization)."""
+    if project:
+        organization = _existing_project(projects, project)
+        if not has_standing(actor, project, organization):
+            raise no_such_project(project)
+        if actor.role_in(project) is not ProjectRole.ADMIN:
+            raise PermissionDenied(f"Binding project '{project}' takes that project's admin role.")
+        return organization
+    if not actor.holds(Permission.MANAGE_SETTINGS):
+        raise PermissionDenied("Binding the console default takes the manage_settings permission.")
+    if not actor.owns(installation_organization):
+        raise PermissionDenied("Binding the console default takes ownership of the installation's organization.")
+    return installation_organization
+
+
 def create_knowledge_base(
     config: ConfigStore,
     projects: ProjectStore,
@@ -245,6 +267,7 @@ def create_knowledge_base(
     project already bound is refused before anything is made; FORAGER makes the project
     under the caller's Idempotency-Key; the binding and its event are saved together.
     """
+    organization = installation_organization
     if request.project:
         organization = _existing_project(projects, request.project)
         if not has_standing(actor, request.project, organization):
@@ -265,6 +288,7 @@ def create_knowledge_base(
     except BaseException:
         config.release(request.project, owner)
         raise
+    config.claim(made.project_ref, organization, actor.name)  # the maker's, before anyone can see it bound
     event = new_event(
         "knowledge_base_created",
         actor.name,

@@ -3,6 +3,9 @@
 One table, two kinds of item:
 
 - ``pk=settings, sk=knowledge`` holds the console-writable knowledge settings;
+- ``pk=base#<ref>, sk=owner`` says which organization a knowledge base belongs to (the one
+  that made it, or, for a base made before, the first to bind it); it carries
+  ``listed=owners``, so the same sparse index lists every owner;
 - ``pk=binding#<id>, sk=binding`` (``pk=binding#`` for the console default) holds one
   binding, each project's in a partition of its own, so no read of one project's binding
   lands on another's. Every binding item carries ``listed=bindings``, the hash key of the
@@ -47,6 +50,10 @@ BINDING_SK = "binding"
 BINDINGS_INDEX = "bindings"
 LISTED = {"listed": "bindings"}
 """What puts an item in the sparse index ``bindings`` (its hash key; template.yaml)."""
+OWNER_PREFIX = "base#"
+OWNER_SK = "owner"
+LISTED_OWNERS = {"listed": "owners"}
+"""What puts an owner item in the same sparse index, under its own hash key."""
 LEGACY_BINDING_PK = "binding"
 """The one partition every binding shared before issue 30 (``sk=project#<id>`` / ``default``)."""
 _SETTINGS_FIELDS = (
@@ -236,6 +243,36 @@ class ConfigStore:
             ]
         )
 
+    # ------------------------------------------------------------------ who a knowledge base belongs to
+    def owners(self) -> dict[str, str]:
+        """Every knowledge base's organization, by its ref (the sparse index, ``listed=owners``)."""
+        items = query_all(self._table, IndexName=BINDINGS_INDEX, KeyConditionExpression=Key("listed").eq("owners"))
+        return {str(i["knowledge_base"]): str(i["organization"]) for i in items}
+
+    def claim(self, knowledge_base: str, organization: str, actor: str) -> str:
+        """Record ``organization`` as the knowledge base's owner unless one is recorded already;
+        answers the owner that stands (ours, or the one that was there first)."""
+        claimed = conditionally(
+            lambda: self._table.put_item(
+                Item={
+                    "pk": f"{OWNER_PREFIX}{knowledge_base}",
+                    "sk": OWNER_SK,
+                    **LISTED_OWNERS,
+                    "knowledge_base": knowledge_base,
+                    "organization": organization,
+                    "claimed_by": actor,
+                    "claimed_at": datetime.now(UTC).isoformat(),
+                },
+                ConditionExpression=Attr("sk").not_exists(),
+            )
+        )
+        if claimed:
+            return organization
+        item = self._table.get_item(
+            Key={"pk": f"{OWNER_PREFIX}{knowledge_base}", "sk": OWNER_SK}, ConsistentRead=True
+        ).get("Item")
+        return str(item["organization"]) if item else organization
+
     # ------------------------------------------------------------------ the lock for POST /knowledge/bases
     def reserve(self, project: str, owner: str, lease_seconds: int = 60) -> None:
         """Take the project's binding slot, or raise ``Conflict(already_bound)``.
@@ -261,7 +298,8 @@ class ConfigStore:
         if not reserved:
             label = f"Project '{project}'" if project else "The console default"
             raise Conflict(
-                f"{label} already reads a knowledge base; rebinding is the bar's own control.", code="already_bound"
+                f"{label} already reads a knowledge base; rebind it with POST /knowledge/project-map.",
+                code="already_bound",
             )
 
     def complete_reservation(

@@ -33,13 +33,19 @@ class ForagerProjects(Model):
     operation_id="bind_project",
     summary="Bind, rebind or unbind a project",
     tags=["bindings"],
-    # a project's own setting: its admin (the console default: manage_settings), held by the domain
+    # a project's own setting: its admin (the console default: manage_settings and ownership of the
+    # installation's organization), held by the domain
     openapi_extensions=access(Permission.MANAGE_KNOWLEDGE, project=Standing.ADMIN),
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def post_project_map(request: Annotated[bindings.ProjectMapRequest, Body()]) -> Envelope[bindings.ProjectMapView]:
     rt = runtime()
-    return ok(bindings.set_binding(rt.config, rt.projects, rt.upstream, request, current_call().principal, rt.events))
+    principal = current_call().principal
+    return ok(
+        bindings.set_binding(
+            rt.config, rt.projects, rt.upstream, request, principal, rt.env.installation_organization, rt.events
+        )
+    )
 
 
 @router.get(
