@@ -19,7 +19,7 @@ PYTEST_ALL = $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile --duration
 FN ?=
 EVENT ?=
 
-.PHONY: help install run invoke test tiers check deep lint format template build unit contract e2e fuzz mutate openapi bench capacity clean vendor browser screenshots
+.PHONY: help install run invoke test tiers check deep lint format template build unit contract e2e fuzz mutate openapi bench eval capacity clean vendor browser screenshots
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -99,6 +99,12 @@ fuzz: install ## the long schemathesis run alone: 50 examples, fuzzing until 1,2
 
 bench: install ## benchmarks: import times, DynamoDB requests per route (writes bench-results.json)
 	$(UV) run python -m benchmarks
+
+# make eval EVAL_ARGS="--set flask --systems engine,bm25s --json eval-results.json"
+EVAL_ARGS ?=
+
+eval: install ## the scored evaluation: the engine against FTS5 and bm25s on two documentation sets (docs/evaluation.md)
+	$(UV) run python -m benchmarks.eval $(EVAL_ARGS)
 
 vendor: install ## the console's browser code from the npm registry, pinned and checked by console.lock.json
 	$(UV) run python -m tests.browser.vendoring
