@@ -67,6 +67,7 @@ def local_stack(concurrency: int | None = None) -> Iterator[Running]:
         **{k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FORAGER_", "DEVSTACK_"))},
         **ports,
         "DEVSTACK_STATE_DIR": str(state),
+        "DEVSTACK_ENGINE_CONTROL": "1",  # the route benchmark resets the engine through its control port
     }
     if concurrency is not None:
         env["DEVSTACK_CONCURRENCY"] = str(concurrency)

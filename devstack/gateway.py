@@ -248,7 +248,7 @@ def _error_type(response_type: str) -> str:
 
 # ---------------------------------------------------------------------- the gateway
 Invoke = Callable[[str, dict[str, Any]], Any]
-LocalRoute = Callable[[str, str, bytes, str, str], HttpAnswer | None]
+LocalRoute = Callable[[str, str, list[tuple[str, str]], bytes, str, str], HttpAnswer | None]
 """``(method, path, body, request_id, source_ip)`` -> an answer, or None to fall through to the routes."""
 
 
@@ -292,7 +292,7 @@ class Gateway:
         parts = _request_target(target)
         raw_path = parts.path or "/"
         if self.local_route is not None and (raw_path.startswith("/_local/") or raw_path == OPENAPI_PATH):
-            answer = self.local_route(method, raw_path, body, request_id, source_ip)
+            answer = self.local_route(method, raw_path, headers, body, request_id, source_ip)
             if answer is not None:
                 return answer
         if len(body) > PAYLOAD_LIMIT_BYTES:
@@ -467,12 +467,19 @@ def local_routes(
     start, and the metrics the functions published (``cloudwatch``; ``devstack.metering.Meter``).
     """
 
-    def route(method: str, path: str, body: bytes, request_id: str, source_ip: str) -> HttpAnswer | None:
+    def route(
+        method: str, path: str, headers: list[tuple[str, str]], body: bytes, request_id: str, source_ip: str
+    ) -> HttpAnswer | None:
         if path == OPENAPI_PATH and method in ("GET", "HEAD"):
             from knowledge_service.edge.openapi import openapi_document
 
             return json_answer(200, openapi_document(), request_id)
-        if path.rstrip("/") == CLOCK_PATH and clock_file is not None:
+        local = path.rstrip("/") == CLOCK_PATH and clock_file is not None
+        if (local or _SCHEDULE_RUN.match(path)) and method not in ("GET", "HEAD"):
+            refused = _refused_from_afar(headers, body, request_id)
+            if refused is not None:
+                return refused
+        if local and clock_file is not None:
             return _clock(method, body, request_id, source_ip, clock_file)
         if path == METRICS_PATH and metrics is not None and method == "GET":
             if not _is_loopback(source_ip):
@@ -502,6 +509,32 @@ def local_routes(
         return json_answer(200, result, request_id)
 
     return route
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+"""The names a local route's ``Host`` may carry: a loopback address, never a name that resolves
+there only for now (DNS rebinding)."""
+
+
+def _refused_from_afar(headers: list[tuple[str, str]], body: bytes, request_id: str) -> HttpAnswer | None:
+    """A local route that changes something takes JSON from its own origin alone: a web page of
+    another origin (a cross-site ``text/plain`` POST, a DNS-rebound name) is refused, since
+    loopback alone does not tell a person's browser from a test."""
+    named = {name.lower(): value.strip() for name, value in headers}
+    origin, host = named.get("origin"), named.get("host", "")
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if name.strip("[]").lower() not in LOOPBACK_NAMES or (
+        origin is not None and origin not in (f"http://{host}", f"https://{host}")
+    ):
+        return envelope_answer(
+            403, "Local control routes refuse requests from another origin.", "permission_denied", request_id
+        )
+    kind = named.get("content-type", "").split(";")[0].strip().lower()
+    if (body or kind) and kind != "application/json":
+        return envelope_answer(
+            415, "Local control routes take application/json bodies only.", "unsupported_media_type", request_id
+        )
+    return None
 
 
 def _clock(method: str, body: bytes, request_id: str, source_ip: str, clock_file: Path) -> HttpAnswer:

@@ -252,7 +252,7 @@ class Stack:
         api_port: int,
         moto_port: int,
         forager_port: int,
-        forager_control_port: int,
+        forager_control_port: int | None,
         schedule_seconds: float | None,
         forager_endpoint: str | None,
         forager_token: str | None,
@@ -282,35 +282,39 @@ class Stack:
         self._start_serving(template, api_port, schedule_seconds)
 
     def _start_upstream(
-        self, forager_endpoint: str | None, forager_token: str | None, port: int, control_port: int
+        self, forager_endpoint: str | None, forager_token: str | None, port: int, control_port: int | None
     ) -> tuple[str, str]:
-        """FORAGER's endpoint and credential: the simulator's, or the real FORAGER named."""
+        """FORAGER's endpoint and credential: the local engine's, or the real FORAGER named. The
+        engine is the test double, with its control port, only when ``control_port`` is given."""
         if forager_endpoint:
             if not forager_token:
                 log.warning("FORAGER_ENDPOINT is set without FORAGER_TOKEN: FORAGER will refuse every call")
             self.forager_url = forager_endpoint.rstrip("/")
             return self.forager_url, forager_token or ""
-        from local_engine import default_workers
-        from local_engine.double import start_double
+        from local_engine import default_workers, start_engine
 
         from .supervisor import EngineSupervisor
 
         token = _kept_secret(self.state_dir / SIMULATOR_TOKEN_FILE)
-        self.simulator = _listening(
-            "the local engine",
-            [(port, "DEVSTACK_FORAGER_PORT"), (control_port, "DEVSTACK_FORAGER_CONTROL_PORT")],
-            self.host,
-            lambda: start_double(
-                host=self.host,
-                port=port,
-                control_port=control_port,
-                token=token,
-                state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
-                data_dir=self.state_dir / ENGINE_DATA_DIR if self.persist else None,
-                input_roots=[self.workspace],
-                workers=default_workers(),
-            ),
-        )
+        options: dict[str, Any] = {
+            "host": self.host,
+            "port": port,
+            "token": token,
+            "state_file": self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
+            "data_dir": self.state_dir / ENGINE_DATA_DIR if self.persist else None,
+            "input_roots": [self.workspace],
+            "workers": default_workers(),
+        }
+        ports = [(port, "DEVSTACK_FORAGER_PORT")]
+        if control_port is None:
+            self.simulator = _listening("the local engine", ports, self.host, lambda: start_engine(**options))
+        else:
+            from local_engine.double import start_double  # the tests' engine: the control port asked for
+
+            ports.append((control_port, "DEVSTACK_FORAGER_CONTROL_PORT"))
+            self.simulator = _listening(
+                "the local engine", ports, self.host, lambda: start_double(control_port=control_port, **options)
+            )
         self.forager_url = str(self.simulator.url)
         self.supervisor = EngineSupervisor(self.simulator, self.state_dir / ENGINE_STATE_FILE).start()
         return self.forager_url, str(self.simulator.token)
@@ -543,7 +547,7 @@ def start_stack(
     api_port: int = DEFAULT_API_PORT,
     moto_port: int = DEFAULT_MOTO_PORT,
     forager_port: int = DEFAULT_FORAGER_PORT,
-    forager_control_port: int = DEFAULT_FORAGER_CONTROL_PORT,
+    forager_control_port: int | None = None,
     schedule_seconds: float | None = None,
     persist: bool = True,
     *,
@@ -562,7 +566,9 @@ def start_stack(
 
     ``schedule_seconds`` makes every schedule tick at that interval; ``persist`` keeps the
     emulator's state in ``<state dir>/aws-state.json`` across restarts; ``forager_endpoint``
-    (+ ``forager_token``) replaces the simulator with a real FORAGER; ``aws="real"`` with
+    (+ ``forager_token``) replaces the local engine with a real FORAGER; ``forager_control_port``
+    runs the local engine as the test double, its control port there (None: no control port, as
+    ``make run`` has unless ``DEVSTACK_ENGINE_CONTROL=1``); ``aws="real"`` with
     ``stack_name`` runs the functions against a deployed stack's tables instead of moto;
     ``parameters`` override the template's parameters; ``concurrency`` bounds the warm
     containers that run at once (1: one invocation at a time); ``journal_records`` is how many
@@ -637,6 +643,12 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
     raw_journal = env.get("DEVSTACK_JOURNAL_RECORDS", "").strip()
     if raw_journal and (not raw_journal.isdigit() or int(raw_journal) < 1):
         raise StackStartError(f"DEVSTACK_JOURNAL_RECORDS={raw_journal!r}: a whole number of writes, at least 1.")
+    raw_control = env.get("DEVSTACK_ENGINE_CONTROL", "").strip()
+    if raw_control not in ("", "0", "1"):
+        raise StackStartError(
+            f"DEVSTACK_ENGINE_CONTROL={raw_control!r}: 1 opens the engine's control port (tests), 0 or unset not."
+        )
+    engine_control = raw_control == "1"
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -651,7 +663,9 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         "api_port": port("DEVSTACK_PORT", DEFAULT_API_PORT),
         "moto_port": port("DEVSTACK_MOTO_PORT", DEFAULT_MOTO_PORT),
         "forager_port": port("DEVSTACK_FORAGER_PORT", DEFAULT_FORAGER_PORT),
-        "forager_control_port": port("DEVSTACK_FORAGER_CONTROL_PORT", DEFAULT_FORAGER_CONTROL_PORT),
+        "forager_control_port": (
+            port("DEVSTACK_FORAGER_CONTROL_PORT", DEFAULT_FORAGER_CONTROL_PORT) if engine_control else None
+        ),
         "schedule_seconds": schedule_seconds,
         "forager_endpoint": env.get("FORAGER_ENDPOINT") or None,
         "forager_token": env.get("FORAGER_TOKEN") or None,
@@ -755,8 +769,10 @@ def _banner(stack: Stack) -> str:
     lines.append(f"  console        {stack.url}/console/   (sign in with the admin token)")
     lines.append(f"  admin token    {stack.admin_token}   (principal {stack.admin_name})")
     if stack.simulator is not None:
+        control = getattr(stack.simulator, "control_url", None)
         lines.append(
-            f"  FORAGER        {stack.simulator.url}   (local engine, managed; control {stack.simulator.control_url})"
+            f"  FORAGER        {stack.simulator.url}   (local engine, managed"
+            + (f"; control port {control}, DEVSTACK_ENGINE_CONTROL=1)" if control else ")")
         )
         lines.append(f"  workspace      {stack.workspace}   (DEVSTACK_WORKSPACE: import a folder inside it by path)")
     else:

@@ -137,6 +137,7 @@ def launch_stack(state_dir: Path) -> Iterator[LocalStack]:
         **{k: str(v) for k, v in ports.items()},
         "DEVSTACK_STATE_DIR": str(state_dir),
         "DEVSTACK_WORKSPACE": str(make_workspace(workspace_for(state_dir))),
+        "DEVSTACK_ENGINE_CONTROL": "1",  # the tests steer the engine through its control port
     }
     log = state_dir / "stack.log"
     with log.open("w") as out:

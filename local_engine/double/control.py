@@ -1,7 +1,10 @@
 """The control port: how tests and the local stack steer the test double.
 
 The product never calls it. It has no authentication, which is why the double binds
-loopback addresses only (see README.md).
+loopback addresses only (see README.md), and why it answers only requests a web page could not
+have sent: a ``Host`` naming a loopback address (never a name that resolves there only for now,
+as DNS rebinding makes one), no ``Origin`` but its own, and a body only as ``application/json``
+(a cross-site form's ``text/plain`` POST is refused).
 """
 
 from __future__ import annotations
@@ -12,7 +15,15 @@ from local_engine.double.faults import Fault, FaultError, fault_from_json
 from local_engine.exports import jobs as exports
 from local_engine.ingestion import jobs as ingestion
 from local_engine.serving import feed
-from local_engine.serving.routing import ApiError, Handler, Request, Response, Router, json_response
+from local_engine.serving.routing import (
+    ApiError,
+    Handler,
+    Request,
+    Response,
+    Router,
+    error_response,
+    json_response,
+)
 from local_engine.serving.state import EngineState
 
 
@@ -30,6 +41,23 @@ class Controller(Protocol):
     def apply_fault(self, fault: Fault | None) -> None: ...
 
     def reset(self) -> None: ...
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _refused_from_afar(request: Request) -> Response | None:
+    host = request.header("Host") or ""
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]
+    origin = request.header("Origin")
+    if name.strip("[]").lower() not in LOOPBACK_NAMES or (
+        origin is not None and origin not in (f"http://{host}", f"https://{host}")
+    ):
+        return error_response(403, "forbidden", "The control port answers its own loopback address only.")
+    kind = (request.header("Content-Type") or "").split(";")[0].strip().lower()
+    if (request.body or kind) and kind != "application/json":
+        return error_response(415, "unsupported_media_type", "The control port takes application/json bodies only.")
+    return None
 
 
 def _fault_json(fault: Fault | None) -> dict[str, Any]:
@@ -59,7 +87,8 @@ class ControlApi:
         ]
 
     def handle(self, request: Request) -> Response:
-        return self.router.dispatch(request)
+        refused = _refused_from_afar(request)
+        return refused if refused is not None else self.router.dispatch(request)
 
     def streams(self, method: str, path: str) -> bool:
         """Whether the route reads the body as it arrives (an upload's), not whole first."""

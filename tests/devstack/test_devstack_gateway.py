@@ -123,12 +123,20 @@ def test_the_proxy_response_is_rendered_headers_merged_and_base64_decoded(
     assert answer.header("Content-Type") == "application/json"
 
 
+LOCAL = [("Host", "127.0.0.1:3000")]
+
+
 def test_the_local_schedule_route_answers_the_handlers_value(gateway: Gateway) -> None:
-    answer = gateway.handle("POST", "/_local/schedules/Sched/run", [], b"")
+    answer = gateway.handle("POST", "/_local/schedules/Sched/run", LOCAL, b"")
     assert (answer.status, json.loads(answer.body)) == (200, {"ran": "Sched"})
-    assert gateway.handle("POST", "/_local/schedules/Nope/run", [], b"").status == 404
-    assert gateway.handle("GET", "/_local/schedules/Sched/run", [], b"").status == 405
-    assert gateway.handle("POST", "/_local/schedules/Sched/run", [], b"", "10.0.0.9").status == 403
+    assert gateway.handle("POST", "/_local/schedules/Nope/run", LOCAL, b"").status == 404
+    assert gateway.handle("GET", "/_local/schedules/Sched/run", LOCAL, b"").status == 405
+    assert gateway.handle("POST", "/_local/schedules/Sched/run", LOCAL, b"", "10.0.0.9").status == 403
+    # a web page's request reaches loopback too: another origin, or a name rebound to it, is refused
+    page = [*LOCAL, ("Origin", "http://evil.example"), ("Content-Type", "text/plain")]
+    assert gateway.handle("POST", "/_local/schedules/Sched/run", page, b"").status == 403
+    rebound = [("Host", "evil.example:3000"), ("Origin", "http://evil.example:3000")]
+    assert gateway.handle("POST", "/_local/schedules/Sched/run", rebound, b"").status == 403
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ import pytest
 
 from devstack.stack import Stack, StackStartError, start_stack
 from devstack.template import ROOT, Template
+from tests.localstack import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -164,15 +165,17 @@ def test_stop_puts_the_environment_back(running: Running) -> None:
 
 
 def test_python_m_devstack_prints_the_token_and_snapshots_on_sigterm(tmp_path: Path) -> None:
+    control_port = free_port()
     env = {
         **os.environ,
         "DEVSTACK_STATE_DIR": str(tmp_path),
         "DEVSTACK_PORT": "0",
         "DEVSTACK_MOTO_PORT": "0",
         "DEVSTACK_FORAGER_PORT": "0",
-        "DEVSTACK_FORAGER_CONTROL_PORT": "0",
+        "DEVSTACK_FORAGER_CONTROL_PORT": str(control_port),
     }
     env.pop("AWS_ENDPOINT_URL", None)
+    env.pop("DEVSTACK_ENGINE_CONTROL", None)  # as make run starts it
     process = subprocess.Popen(
         [sys.executable, "-m", "devstack"],
         cwd=ROOT,
@@ -202,6 +205,10 @@ def test_python_m_devstack_prints_the_token_and_snapshots_on_sigterm(tmp_path: P
             ]["usable"]
             is True
         )
+        # and the engine's control port (the tests' own) does not listen, nor does the banner name one
+        assert "control" not in next(line for line in lines if line.strip().startswith("FORAGER"))
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(f"http://127.0.0.1:{control_port}/health", timeout=5)
         (tmp_path / "aws-state.json").unlink()
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

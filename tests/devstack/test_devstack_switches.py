@@ -30,7 +30,7 @@ def test_the_defaults_without_any_switch() -> None:
         "api_port": 3000,
         "moto_port": 4566,
         "forager_port": 8790,
-        "forager_control_port": 8791,
+        "forager_control_port": None,  # the control port is the tests' own: off unless asked for
         "schedule_seconds": None,
         "forager_endpoint": None,
         "forager_token": None,
@@ -49,6 +49,7 @@ def test_every_switch_is_read() -> None:
             "DEVSTACK_MOTO_PORT": "0",
             "DEVSTACK_FORAGER_PORT": "9000",
             "DEVSTACK_FORAGER_CONTROL_PORT": "9001",
+            "DEVSTACK_ENGINE_CONTROL": "1",
             "DEVSTACK_STATE_DIR": "/tmp/state",
             "DEVSTACK_SCHEDULE_SECONDS": "2.5",
             "FORAGER_ENDPOINT": "https://forager.example",

@@ -346,8 +346,15 @@ def test_without_the_grant_the_walk_is_refused_as_the_readme_says(own_stack: Loc
     assert '"takes that project\'s admin role"' in (ROOT / "README.md").read_text()
 
 
-PORTS = ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT", "DEVSTACK_FORAGER_CONTROL_PORT")
-STACK_KNOBS = (*PORTS, "DEVSTACK_STATE_DIR", "DEVSTACK_WORKSPACE")
+PORTS = ("DEVSTACK_PORT", "DEVSTACK_MOTO_PORT", "DEVSTACK_FORAGER_PORT")
+"""The ports a second ``make run`` moves (the engine's control port is closed there: tests only)."""
+STACK_KNOBS = (
+    *PORTS,
+    "DEVSTACK_FORAGER_CONTROL_PORT",
+    "DEVSTACK_ENGINE_CONTROL",
+    "DEVSTACK_STATE_DIR",
+    "DEVSTACK_WORKSPACE",
+)
 """Every variable of ``make run`` a person needs, named in the README's table."""
 
 
@@ -380,8 +387,7 @@ def started_as_pasted(block: list[str], cwd: Path, ports: dict[str, int]) -> Ite
         _wait_until_ready(url, process, log)
         if (state / "simulator.token").is_file():
             secrets.register((state / "simulator.token").read_text().strip())
-        control = f"http://127.0.0.1:{ports['DEVSTACK_FORAGER_CONTROL_PORT']}"
-        yield LocalStack(url, control, state, (state / "admin.token").read_text().strip(), process)
+        yield LocalStack(url, "", state, (state / "admin.token").read_text().strip(), process)  # no control port
     finally:
         process.terminate()
         try:

@@ -437,6 +437,30 @@ def test_control_faults(sim: Double, api: httpx.Client, control: httpx.Client) -
         assert error_code(refused) == "bad_request"
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Content-Type": "text/plain"}, 415),  # what a cross-site form posts without a preflight
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+        ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403),
+        ({"Content-Type": "application/json", "Host": "rebound.evil.example"}, 403),  # DNS rebinding
+    ],
+    ids=["text-plain", "form", "foreign-origin", "foreign-host"],
+)
+def test_the_control_port_refuses_what_a_web_page_could_send(
+    sim: Double, control: httpx.Client, headers: dict[str, str], status: int
+) -> None:
+    # Given the control port over its socket, and a request a web page of another origin can make
+    # When it asks to break the API port
+    answer = control.post("/faults", content=b'{"mode": "5xx"}', headers=headers)
+    # Then it is refused and nothing is set; the same request as a test sends it is taken
+    assert answer.status_code == status, answer.text
+    assert sim.fault is None
+    assert control.get("/state", headers={"Host": "rebound.evil.example"}).status_code == 403
+    taken = control.post("/faults", json={"mode": "5xx"}, headers={"Origin": sim.control_url})
+    assert taken.status_code == 200, taken.text
+
+
 def test_control_state_and_reset(sim: Double, api: httpx.Client, control: httpx.Client) -> None:
     made = post_project(api, {"name": "Temporary"}, key="tmp").json()
     sim.set_fault("5xx", path_prefix="/api/status")

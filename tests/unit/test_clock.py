@@ -7,6 +7,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from devstack.gateway import local_routes
 from knowledge_service.clock import MAX_OFFSET_SECONDS, OffsetClock, clock_for, system_clock
 from knowledge_service.environment import Environment
@@ -50,9 +52,18 @@ def test_the_offset_is_bounded(tmp_path: Path) -> None:
     assert OffsetClock(tmp_path / "clock").offset() == timedelta(seconds=MAX_OFFSET_SECONDS)
 
 
-def _call(route_file: Path, method: str, body: bytes = b"", ip: str = "127.0.0.1") -> tuple[int, dict[str, object]]:
+JSON = [("Host", "127.0.0.1:3000"), ("Content-Type", "application/json")]
+
+
+def _call(
+    route_file: Path,
+    method: str,
+    body: bytes = b"",
+    ip: str = "127.0.0.1",
+    headers: list[tuple[str, str]] | None = None,
+) -> tuple[int, dict[str, object]]:
     route = local_routes(lambda name: {}, route_file)
-    answer = route(method, "/_local/clock", body, "req-1", ip)
+    answer = route(method, "/_local/clock", JSON if headers is None else headers, body, "req-1", ip)
     assert answer is not None
     return answer.status, json.loads(answer.body)
 
@@ -75,3 +86,30 @@ def test_put_local_clock_refuses_what_is_not_a_bounded_whole_number_and_callers_
     assert _call(clock_file, "PUT", b'{"offset_seconds": 5}', ip="10.0.0.8")[0] == 403
     assert _call(clock_file, "DELETE")[0] == 405
     assert not clock_file.exists()
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ([("Host", "127.0.0.1:3000"), ("Content-Type", "text/plain")], 415),  # a cross-site form's simple POST
+        ([("Host", "127.0.0.1:3000")], 415),  # a body with no type
+        ([*JSON, ("Origin", "http://evil.example")], 403),
+        (
+            [
+                ("Host", "rebound.evil.example:3000"),
+                ("Content-Type", "application/json"),
+                ("Origin", "http://evil.example"),
+            ],
+            403,
+        ),
+    ],
+    ids=["text-plain", "no-type", "foreign-origin", "dns-rebinding"],
+)
+def test_put_local_clock_refuses_what_a_web_page_of_another_origin_can_send(
+    tmp_path: Path, headers: list[tuple[str, str]], status: int
+) -> None:
+    clock_file = tmp_path / "clock"
+    assert _call(clock_file, "PUT", b'{"offset_seconds": 86400}', headers=headers)[0] == status
+    assert not clock_file.exists()
+    same_origin = [*JSON, ("Origin", "http://127.0.0.1:3000")]
+    assert _call(clock_file, "PUT", b'{"offset_seconds": 60}', headers=same_origin)[0] == 200
