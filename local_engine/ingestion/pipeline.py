@@ -18,6 +18,7 @@ import bisect
 import functools
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import stat
@@ -34,6 +35,7 @@ from local_engine.knowledge import disagreements, people
 from local_engine.store.database import Store
 
 T = TypeVar("T")
+logger = logging.getLogger("local_engine")
 EXTRACTOR = extraction.EXTRACTOR
 MAX_FILE_BYTES = 100 * 1024 * 1024
 MAX_FILES = 10_000
@@ -225,23 +227,40 @@ def allowed(path: Path, roots: list[Path]) -> bool:
     return not roots or any(path == root or root in path.parents for root in roots)
 
 
-def _walk(work: Work) -> Iterator[tuple[str, Path]]:
-    """(relative name, file) for every file the job names: a folder's files, walked in order."""
+def fenced(real: Path, fence: list[Path]) -> bool:
+    """Whether a walked file's real path lies inside the fence, and is nothing the walk itself
+    passes over (a dotfile, or a file in a dot-folder such as the local stack's ``.devstack`` state
+    or ``.git``): where a link may lead."""
+    for root in fence:
+        if real == root or root in real.parents:
+            parts = real.relative_to(root).parts
+            return not any(part.startswith(".") or part in SKIPPED_DIRECTORIES for part in parts)
+    return False
+
+
+def _walk(work: Work) -> Iterator[tuple[str, Path, list[Path]]]:
+    """(relative name, file, fence) for every file the job names: a folder's files, walked in
+    order. The fence is where the file's real path must lie when it is opened: the real paths of
+    the input roots, or, with none, of the path the job named (so a link inside a folder never
+    leads out of it)."""
     if work.kind == "upload":
         assert work.upload_dir is not None
+        fence = [work.upload_dir.resolve()]
         for number, name in enumerate(work.inputs):
-            yield name, work.upload_dir / str(number)
+            yield name, work.upload_dir / str(number), fence
         return
+    roots = [root.resolve() for root in work.allowed_roots]
     for given in work.inputs:
         path = Path(os.path.abspath(given))
-        if not allowed(path, work.allowed_roots):
+        if not allowed(path, work.allowed_roots) or not allowed(path.resolve(), roots):
             raise StageFailure("path_not_allowed", f"The path {given} is under no allowed input root.")
+        fence = roots or [path.resolve()]
         if not path.exists():
             raise StageFailure("path_not_found", f"The path {given} does not exist.")
         if not os.access(path, os.R_OK):
             raise StageFailure("path_not_readable", f"The path {given} cannot be read.")
         if path.is_file():
-            yield path.name, path
+            yield path.name, path, fence
             continue
         if not path.is_dir():
             raise StageFailure("path_not_readable", f"The path {given} is neither a file nor a folder.")
@@ -251,13 +270,15 @@ def _walk(work: Work) -> Iterator[tuple[str, Path]]:
                 if name.startswith("."):
                     continue
                 file = Path(folder) / name
-                yield f"{path.name}/{file.relative_to(path).as_posix()}", file
+                yield f"{path.name}/{file.relative_to(path).as_posix()}", file, fence
 
 
 def _hash_file(file: Path) -> tuple[str, int]:
+    """The file's digest and size, read through a descriptor that refuses a link (the caller
+    resolved it: a link put in its place since is not followed)."""
     digest = hashlib.sha256()
     size = 0
-    with file.open("rb") as handle:
+    with os.fdopen(os.open(file, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
         while block := handle.read(1 << 20):
             digest.update(block)
             size += len(block)
@@ -266,11 +287,17 @@ def _hash_file(file: Path) -> tuple[str, int]:
 
 def source_registration(store: Store, work: Work) -> Counts:
     counts = Counts()
-    for number, (name, file) in enumerate(_each(work, _walk(work))):
+    for number, (name, walked, fence) in enumerate(_each(work, _walk(work))):
         if number >= MAX_FILES:
             counts.warnings += 1
             break
         try:
+            file = walked.resolve(strict=True)  # a link is read where it leads, and only inside the fence
+            if not fenced(file, fence):
+                logger.warning("skipped %s: a link that leads out of the input roots", name)
+                counts.skipped += 1
+                counts.warnings += 1
+                continue
             if not stat.S_ISREG(file.stat().st_mode):
                 counts.skipped += 1
                 continue
