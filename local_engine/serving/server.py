@@ -366,6 +366,17 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _private(folder: Path) -> Path:
+    """The data folder, its owner's alone (0700, whatever the umask made it), and the path of its
+    database, made 0600 before SQLite opens it (its ``-wal`` and ``-shm`` take the database's mode)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    database = folder / "engine.sqlite3"
+    os.close(os.open(database, os.O_WRONLY | os.O_CREAT, 0o600))
+    database.chmod(0o600)
+    return database
+
+
 def url_of(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
@@ -406,8 +417,7 @@ class Engine:
             self._scratch = Path(tempfile.mkdtemp(prefix="engine-"))
         folder = data_dir if data_dir is not None else self._scratch
         assert folder is not None
-        folder.mkdir(parents=True, exist_ok=True)
-        store = Store(folder / "engine.sqlite3" if data_dir is not None else None, threading.RLock())
+        store = Store(_private(folder) if data_dir is not None else None, threading.RLock())
         self._state = EngineState(
             store=store,
             upload_root=folder / "uploads",
