@@ -262,3 +262,45 @@ def test_preflight_admitted_refused_and_failed_each_in_its_shape(http: httpx.Cli
     failed = post(http, stack, "/knowledge/preflight", files=files)
     assert failed.status_code == 502, failed.text
     assert failed.json()["success"] is False and failed.json()["data"] is None
+
+
+def _upload(http: httpx.Client, stack: LocalStack, body: bytes) -> httpx.Response:
+    headers = bearer(stack.admin_token) | {"Content-Type": "multipart/form-data; boundary=XBOUNDARYX"}
+    return http.post("/knowledge/upload", params={"project": "falcon"}, headers=headers, content=body)
+
+
+def _form(disposition: bytes) -> bytes:
+    return (
+        b"--XBOUNDARYX\r\nContent-Disposition: " + disposition + b"\r\nContent-Type: text/markdown\r\n\r\n"
+        b"# Note\n\nThe lamp is lit at dusk.\n\r\n--XBOUNDARYX--\r\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "disposition",
+    [
+        b'form-data; name="files"; filename="a.md"; filename="b.md"',  # which one? neither
+        b'form-data; name="files"; filename="a.md\r\nX-Smuggled: 1.md"',  # a line break inside a quoted name
+        b'form-data; name="files"; name="other"; filename="a.md"',
+    ],
+    ids=["two-filenames", "crlf-in-filename", "two-names"],
+)
+def test_an_upload_part_that_reads_two_ways_is_400_and_nothing_is_queued(
+    http: httpx.Client, stack: LocalStack, disposition: bytes
+) -> None:
+    before = len(control(stack, "GET", "/projects/falcon/jobs")["jobs"])
+    answer = _upload(http, stack, _form(disposition))
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["code"] == "bad_request"
+    assert len(control(stack, "GET", "/projects/falcon/jobs")["jobs"]) == before
+    fine = _upload(http, stack, _form(b'form-data; name="files"; filename="lamp.md"'))
+    assert fine.status_code == 200, fine.text
+
+
+def test_two_authorization_headers_are_400_whichever_comes_first(http: httpx.Client, stack: LocalStack) -> None:
+    good, bad = f"Bearer {stack.admin_token}", "Bearer not-a-token"
+    for pair in ((good, bad), (bad, good)):
+        answer = http.get("/knowledge/status", headers=[("Authorization", pair[0]), ("Authorization", pair[1])])
+        assert answer.status_code == 400, answer.text
+        assert "Authorization" in answer.json()["message"]
+    assert http.get("/knowledge/status", headers=bearer(stack.admin_token)).status_code == 200

@@ -174,6 +174,22 @@ def test_401_on_every_route_whatever_the_body(http: httpx.Client, stack: LocalSt
             assert answer.status_code == 401, (method, target, answer.text)
 
 
+def test_a_route_that_reads_no_body_refuses_one_as_knowledge_does(kb: httpx.Client, base: str) -> None:
+    # Given a page, and routes that read no body: delete a page, forget its history, list pages
+    put(kb, f"{base}/kept.md")
+    body = {"content": b'{"path": "/fs/elsewhere.md"}', "headers": {"Content-Type": "application/json"}}
+    # When each is sent a body
+    deleted = kb.request("DELETE", f"{KB}/pages/{base}/kept.md", **body)  # type: ignore[arg-type]
+    forgotten = kb.request("DELETE", f"{KB}/versions", params={"path": f"{base}/kept.md"}, **body)  # type: ignore[arg-type]
+    listed = kb.request("GET", f"{KB}/pages", params={"prefix": base}, **body)  # type: ignore[arg-type]
+    # Then each is 400 naming the body, and the page and its history are untouched
+    for answer in (deleted, forgotten, listed):
+        refused(answer, 400, "invalid_argument")
+        assert "body" in answer.json()["detail"], answer.text
+    assert kb.get(f"{KB}/pages/{base}/kept.md").status_code == 200
+    assert kb.request("DELETE", f"{KB}/pages/{base}/kept.md", content=b"{}").status_code == 200  # {} reads as none
+
+
 def test_404_rows(kb: httpx.Client, base: str) -> None:
     refused(kb.get(f"{KB}/pages/{base}/none.md"), 404, "not_found")
     refused(kb.delete(f"{KB}/pages/{base}/none.md"), 404, "not_found")

@@ -30,7 +30,7 @@ from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from knowledge_service.domain.commerce import BASE_CAPABILITIES, require_capability
 from knowledge_service.domain.identifiers import PROJECT_ID
 from knowledge_service.domain.scope import SCOPED, Scope, Standing, resolve_scope, scope_from
-from knowledge_service.errors import InternalError, PermissionDenied, ServiceError, Unauthenticated
+from knowledge_service.errors import BadRequest, InternalError, PermissionDenied, ServiceError, Unauthenticated
 from knowledge_service.identity.authentication import presented_token_hash
 from knowledge_service.identity.principal import Permission, Principal
 from knowledge_service.identity.session import (
@@ -109,8 +109,17 @@ def presented_credential(event: BaseProxyEvent, *, starts_work: bool = False) ->
     request that authenticates by its session cookie and changes state must carry the
     console's header, which a cross-site form cannot set: refused before the session is read
     otherwise (the answer does not depend on whether the session exists). So must a ``GET``
-    that starts work (``starts_work``: the route declares :data:`STARTS_WORK_KEY`)."""
+    that starts work (``starts_work``: the route declares :data:`STARTS_WORK_KEY`). Two
+    ``Authorization`` headers are refused (400), never judged by whichever one a layer keeps."""
     headers = event.headers
+    repeated = [
+        name
+        for name, values in (event.raw_event.get("multiValueHeaders") or {}).items()
+        if name.lower() == "authorization"
+        for _ in values or ()
+    ]
+    if len(repeated) > 1:
+        raise BadRequest("Authorization", "is given more than once; send one.")
     if has_authorization(headers):
         return presented_token_hash(headers)
     session_id = session_id_in(headers)

@@ -36,8 +36,8 @@ from knowledge_service.domain import identifiers
 from knowledge_service.domain.pages import paths
 from knowledge_service.edge.access import PERMISSION_KEY, STARTS_WORK_KEY, DeclaredRoutes, admitted
 from knowledge_service.edge.problem import problem
-from knowledge_service.edge.resolver import bad_request_from
-from knowledge_service.errors import InternalError, NotFound, ServiceError, Unauthenticated
+from knowledge_service.edge.resolver import bad_request_from, has_body, takes_no_body
+from knowledge_service.errors import BadRequest, InternalError, NotFound, ServiceError, Unauthenticated
 from knowledge_service.identity.principal import Permission, Principal, PrincipalKind, ProjectRole
 from knowledge_service.runtime import runtime
 from knowledge_service.storage.page_store import Preread
@@ -114,6 +114,10 @@ def pages_api() -> PagesResolver:
 def _gate_middleware(app: PagesResolver, next_middleware: NextMiddleware) -> Response[Any]:
     token = _admission.set(admin_gate(app))
     try:
+        event = app.request.resolved_event  # this resolution's own request, never the class-level event
+        if has_body(event.body, event.is_base64_encoded) and takes_no_body(app.context.get("_route")):
+            # after the gate, as /knowledge refuses one: a route that reads no body refuses one
+            raise BadRequest("body", "is not taken by this route; send none (or {}).")
         return next_middleware(app)
     finally:
         _admission.reset(token)

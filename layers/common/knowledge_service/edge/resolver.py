@@ -29,6 +29,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestValidationError,
 )
 from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.request import Request
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from knowledge_service import budget
@@ -135,7 +136,7 @@ def _access_middleware(app: KnowledgeResolver, next_middleware: NextMiddleware) 
     # The route's access held once (edge/access.py), and one budget for every FORAGER call
     # it makes (knowledge_service/budget.py).
     with hold(app.current_event, declared), budget.spending(budget.request_budget(app.lambda_context)):
-        if _has_body(app.current_event.body, app.current_event.is_base64_encoded) and _takes_no_body(
+        if has_body(app.current_event.body, app.current_event.is_base64_encoded) and takes_no_body(
             app.context.get("_route")
         ):
             # after access, as every refusal of a body: a route that reads none refuses one (a
@@ -148,7 +149,7 @@ _NO_BODY: dict[Callable[..., Any], bool] = {}
 _EMPTY_OBJECT = re.compile(r"^\s*(\{\s*\})?\s*$")
 
 
-def _has_body(body: str | None, base64_encoded: bool | None) -> bool:
+def has_body(body: str | None, base64_encoded: bool | None) -> bool:
     """Whether a request carries a body: anything but nothing, white space or an empty JSON
     object (what a client that always sends JSON sends a route that takes none: the console)."""
     if not body:
@@ -163,19 +164,24 @@ def _has_body(body: str | None, base64_encoded: bool | None) -> bool:
     return not _EMPTY_OBJECT.match(body)
 
 
-def _takes_no_body(route: Any) -> bool:
-    """Whether the matched route reads no body: no ``Body()`` parameter, and no form declared
-    (``x-request-body``). Worked out once per route function."""
+def takes_no_body(route: Any) -> bool:
+    """Whether the matched route reads no body: no ``Body()`` parameter, no ``Request`` it reads one
+    from, and no form declared (``x-request-body``). Worked out once per route function."""
     func = getattr(route, "func", None)
     if func is None:
         return False
     if func not in _NO_BODY:
         declares_form = REQUEST_BODY_KEY in (getattr(route, "openapi_extensions", None) or {})
-        _NO_BODY[func] = not declares_form and not any(
-            isinstance(meta, Body)
-            for parameter in inspect.signature(func, eval_str=True).parameters.values()
-            if get_origin(parameter.annotation) is Annotated
-            for meta in get_args(parameter.annotation)[1:]
+        parameters = inspect.signature(func, eval_str=True).parameters.values()
+        _NO_BODY[func] = (
+            not declares_form
+            and not any(parameter.annotation is Request for parameter in parameters)  # reads its body itself
+            and not any(
+                isinstance(meta, Body)
+                for parameter in parameters
+                if get_origin(parameter.annotation) is Annotated
+                for meta in get_args(parameter.annotation)[1:]
+            )
         )
     return _NO_BODY[func]
 

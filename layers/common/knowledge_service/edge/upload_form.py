@@ -134,7 +134,13 @@ def _add_field(fields: dict[str, str], name: str, content: bytes, allowed: froze
 
 
 def _disposition(headers: list[tuple[bytes, bytes]]) -> tuple[str, str | None]:
-    """The part's form field name and, for a file part, its filename (``""`` when empty)."""
+    """The part's form field name and, for a file part, its filename (``""`` when empty).
+
+    One reading only: a part with two ``Content-Disposition`` headers, a parameter given twice
+    (two ``filename=``), or a quoted value left open (a CR/LF inside a quoted filename ends the
+    header line there, and what followed would read as a header of its own) is refused, never
+    read the way one parser or another would guess."""
+    found: tuple[str, str | None] | None = None
     for raw_name, raw_value in headers:
         try:
             header, value = raw_name.decode("utf-8"), raw_value.decode("utf-8")
@@ -142,20 +148,32 @@ def _disposition(headers: list[tuple[bytes, bytes]]) -> tuple[str, str | None]:
             raise BadRequest("body", "has a part whose headers are not UTF-8.") from None
         if header.strip().lower() != "content-disposition":
             continue
+        if found is not None:
+            raise BadRequest("body", "has a part with two Content-Disposition headers.")
         kind, _, rest = value.partition(";")
         if kind.strip().lower() != "form-data":
             break
-        params = _params(";" + rest)
+        params = _params(";" + rest, strict=True)
         if "name" not in params:
             break
-        return params["name"], params.get("filename")
-    raise BadRequest("body", "has a part without a form-data Content-Disposition naming it.")
+        found = params["name"], params.get("filename")
+    if found is None:
+        raise BadRequest("body", "has a part without a form-data Content-Disposition naming it.")
+    return found
 
 
-def _params(text: str) -> dict[str, str]:
+def _params(text: str, *, strict: bool = False) -> dict[str, str]:
+    """The ``; name=value`` parameters of a header value; ``strict``: each named once, every
+    quote closed (a 400 otherwise)."""
+    if strict and len(re.findall(r'(?<!\\)"', text)) % 2:
+        raise BadRequest(
+            "files", "a part's Content-Disposition has a quoted value left open (a line break in a filename?)."
+        )
     out: dict[str, str] = {}
     for quoted_name, quoted, bare_name, bare in _PARAM.findall(text):
         name = (quoted_name or bare_name).lower()
+        if strict and name in out:
+            raise BadRequest("files", f"a part's Content-Disposition gives {name} twice.")
         out[name] = quoted.replace('\\"', '"') if quoted_name else bare
     return out
 
