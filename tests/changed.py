@@ -364,9 +364,15 @@ NEAR = 1
 """How many steps beyond the nearest a test may reach a changed file and still be chosen."""
 
 
+ENGINE_TIERS = ("tests/engine/", "tests/contract/")
+"""The engine's own tiers: they exercise its rules through its HTTP API, many imports away from
+the module that holds a rule, so a change to the engine runs every one of them that reaches it."""
+
+
 def select_for(path: str, reach: Reach, say: list[str], *, every: bool = False) -> set[str]:
     """The test files for one changed product or helper file (the second rule above): those that
-    reach it in the fewest steps, and in one more (``every``: all that reach it)."""
+    reach it in the fewest steps, and in one more (``every``: all that reach it); for a module of
+    the engine, every file of its own tiers that reaches it too."""
     reaching = reach.tests_reaching(path)
     outside_e2e = {t: n for t, n in reaching.items() if not t.startswith("tests/e2e/")}
     chosen = outside_e2e or reaching
@@ -374,7 +380,8 @@ def select_for(path: str, reach: Reach, say: list[str], *, every: bool = False) 
         if not outside_e2e:
             say.append(f"{path}: only end-to-end files reach it; running those ({len(reaching)})")
         nearest = min(chosen.values())
-        return {t for t, n in chosen.items() if every or n <= nearest + NEAR}
+        engine = {t for t in outside_e2e if t.startswith(ENGINE_TIERS)} if path.startswith("local_engine/") else set()
+        return engine | {t for t, n in chosen.items() if every or n <= nearest + NEAR}
     tier = tier_of(path)
     say.append(f"{path}: no test file reaches it; running its tier ({len(tier)} files)")
     return set(tier)

@@ -25,19 +25,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.changed import ROOT, importers, module_of
+from tests.changed import ROOT, Reach, build_graph, is_product, select_for
 
 OUT = ROOT / ".mutation"
 COSMIC_RAY = Path(sys.executable).parent / "cosmic-ray"
 
 
 def tests_for(module_file: str) -> list[str]:
-    """The test files that import the module (what ``make check`` runs for a change to it)."""
-    module = module_of(module_file)
-    if module is None:
-        raise SystemExit(f"{module_file} is no module of the project (layers/common/, devstack/, kb/, …)")
-    candidates = [p for p in sorted(ROOT.glob("tests/**/test_*.py")) if "tests/e2e/" not in p.as_posix()]
-    return sorted(str(p.relative_to(ROOT)) for p in importers(module, candidates))
+    """The test files ``make check`` runs for a change to the module, end-to-end files left out
+    (each mutant would start a stack)."""
+    if not is_product(module_file):
+        raise SystemExit(
+            f"{module_file} is no module of the project (layers/common/, devstack/, local_engine/, kb/, …)"
+        )
+    chosen = select_for(module_file, Reach(build_graph()), [])
+    return sorted(t for t in chosen if not t.startswith("tests/e2e/"))
 
 
 def config(module_file: str, tests: list[str], timeout: float) -> str:
