@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import errno
+import logging
 import os
 import secrets
 import shutil
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +35,10 @@ from local_engine.serving import feed, multipart
 from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response, streamed
 from local_engine.serving.state import EngineState, IdempotencyConflict
 from local_engine.store.database import Emptied
+
+logger = logging.getLogger("local_engine")
+MESSAGE_MAX = 300
+"""The most of a library's own words a job's sentence carries."""
 
 STAGES = (
     "source_registration",
@@ -188,10 +195,11 @@ class IngestionBook:
         except Emptied:
             return  # a reset emptied the store under the stage: the job is gone, and so is its work
         except pipeline.StageFailure as failure:
-            job.stage_status[index] = "failed"
-            job.status = "failed"
-            job.counts[index] = {"processed": 0, "skipped": 0, "failed": 1, "warnings": 0}
-            job.error = {"stage": name, "code": failure.code, "message": failure.message}
+            self._failed(job, index, failure.code, failure.message)
+            return
+        except Exception as error:  # not a source's failure (a full disk, a locked store, a bug): the job's
+            logger.exception("job %s failed at %s", job.job_id, name)
+            self._failed(job, index, *stage_error(name, error))
             return
         job.stage_status[index] = "completed"
         if index == len(STAGES) - 1:
@@ -203,6 +211,13 @@ class IngestionBook:
         job.stage_index = index + 1
         job.stage_status[index + 1] = "running"
         job.stage_started_at = now
+
+    @staticmethod
+    def _failed(job: Job, index: int, code: str, message: str) -> None:
+        job.stage_status[index] = "failed"
+        job.status = "failed"
+        job.counts[index] = {"processed": 0, "skipped": 0, "failed": 1, "warnings": 0}
+        job.error = {"stage": STAGES[index], "code": code, "message": message}
 
     def _work(self, job: Job) -> pipeline.Work:
         def publish(status: str, failed: int) -> dict[str, Any]:
@@ -229,7 +244,10 @@ class IngestionBook:
         self._step(job, now)
         with self.state.lock:
             if self.jobs.get(job.job_id) is job:  # not a job a reset dropped meanwhile
-                self._save(job)
+                try:
+                    self._save(job)
+                except (sqlite3.Error, OSError):  # the store cannot take it now (a full disk): kept in memory
+                    logger.exception("job %s: its stage rows could not be saved", job.job_id)
 
     def _advance(self, job: Job, *, read: bool) -> None:
         """``poll`` pace: a read moves the job one step. ``clock``: :meth:`tick` moves it."""
@@ -625,6 +643,23 @@ def api_routes(state: EngineState) -> list[tuple[str, str, Handler]]:
         ("POST", rf"/api/projects/{REF}/uploads", post_upload),
         ("POST", rf"/api/projects/{REF}/preflight", post_preflight),
     ]
+
+
+def stage_error(stage: str, error: BaseException) -> tuple[str, str]:
+    """The job's ``code`` and sentence for an error its stage did not expect: the engine's own
+    words for the causes a person can remove (a full disk, a store another process holds), the
+    library's words, cut short, for the rest. A retry after the cause is gone resumes the stage."""
+    text = " ".join(str(error).split())[:MESSAGE_MAX]
+    full = (isinstance(error, sqlite3.OperationalError) and "full" in text) or (
+        isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+    )
+    if full:
+        return "storage_full", (
+            f"The {stage} stage stopped: the engine's disk is full ({text}). Free space, then retry the job."
+        )
+    if isinstance(error, sqlite3.OperationalError) and "locked" in text:
+        return "store_busy", f"The {stage} stage stopped: the engine's store is locked ({text}). Retry the job."
+    return "stage_failed", f"The {stage} stage failed: {type(error).__name__}: {text}"
 
 
 def control_routes(state: EngineState) -> list[tuple[str, str, Handler]]:

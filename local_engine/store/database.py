@@ -383,12 +383,14 @@ class Store:
             self._depth = 1
             try:
                 yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            else:
                 self.db.execute("COMMIT")
                 self.commits += 1
+            except BaseException:
+                # SQLite may have rolled back already (a full disk does, SQLITE_FULL): the error
+                # that stopped the work is the one to raise, never "no transaction is active"
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
             finally:
                 self._depth = 0
 
