@@ -168,6 +168,26 @@ def test_a_managed_engine_answers_what_its_supervisor_says(
     assert data == {"managed": True, **said} and set(data) == MANAGED_KEYS
 
 
+def test_a_managed_engine_is_answered_from_its_supervisor_while_the_engine_is_down(
+    api: Api, knowledge_on: Runtime, forager: Double, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a supervisor that says backoff, and an engine that does not answer
+    said = {
+        "state": "backoff", "endpoint": "http://127.0.0.1:8790", "instance_id": None, "generation": None,
+        "version": None, "reason": "The engine exited (code -9); next try in 2 s.", "ready_since": None,
+        "restarts_in_window": 1,
+    }  # fmt: skip
+    (tmp_path / "engine.json").write_text(json.dumps(said))
+    _managed(monkeypatch, tmp_path / "engine.json")
+    forager.set_fault("down")
+    # When a person asks what the engine is doing
+    answer = api.call("GET", "/knowledge/engine")
+    # Then the supervisor's word is the answer, not the 503 of an engine that did not answer
+    assert answer.status == 200, answer.body
+    assert answer.body["data"] == {"managed": True, **said}
+    assert api.call("GET", "/knowledge/projects").status == 503  # every other route still waits on it
+
+
 @pytest.mark.parametrize("written", ["{not json", '{"state": "dancing"}', "x" * 20_000, None])
 def test_a_supervisor_word_that_cannot_be_read_is_a_failed_engine(
     api: Api, knowledge_on: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, written: str | None
