@@ -3,12 +3,12 @@
     from devstack.stack import start_stack
 
     stack = start_stack(state_dir=tmp_path, api_port=0, moto_port=0, forager_port=0, forager_control_port=0)
-    stack.url, stack.admin_token, stack.simulator, stack.moto_url, stack.env
+    stack.url, stack.admin_token, stack.engine, stack.moto_url, stack.env
     stack.run_schedule("ScheduleFunction")
     stack.snapshot()
     stack.stop()
 
-Start order: the FORAGER simulator (unless a real FORAGER is named), moto (emptied: a
+Start order: the local engine, a process the stack supervises (unless a real FORAGER is named), moto (emptied: a
 fresh emulator every start), the template's resources, the snapshot restored, the
 seed, the process environment the functions read, then the API and the schedules.
 ``stop`` reverses it, snapshotting after the API and the schedules have stopped and
@@ -26,6 +26,7 @@ import logging
 import os
 import secrets
 import shlex
+import socket
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,6 +43,7 @@ from devstack.lambdas import DEFAULT_CONCURRENCY, EnvironmentHost
 from devstack.metering import Meter
 from devstack.schedules import Scheduler
 from devstack.seed import DEMO_ROLE, Admin, ensure_admin, seed_demo, seed_demo_role, write_secret
+from devstack.supervisor import EngineCommand, EngineSupervisor
 from devstack.template import ROOT, TEMPLATE, Template, create_resources
 
 log = logging.getLogger("devstack")
@@ -59,6 +61,7 @@ SIMULATOR_TOKEN_FILE = "simulator.token"  # noqa: S105 - a file name
 UPSTREAM_FILE = "upstream.json"
 SIMULATOR_STATE_FILE = "forager-simulator.json"
 ENGINE_DATA_DIR = "engine"  # the local engine's database and uploaded files
+ENGINE_LOG_FILE = "engine.log"  # what the engine process writes (its requests, its start and stop)
 ENGINE_STATE_FILE = "engine.json"  # what the supervisor says the engine does (DEVSTACK_ENGINE_FILE)
 
 AwsMode = Literal["local", "real"]
@@ -133,7 +136,6 @@ class Stack:
     ):
         self.state_dir = state_dir
         self.workspace = (workspace or Path.cwd()).resolve()
-        self.supervisor: Any | None = None
         self.journal_records = journal_records
         self.concurrency = concurrency
         self.host = host
@@ -142,7 +144,7 @@ class Stack:
         self.url = ""
         self.admin_token = ""
         self.admin_name = ""
-        self.simulator: Any | None = None
+        self.engine: EngineSupervisor | None = None  # the local engine's process, when this stack runs one
         self.forager_url = ""
         self.moto_url: str | None = None
         self.env: dict[str, str] = {}
@@ -227,7 +229,7 @@ class Stack:
         return _banner(self)
 
     def stop(self) -> None:
-        """Snapshot (when persisting) and shut down the API, schedules, moto and the simulator."""
+        """Snapshot (when persisting) and shut down the API, schedules, moto and the local engine."""
         if self._stopped:
             return
         self._stopped = True
@@ -291,33 +293,24 @@ class Stack:
                 log.warning("FORAGER_ENDPOINT is set without FORAGER_TOKEN: FORAGER will refuse every call")
             self.forager_url = forager_endpoint.rstrip("/")
             return self.forager_url, forager_token or ""
-        from local_engine import default_workers, start_engine
-
-        from .supervisor import EngineSupervisor
-
         token = _kept_secret(self.state_dir / SIMULATOR_TOKEN_FILE)
-        options: dict[str, Any] = {
-            "host": self.host,
-            "port": port,
-            "token": token,
-            "state_file": self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
-            "data_dir": self.state_dir / ENGINE_DATA_DIR if self.persist else None,
-            "input_roots": [self.workspace],
-            "workers": default_workers(),
-        }
+        command = EngineCommand(
+            host=self.host,
+            port=port or _free_port(self.host),  # chosen once: a restart answers where the functions look
+            token=token,
+            input_roots=[self.workspace],
+            data_dir=self.state_dir / ENGINE_DATA_DIR if self.persist else None,
+            state_file=self.state_dir / SIMULATOR_STATE_FILE if self.persist else None,
+            control_port=None if control_port is None else control_port or _free_port(self.host),
+            log_file=self.state_dir / ENGINE_LOG_FILE,
+        )
         ports = [(port, "DEVSTACK_FORAGER_PORT")]
-        if control_port is None:
-            self.simulator = _listening("the local engine", ports, self.host, lambda: start_engine(**options))
-        else:
-            from local_engine.double import start_double  # the tests' engine: the control port asked for
-
+        if control_port is not None:
             ports.append((control_port, "DEVSTACK_FORAGER_CONTROL_PORT"))
-            self.simulator = _listening(
-                "the local engine", ports, self.host, lambda: start_double(control_port=control_port, **options)
-            )
-        self.forager_url = str(self.simulator.url)
-        self.supervisor = EngineSupervisor(self.simulator, self.state_dir / ENGINE_STATE_FILE).start()
-        return self.forager_url, str(self.simulator.token)
+        supervisor = EngineSupervisor(command, self.state_dir / ENGINE_STATE_FILE)
+        self.engine = _listening("the local engine", ports, self.host, supervisor.start)
+        self.forager_url = self.engine.url
+        return self.forager_url, token
 
     def _start_moto(self, port: int, parameters: Mapping[str, str], template_path: Path) -> Template:
         moto = MotoEmulator(self.host, port)
@@ -359,7 +352,7 @@ class Stack:
         # The one switch only the local stack sets: the functions read their clock through it, so
         # a test moves time (PUT /_local/clock) instead of waiting. template.yaml never declares it.
         self.env = {**aws_env, **shared, "DEVSTACK_CLOCK_FILE": str(self.state_dir / CLOCK_FILE)}
-        if self.simulator is not None:  # the engine this host manages: what its supervisor says, its roots
+        if self.engine is not None:  # the engine this host manages: what its supervisor says, its roots
             self.env["DEVSTACK_ENGINE_FILE"] = str(self.state_dir / ENGINE_STATE_FILE)
             self.env["KNOWLEDGE_FORAGER_MANAGED"] = "true"
             self.env["FORAGER_ALLOWED_INPUT_ROOTS"] = str(self.workspace)
@@ -527,10 +520,8 @@ class Stack:
             steps.append(("final snapshot", self._final_snapshot))
         if self._moto is not None:
             steps.append(("AWS emulator", self._stop_moto))
-        if self.supervisor is not None:
-            steps.append(("engine supervisor", self.supervisor.stop))
-        if self.simulator is not None:
-            steps.append(("local engine", self.simulator.stop))
+        if self.engine is not None:
+            steps.append(("local engine", self.engine.stop))
         steps.append(("environment", self._environment.restore))
         steps.append(("runtime", _reset_runtime))
         for name, step in steps:
@@ -703,6 +694,15 @@ def _listening(what: str, ports: list[tuple[int, str]], host: str, start: Callab
         ) from error
 
 
+def _free_port(host: str) -> int:
+    """A port free on ``host`` now (port 0 asked for): the engine process binds it, and binds it again
+    on every restart."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
 def _kept_secret(path: Path) -> str:
     if path.exists():
         value = path.read_text(encoding="utf-8").strip()
@@ -768,10 +768,10 @@ def _banner(stack: Stack) -> str:
     lines.append(f"  API            {stack.url}")
     lines.append(f"  console        {stack.url}/console/   (sign in with the admin token)")
     lines.append(f"  admin token    {stack.admin_token}   (principal {stack.admin_name})")
-    if stack.simulator is not None:
-        control = getattr(stack.simulator, "control_url", None)
+    if stack.engine is not None:
+        control = stack.engine.control_url
         lines.append(
-            f"  FORAGER        {stack.simulator.url}   (local engine, managed"
+            f"  FORAGER        {stack.engine.url}   (local engine, managed"
             + (f"; control port {control}, DEVSTACK_ENGINE_CONTROL=1)" if control else ")")
         )
         lines.append(f"  workspace      {stack.workspace}   (DEVSTACK_WORKSPACE: import a folder inside it by path)")

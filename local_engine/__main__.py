@@ -53,6 +53,19 @@ def _parser() -> argparse.ArgumentParser:
         help="the engine's data folder: its SQLite database and uploaded files (default: a temporary folder)",
     )
     parser.add_argument(
+        "--state-file",
+        type=Path,
+        default=None,
+        help="where the knowledge bases' names and the Idempotency-Keys are kept (default: DATA/state.json)",
+    )
+    parser.add_argument(
+        "--exit-with",
+        type=int,
+        default=None,
+        metavar="PID",
+        help="stop when the process PID ends (the local stack that supervises it, even after a kill -9)",
+    )
+    parser.add_argument(
         "--input-root",
         action="append",
         type=Path,
@@ -98,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
+    if args.exit_with is not None:
+        threading.Thread(target=_exit_with, args=(args.exit_with, stop), name="exit-with", daemon=True).start()
     control = getattr(engine, "control_url", None)
     log.warning(
         "local engine: api %s%s (instance %s)",
@@ -114,11 +129,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _exit_with(pid: int, stop: threading.Event) -> None:
+    """Set ``stop`` once the process ``pid`` is gone (this process is then another's child)."""
+    while not stop.wait(0.25):
+        if os.getppid() != pid:
+            logging.getLogger("local_engine").warning("local engine: its supervisor (%s) is gone; stopping", pid)
+            stop.set()
+
+
 def _engine(args: argparse.Namespace) -> Engine:
     options = {
         "allow_remote": args.allow_remote,
         "data_dir": args.data,
-        "state_file": args.data / "state.json" if args.data else None,
+        "state_file": args.state_file or (args.data / "state.json" if args.data else None),
         "input_roots": args.input_root or _roots_from_env(),
         "workers": default_workers() if args.workers is None else args.workers,
     }

@@ -460,7 +460,12 @@ class Engine:
 
         jobs = book(self._state)
         while not self._stopping.is_set():
-            ticked = jobs.tick()
+            try:
+                ticked = jobs.tick()
+            except Exception:  # a job's stage fails its job (jobs.py); this is anything else: go on
+                logger.exception("the engine's clock stumbled; it goes on")
+                self._stopping.wait(0.5)
+                continue
             if ticked.moved:
                 continue  # a job's next stage may be due now: a pause here is a pause in every job
             if not ticked.moving:

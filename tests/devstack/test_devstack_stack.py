@@ -78,7 +78,7 @@ def test_status_answers_usable_for_the_admin_token(running: Running) -> None:
     body = answer.json()
     assert body["success"] is True
     assert body["data"]["usable"] is True
-    assert body["data"]["endpoint"] == running.stack.simulator.url
+    assert body["data"]["endpoint"] == running.stack.engine.url
     assert "falcon" in body["data"]["projects"]
 
 
@@ -136,7 +136,7 @@ def test_a_restart_keeps_the_admin_token_and_the_project_map(running: Running) -
     assert stack.run_schedule("ScheduleFunction")["bound_projects"] == ["colony-docs", "falcon"]
     # everything was there already; only the endpoint followed the simulator to its new port
     assert [entry.split(" http")[0] for entry in stack.seeded] == ["settings endpoint"]
-    assert stack.simulator.url == stack.env["KNOWLEDGE_FORAGER_ENDPOINT"]
+    assert stack.engine.url == stack.env["KNOWLEDGE_FORAGER_ENDPOINT"]
 
 
 def test_a_revoked_admin_gets_a_new_token_on_restart_and_the_old_one_fails(running: Running) -> None:
