@@ -2,10 +2,12 @@
 
 A converter takes a file's bytes and answers :class:`Extracted`: the text every later stage
 reads (chunks, statements and evidence are offsets into it), which parser made it, the MIME
-type, and what the document says about itself (its date). Each format is read by a library
-made for it — markdown-it-py finds a markdown file's structure, BeautifulSoup reads HTML,
-pypdf reads PDF, python-docx reads DOCX — and structure is kept as markdown headings (``#``),
-so chunking is heading-aware whatever the format was.
+type, what the document says about itself (its date) and, where the text is not the file as
+written, the file's line of each of its lines. Each format is read by a library made for it —
+docutils reads reStructuredText (``restructuredtext.py``), markdown-it-py with its plugins reads
+Markdown (``markdown.py``), BeautifulSoup reads HTML, pypdf reads PDF, python-docx reads DOCX — and
+written as the text a reader sees in one shape (``layout.py``: headings as ``#`` lines), so chunking
+is heading-aware whatever the format was.
 
 A file no converter accepts, or one its converter cannot read, raises :class:`Unreadable`
 with FORAGER's ``code`` and a sentence; the pipeline records it on the source (``failed``)
@@ -46,6 +48,7 @@ class Extracted:
     type: str
     document_date: str | None = None
     page_starts: list[int] = field(default_factory=list)  # PDF: the offset each page starts at
+    line_map: list[int] = field(default_factory=list)  # each line's file line (none: the file's own lines)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -90,8 +93,9 @@ def _frontmatter_date(text: str) -> str | None:
 
 
 class MarkdownConverter:
-    """Markdown is its own text: offsets point into the file as written (its lines are the
-    file's lines). Its date comes from frontmatter (``document_date``, ``date``, …)."""
+    """Markdown read by markdown-it-py and its plugins (``markdown.py``): the text a reader sees,
+    its front matter kept at the top as metadata, with the file's line of each line. Its date
+    comes from the front matter (``document_date``, ``date``, …)."""
 
     suffixes = (".md", ".markdown", ".mdown", ".mkd")
 
@@ -99,15 +103,51 @@ class MarkdownConverter:
         return _suffix(name) in self.suffixes
 
     def convert(self, name: str, data: bytes) -> Extracted:
-        text = _utf8(name, data)
-        return Extracted(text, "markdown", "text/markdown", "markdown", _frontmatter_date(text.replace("\r\n", "\n")))
+        from local_engine.ingestion import markdown
+
+        source = _utf8(name, data).replace("\r\n", "\n").replace("\r", "\n")
+        text, lines = markdown.read(source)
+        return Extracted(text, "markdown", "text/markdown", "markdown", _frontmatter_date(source), line_map=lines)
+
+
+RST_MARKUP = re.compile(
+    r"^\.\. +(?:_[^:\n]+:|[\w.:+-]+ ?::)|:[\w.:+-]+:`|^\S[^\n]*\n([=\-~^\"'`#*+:.<>_])\1{2,} *$",
+    re.MULTILINE,
+)
+"""What marks a ``.txt`` file as reStructuredText: a directive or label, a role, an underlined title."""
+
+
+class RestructuredTextConverter:
+    """reStructuredText read by docutils (``restructuredtext.py``), Sphinx's roles and directives
+    read generically: the text a reader sees, with the file's line of each line. A ``.txt`` file
+    whose first kilobyte uses reStructuredText's markup is read as one (Sphinx projects name their
+    pages so). A file docutils fails on is read as plain text, with a warning."""
+
+    suffixes = (".rst", ".rest")
+
+    def accepts(self, name: str, head: bytes) -> bool:
+        suffix = _suffix(name)
+        if suffix in self.suffixes:
+            return True
+        return suffix == ".txt" and RST_MARKUP.search(head.decode("utf-8", "ignore").replace("\r\n", "\n")) is not None
+
+    def convert(self, name: str, data: bytes) -> Extracted:
+        from local_engine.ingestion import restructuredtext
+
+        source = _utf8(name, data)
+        try:
+            text, lines = restructuredtext.read(source)
+        except Exception as exc:  # docutils failing on a strange file: its words are still text
+            warning = f"docutils could not read it ({type(exc).__name__}): read as plain text"
+            return Extracted(source, "text", "text/x-rst", "restructuredtext", warnings=[warning])
+        return Extracted(text, "restructuredtext", "text/x-rst", "restructuredtext", line_map=lines)
 
 
 class TextConverter:
     """Plain text: ``.txt`` and friends, and any other file whose first kilobyte is UTF-8 text with
     no NUL byte (``LICENSE``, ``METADATA``, ``LICENSE.APACHE``, ``NOTICE``). It is asked last."""
 
-    suffixes = (".txt", ".text", ".rst", ".csv", ".log", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json")
+    suffixes = (".txt", ".text", ".csv", ".log", ".cfg", ".ini", ".toml", ".yaml", ".yml", ".json")
 
     def accepts(self, name: str, head: bytes) -> bool:
         if _suffix(name) in self.suffixes:
@@ -250,6 +290,7 @@ class DocxConverter:
 
 CONVERTERS: tuple[Converter, ...] = (
     MarkdownConverter(),
+    RestructuredTextConverter(),
     HtmlConverter(),
     PdfConverter(),
     DocxConverter(),

@@ -7,16 +7,20 @@ engine reads a document"):
 - **Normalization.** Line ends become ``\\n``, the text is NFC, control characters other than
   tab and newline are dropped. The normalized text is what the source stores and what every
   offset points into.
-- **Blocks.** markdown-it-py parses the text (every converter writes headings as ``#`` lines,
-  so one parser finds every format's structure): headings, paragraphs, lists, quotes, tables,
-  code. A leading YAML frontmatter block is metadata, never a chunk or a statement.
-- **Chunks.** A chunk starts at each heading and holds the blocks under it, closed early once it
-  passes :data:`CHUNK_TARGET` characters; its ``char_start``/``char_end`` are offsets into the
-  text, ``heading`` the path of headings above it, ``location`` its first line.
+- **Blocks.** markdown-it-py parses the text (every converter writes the common shape of
+  ``layout.py``: headings as ``#`` lines, items as ``- `` lines, code fenced, so one parser finds
+  every format's structure): headings, paragraphs, lists, quotes, tables, code. A leading YAML
+  frontmatter block is metadata, never a chunk or a statement.
+- **Chunks.** A chunk starts at each heading and holds the blocks under it, closed before it
+  would pass :data:`CHUNK_TARGET` characters; a block longer than that is cut first
+  (:func:`pieces`: at a blank line, else at a list item's or a line's start, else — prose — at a
+  sentence's end, else at a space), so no chunk is longer. Its ``char_start``/``char_end`` are
+  offsets into the text, ``heading`` the path of headings above it, ``location`` its first line.
 - **Statements.** A statement is one sentence of a paragraph, list item or quote (never a
   heading, table or code): at least :data:`MIN_WORDS` words, at most :data:`MAX_CHARS`
-  characters, not a question. Its text is the sentence with inline
-  markdown removed and white space folded; its evidence is the sentence's exact span.
+  characters, not a question (emphasis and quotes after its ``?`` aside). Its text is the
+  sentence with white space folded (the converters wrote no markup: the text is what a reader
+  reads); its evidence is the sentence's exact span, in the chunk its first character is in.
   ``type``: ``decision`` (decided, agreed, approved, signed, owns, will, shall), ``requirement``
   (must, required, should, needs to), ``definition`` (``X is a/an/the …``), else ``fact``.
   ``support`` is ``DirectFact`` (the text says it in these words). ``confidence`` starts at 0.9,
@@ -30,8 +34,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
+import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -49,9 +55,12 @@ ABBREVIATIONS = {
     "e.g", "i.e", "mr", "mrs", "ms", "dr", "st", "vs", "etc", "inc", "ltd", "no", "fig", "cf", "jr", "sr", "prof",
     "approx", "dept", "est", "vol", "al",
 }  # fmt: skip
-SENTENCE_END = re.compile(r"[.!?](?:[\"'”’)\]]*)(?=\s+|$)")
-BULLET = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?")
-QUOTE = re.compile(r"^\s*(?:>\s?)+")
+CLOSERS = "\"'”’)]*_`"
+"""What may close a sentence after its stop: quotes, brackets, emphasis left in a plain text."""
+SENTENCE_END = re.compile(r"[.!?](?:[\"'”’)\]*_`]*)(?=\s+|$)")
+BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+ITEM_START = re.compile(r"\n(?=[ \t]*(?:[-*+>]|\d{1,9}[.)])[ \t])")
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
@@ -95,15 +104,6 @@ DATES = (
 the first (a hyphen, a month's name), most of them, is not searched for the second."""
 CAPITALISED = re.compile(
     r"(?<![\w.])(?:[A-Z][\w&'’.-]*|[A-Z]\.)(?:\s+(?:of\s+|the\s+|and\s+)?(?:[A-Z][\w&'’.-]*|[A-Z]\.))*"
-)
-INLINE = (
-    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),
-    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),
-    (re.compile(r"\[\[([^\]|]+)(?:\|([^\]]+))?\]\]"), lambda m: m[2] or m[1]),
-    (re.compile(r"`([^`]*)`"), r"\1"),
-    (re.compile(r"(\*\*|__)(.+?)\1"), r"\2"),
-    (re.compile(r"(?<![\w*])([*_])(?!\s)(.+?)(?<!\s)\1(?![\w*])"), r"\2"),
-    (re.compile(r"<[^>]{1,200}>"), ""),
 )
 
 
@@ -158,6 +158,42 @@ class Lines:
         return bisect.bisect_right(self.starts, offset)
 
 
+class LineMap:
+    """For each line of a source's text, the line of the file it came from: what an excerpt's
+    ``location`` names when a converter wrote the text a reader sees rather than the file as it
+    is (reStructuredText, Markdown). Kept as runs, ``[[text line, file line], …]`` (1-based): from
+    a run's first line on, each line is the next file line, until the next run. None: the text's
+    lines are the file's (plain text, HTML, PDF, DOCX, a store an older engine wrote)."""
+
+    def __init__(self, runs: Sequence[Sequence[int]] = ()) -> None:
+        self.starts = [run[0] for run in runs]
+        self.lines = [run[1] for run in runs]
+
+    @classmethod
+    def of(cls, file_lines: Sequence[int]) -> LineMap:
+        """From each text line's file line, in order."""
+        runs: list[list[int]] = []
+        for number, line in enumerate(file_lines, 1):
+            if not runs or line != runs[-1][1] + number - runs[-1][0]:
+                runs.append([number, line])
+        return cls(runs)
+
+    @classmethod
+    def loads(cls, kept: str | None) -> LineMap:
+        return cls(json.loads(kept) if kept else ())
+
+    def dumps(self) -> str | None:
+        """What a source keeps (``sources.line_map``): none when each line is the file's own."""
+        if all(start == line for start, line in zip(self.starts, self.lines, strict=True)):
+            return None
+        return json.dumps([[start, line] for start, line in zip(self.starts, self.lines, strict=True)])
+
+    def file_line(self, line: int) -> int:
+        """The file's line of the text's ``line`` (1-based)."""
+        at = bisect.bisect_right(self.starts, line) - 1
+        return line if at < 0 else self.lines[at] + line - self.starts[at]
+
+
 _PARSER = MarkdownIt("commonmark").enable("table")
 
 
@@ -194,15 +230,16 @@ def blocks(text: str) -> list[Block]:
 
 
 def chunk(text: str, structure: list[Block]) -> list[ChunkSpan]:
-    """Heading-aware chunks: each heading opens one; a long section is closed past CHUNK_TARGET."""
+    """Heading-aware chunks: each heading opens one, and one is closed before it would pass
+    CHUNK_TARGET (a block longer than that is cut into :func:`pieces` first)."""
     lines = Lines(text)
     spans: list[ChunkSpan] = []
     path: list[tuple[int, str]] = []
-    current: list[Block] = []
+    current: list[tuple[int, int]] = []
 
     def close() -> None:
         if current:
-            start, end = current[0].start, current[-1].end
+            start, end = current[0][0], current[-1][1]
             heading = " › ".join(h for _, h in path)
             spans.append(ChunkSpan(len(spans), start, end, heading, lines.line_of(start)))
             current.clear()
@@ -211,18 +248,65 @@ def chunk(text: str, structure: list[Block]) -> list[ChunkSpan]:
         if block.kind == "heading":
             close()
             path[:] = [(lv, h) for lv, h in path if lv < block.level] + [(block.level, block.heading)]
-        elif current and block.end - current[0].start > CHUNK_TARGET:
-            close()
-        current.append(block)
+            current.append((block.start, block.end))
+            continue
+        for start, end in pieces(text, block):
+            if current and end - current[0][0] > CHUNK_TARGET:
+                close()
+            current.append((start, end))
     close()
     return spans
 
 
+def pieces(text: str, block: Block) -> list[tuple[int, int]]:
+    """A block as spans of at most CHUNK_TARGET characters: cut at a blank line, else at a list
+    item's (or, not prose, a line's) start, else (prose) after a sentence, else at a space, else
+    where it must be."""
+    start, end = block.start, block.end
+    if end - start <= CHUNK_TARGET:
+        return [(start, end)]
+    stops = _sentence_ends(text, start, end) if block.kind == "prose" else []
+    found: list[tuple[int, int]] = []
+    while end - start > CHUNK_TARGET:
+        cut = _cut(text, block.kind, start, start + CHUNK_TARGET, stops)
+        kept = len(text[start:cut].rstrip())
+        if kept:
+            found.append((start, start + kept))
+        start = cut + len(text[cut:end]) - len(text[cut:end].lstrip())
+    if end > start:
+        found.append((start, end))
+    return found
+
+
+def _cut(text: str, kind: str, start: int, limit: int, stops: list[int]) -> int:
+    """Where a piece of a long block starting at ``start`` ends, at most at ``limit``."""
+    blank = text.rfind("\n\n", start + 1, limit)
+    if blank > start:
+        return blank + 1
+    if kind == "prose":
+        items = [found.start() for found in ITEM_START.finditer(text, start + 1, limit)]
+        if items:
+            return items[-1] + 1
+        before = bisect.bisect_right(stops, limit) - 1
+        if before >= 0 and stops[before] > start:
+            return stops[before]
+    else:
+        line = text.rfind("\n", start + 1, limit)
+        if line > start:
+            return line + 1
+    space = max(text.rfind(" ", start + 1, limit), text.rfind("\n", start + 1, limit))
+    return space if space > start else limit
+
+
 def clean(text: str) -> str:
-    """Inline markdown removed, white space folded: what a person reads."""
-    for pattern, replacement in INLINE:
-        text = pattern.sub(replacement, text)  # type: ignore[arg-type]
+    """White space folded (a no-break space that kept a line prose included): what a person reads.
+    The converters wrote no markup, so there is none to take away."""
     return " ".join(text.split())
+
+
+def is_question(statement: str) -> bool:
+    """A sentence that asks (its ``?`` followed by nothing but quotes, brackets or emphasis)."""
+    return statement.rstrip(CLOSERS + " ").endswith("?")
 
 
 def _units(text: str, block: Block) -> list[tuple[int, int]]:
@@ -262,14 +346,13 @@ def _sentence_ends(text: str, start: int, end: int) -> list[int]:
 
 
 def sentences(text: str, structure: list[Block], spans: list[ChunkSpan]) -> list[SentenceSpan]:
-    """Every statement-worthy sentence of the prose blocks, with its exact span."""
+    """Every statement-worthy sentence of the prose blocks, with its exact span and the chunk its
+    first character is in."""
     starts = [c.start for c in spans]
     found: list[SentenceSpan] = []
     for block in structure:
         if block.kind != "prose":
             continue
-        index = max(0, bisect.bisect_right(starts, block.start) - 1)
-        heading = spans[index].heading if spans else ""
         for unit_start, unit_end in _units(text, block):
             cursor = unit_start
             for stop in _sentence_ends(text, unit_start, unit_end):
@@ -281,9 +364,10 @@ def sentences(text: str, structure: list[Block], spans: list[ChunkSpan]) -> list
                     continue
                 statement = clean(text[s:e])
                 words = WORD.findall(statement)
-                if len(words) < MIN_WORDS or len(statement) > MAX_CHARS or statement.endswith("?"):
+                if len(words) < MIN_WORDS or len(statement) > MAX_CHARS or is_question(statement):
                     continue
-                found.append(SentenceSpan(s, e, statement, index, heading))
+                index = max(0, bisect.bisect_right(starts, s) - 1)
+                found.append(SentenceSpan(s, e, statement, index, spans[index].heading if spans else ""))
     return found
 
 

@@ -388,6 +388,7 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
                     type=extracted.type,
                     document_date=extracted.document_date,
                     page_starts=json.dumps(extracted.page_starts),
+                    line_map=extraction.LineMap.of(extracted.line_map).dumps(),
                     warnings=json.dumps(extracted.warnings),
                 )
                 counts.processed += 1
@@ -422,10 +423,14 @@ def normalization(store: Store, work: Work) -> Counts:
 # -- 4. chunking ----------------------------------------------------------------------------------
 
 
-def chunked(source_id: str, ref: str, text: str, ids: Ids) -> tuple[str, list[tuple[Any, ...]]]:
-    """A source's structure (kept for the next stage) and its chunk rows."""
+def chunked(
+    source_id: str, ref: str, text: str, ids: Ids, line_map: str | None = None
+) -> tuple[str, list[tuple[Any, ...]]]:
+    """A source's structure (kept for the next stage) and its chunk rows (each chunk's line the
+    file's, through the source's line map)."""
     structure = extraction.blocks(text)
     kept = json.dumps([[b.kind, b.start, b.end, b.level, b.heading] for b in structure])
+    lines = extraction.LineMap.loads(line_map)
     rows = [
         (
             ids.chunk(source_id, span.index),
@@ -433,7 +438,7 @@ def chunked(source_id: str, ref: str, text: str, ids: Ids) -> tuple[str, list[tu
             ref,
             span.index,
             span.heading,
-            span.line,
+            lines.file_line(span.line),
             span.start,
             span.end,
             text[span.start : span.end],
@@ -448,7 +453,7 @@ def chunking(store: Store, work: Work) -> Counts:
     ids = ids_of(store)
     sources = _each(work, _mine(store, work, "normalized"))
     answered = work.workers.ahead(
-        sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"], ids))
+        sources, lambda source: (chunked, (source["source_id"], work.ref, source["text"], ids, source["line_map"]))
     )
     for group in _together(answered):
         with store.transaction() as db:
@@ -551,7 +556,7 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
     created = now_text()
     ids = ids_of(store)
 
-    read: dict[str, tuple[extraction.Lines, list[int]]] = {}
+    read: dict[str, tuple[extraction.Lines, list[int], extraction.LineMap]] = {}
 
     def locate(source: sqlite3.Row, start: int) -> tuple[int, str]:
         if source["source_id"] not in read:  # a source's lines are counted once, and only one is kept
@@ -559,8 +564,10 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
             read[source["source_id"]] = (
                 extraction.Lines(source["text"] or ""),
                 json.loads(source["page_starts"] or "[]"),
+                extraction.LineMap.loads(source["line_map"]),
             )
-        return location(*read[source["source_id"]], start)
+        lines, pages, line_map = read[source["source_id"]]
+        return location(lines, pages, start, line_map)
 
     for group in _together(_alone(_each(work, _mine(store, work, "stated")))):
         with store.transaction() as db:
@@ -601,10 +608,14 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
 # -- 8. provenance ------------------------------------------------------------------------------------
 
 
-def location(lines: extraction.Lines, page_starts: list[int], start: int) -> tuple[int, str]:
-    """The line an offset stands on (``line 12``), and in a PDF its page (``page 2, line 3``)."""
+def location(
+    lines: extraction.Lines, page_starts: list[int], start: int, line_map: extraction.LineMap | None = None
+) -> tuple[int, str]:
+    """The file's line an offset stands on (``line 12``; through the source's line map when its
+    text is not the file as written), and in a PDF its page (``page 2, line 3``)."""
     line = lines.line_of(start)
     if not page_starts:
+        line = line_map.file_line(line) if line_map is not None else line
         return line, f"line {line}"
     page = bisect.bisect_right(page_starts, start)
     page_line = line - lines.line_of(page_starts[page - 1]) + 1
@@ -636,12 +647,13 @@ def _evidence_rows(store: Store, source: sqlite3.Row, ids: Ids) -> list[tuple[An
     text = source["text"]
     lines = extraction.Lines(text)  # once a source: each statement's line is a bisection
     pages = json.loads(source["page_starts"] or "[]")
+    line_map = extraction.LineMap.loads(source["line_map"])
     source_id = source["source_id"]
     rows = []
     for knowledge_id, chunk_id, start, end in store.tuples(
         "SELECT knowledge_id, chunk_id, char_start, char_end FROM statements WHERE source_id = ?", source_id
     ):
-        line, where = location(lines, pages, start)
+        line, where = location(lines, pages, start, line_map)
         rows.append(
             (
                 ids.evidence(knowledge_id, source_id, start),

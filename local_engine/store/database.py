@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 IDS_GROUPED = "grouped"
 """The ``meta`` row ``ids`` of a store whose record ids are grouped by source (``pipeline.Ids``)."""
 REF = re.compile(r"[a-z0-9_]{1,64}")
@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS sources (
     superseded_by TEXT,
     raw_text TEXT,
     page_starts TEXT,
+    line_map TEXT,
     structure TEXT,
     text TEXT,
     created_at TEXT NOT NULL,
@@ -347,7 +348,12 @@ class Store:
     def _migrate(self) -> None:
         """A store an older engine wrote, brought to this schema: version 3 marks each claim
         ``live`` (see :data:`LIVE`); version 4 keeps the claims' keys in ``claim_words`` (see
-        :data:`WORDS`) instead of an index on ``claims``."""
+        :data:`WORDS`) instead of an index on ``claims``; version 5 gives each source a
+        ``line_map`` (the file's line of each line of its text, ``extraction.LineMap``: none, as
+        every source an older engine read, when the text's lines are the file's)."""
+        if "line_map" not in {row[1] for row in self.db.execute("PRAGMA table_info(sources)")}:
+            with self.transaction() as db:
+                db.execute("ALTER TABLE sources ADD COLUMN line_map TEXT")
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(claims)")}
         if "live" not in columns:
             with self.transaction() as db:
