@@ -221,7 +221,7 @@ class IngestionBook:
 
     def _work(self, job: Job) -> pipeline.Work:
         def publish(status: str, failed: int) -> dict[str, Any]:
-            return feed.ledger(self.state).publish_revision(job.project_ref, status, failed)
+            return feed.ledger(self.state).publish_revision(job.project_ref, status, failed, job.job_id)
 
         return pipeline.Work(
             job.job_id,

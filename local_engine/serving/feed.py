@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from local_engine.demo import corpus
 from local_engine.ingestion import pipeline
 from local_engine.search.queries import Knowledge
 from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
@@ -54,6 +56,8 @@ FEED_FAULTS = ("skip", "expire", "ahead", "generation", "redeliver", "hide", "lo
 MALFORMED = ("oversized", "not_json", "not_an_object", "protocol", "header")
 LIMIT_MAX = 1000
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
+GENERATION_KEY = "feed_generation"
+"""The store's ``meta`` row naming the feeds' producer generation."""
 
 
 def _now() -> str:
@@ -74,22 +78,60 @@ class ProjectFeed:
     lose_next: bool = False  # the next envelope published is never served
     stamps: dict[str, dict[str, Any]] = field(default_factory=dict)
     """revision id -> when and by which producer it was published (an ANTHILL package names them)."""
+    published_by_job: dict[str, str] = field(default_factory=dict)
+    """job id -> the revision its last stage published: a stage run again after a crash publishes none."""
+
+    KEPT = ("generation", "envelopes", "next_sequence", "revisions", "expired_through", "receipts", "stamps")
 
     @property
     def head_sequence(self) -> int:
         return self.envelopes[-1]["sequence"] if self.envelopes else 0
 
+    def kept(self) -> str:
+        """What the store keeps of the feed (the test faults' one-shot switches aside)."""
+        kept = {name: getattr(self, name) for name in self.KEPT}
+        return json.dumps({**kept, "published_by_job": self.published_by_job})
+
+    @classmethod
+    def from_kept(cls, body: str) -> ProjectFeed:
+        return cls(**json.loads(body))
+
 
 class FeedLedger:
-    """Per project: its revisions, its feed and the receipts the colony sent."""
+    """Per project: its revisions, its feed and the receipts the colony sent, kept in the store
+    (``feeds``, written in the transaction that publishes), so a restart serves the same head, the
+    same numbering and every envelope not yet read. A store that holds jobs but no feed (an older
+    engine kept its feed in memory) starts a new generation, so a consumer sees the feed changed
+    rather than numbers that start again under the name it knows."""
 
     def __init__(self, state: EngineState) -> None:
         self.state = state
-        self.feeds: dict[str, ProjectFeed] = {}
+        with state.lock:
+            self.feeds = {
+                str(row["ref"]): ProjectFeed.from_kept(str(row["body"]))
+                for row in state.store.rows("SELECT ref, body FROM feeds")
+            }
+            generation = state.store.meta(GENERATION_KEY)
+            if generation is None:
+                demo = [pipeline.short_id("job", "demo", base.name) for base in corpus.bases()]
+                marks = ",".join("?" * len(demo)) or "''"
+                held = state.store.value(f"SELECT 1 FROM jobs WHERE job_id NOT IN ({marks}) LIMIT 1", *demo)  # noqa: S608
+                lost = held is not None and not self.feeds
+                generation = "gen_" + secrets.token_hex(4) if lost else self._generation()
+                state.store.set_meta(GENERATION_KEY, generation)
+            state.capabilities["generation"] = generation
 
     def reset(self) -> None:
         with self.state.lock:
             self.feeds = {}
+            self.state.capabilities["generation"] = self.state.store.meta(GENERATION_KEY) or GENERATION
+
+    def _keep(self, *refs: str) -> None:
+        """The feeds of ``refs`` into the store, in one transaction (joining the caller's, if open)."""
+        with self.state.store.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO feeds (ref, body) VALUES (?, ?)", [(r, self.feeds[r].kept()) for r in refs]
+            )
 
     def _feed(self, ref: str) -> ProjectFeed:
         if ref not in self.state.projects:
@@ -121,12 +163,15 @@ class FeedLedger:
             self.state.changed()
             return self.publish_revision(ref, status, 0 if status == "complete" else 1)
 
-    def publish_revision(self, ref: str, status: str, failed_sources: int) -> dict[str, Any]:
+    def publish_revision(self, ref: str, status: str, failed_sources: int, job_id: str | None = None) -> dict[str, Any]:
         """A job's last stage: the knowledge base as it now stands, on the feed. Its
         ``logical_content_hash`` is over what the sources say (whitespace folded), so it moves
-        only when the knowledge does; ``record_count`` is the statements it serves."""
+        only when the knowledge does; ``record_count`` is the statements it serves. A job
+        publishes once: its stage run again (after a crash) answers the revision it published."""
         with self.state.lock:
             feed = self._feed(ref)
+            if job_id is not None and job_id in feed.published_by_job:
+                return self._envelope_of(feed, feed.published_by_job[job_id])
             hashes = sorted(
                 str(r[0])
                 for r in self.state.store.rows(
@@ -147,6 +192,8 @@ class FeedLedger:
                 "failed_source_count": failed_sources,
             }
             feed.revisions.append(revision)
+            if job_id is not None:
+                feed.published_by_job[job_id] = str(revision["revision_id"])
             return self._published_revision(ref, feed, revision)
 
     def _published_revision(self, ref: str, feed: ProjectFeed, revision: dict[str, Any]) -> dict[str, Any]:
@@ -156,7 +203,16 @@ class FeedLedger:
             "producer_generation": envelope["producer_generation"],
             "published_at": envelope["occurred_at"],
         }
+        self._keep(ref)
         return envelope
+
+    @staticmethod
+    def _envelope_of(feed: ProjectFeed, revision_id: str) -> dict[str, Any]:
+        for envelope in feed.envelopes:
+            if envelope.get("event_type") == REVISION_PUBLISHED and envelope["payload"]["revision_id"] == revision_id:
+                return copy.deepcopy(envelope)
+        revision = next(r for r in feed.revisions if r["revision_id"] == revision_id)
+        return {"event_type": REVISION_PUBLISHED, "payload": copy.deepcopy(revision)}  # one a fault lost
 
     def package_revision(self, ref: str) -> dict[str, Any] | None:
         """The head revision as an ANTHILL package (version 7) names the one it was cut from:
@@ -211,10 +267,11 @@ class FeedLedger:
         feed.next_sequence += 1
         if feed.lose_next:
             feed.lose_next = False
-            return copy.deepcopy(envelope)
-        if feed.hide_next:
-            feed.hidden[sequence], feed.hide_next = feed.hide_next, 0
-        feed.envelopes.append(envelope)
+        else:
+            if feed.hide_next:
+                feed.hidden[sequence], feed.hide_next = feed.hide_next, 0
+            feed.envelopes.append(envelope)
+        self._keep(ref)
         return copy.deepcopy(envelope)
 
     def publish_malformed(self, ref: str, kind: str) -> dict[str, Any]:
@@ -251,6 +308,7 @@ class FeedLedger:
                 sent = envelope
             feed.next_sequence += 1
             feed.envelopes.append({"sequence": sequence, "_sent": sent})
+            self._keep(ref)
             return {"kind": kind, "sequence": sequence, "event_id": envelope["event_id"]}
 
     def fault(self, ref: str, kind: str, count: int = 1) -> dict[str, Any]:
@@ -274,6 +332,7 @@ class FeedLedger:
             elif kind == "generation":
                 generation = "gen_" + secrets.token_hex(4)
                 self.state.capabilities["generation"] = generation
+                self.state.store.set_meta(GENERATION_KEY, generation)
                 for other in self.feeds.values():
                     other.generation, other.envelopes, other.next_sequence = generation, [], 1
                     other.expired_through = 0
@@ -283,6 +342,7 @@ class FeedLedger:
                 feed.lose_next = True
             else:
                 feed.redeliver = True
+            self._keep(*self.feeds)
             return {"kind": kind, "generation": feed.generation, "head_sequence": feed.head_sequence}
 
     # -- reading ---------------------------------------------------------------------
@@ -326,6 +386,7 @@ class FeedLedger:
                 "detail": str(body.get("detail", "")),
                 "synthesized": bool(body.get("synthesized", False)),
             }
+            self._keep(ref)
             return {"event_id": event_id, "status": status}
 
     def receipts(self, ref: str) -> list[dict[str, Any]]:

@@ -226,6 +226,10 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at REAL NOT NULL,
     body TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS feeds (
+    ref TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
 """
 
 
@@ -297,7 +301,7 @@ CLAIM_LIVE = f"EXISTS (SELECT 1 FROM statements s WHERE s.knowledge_id = {{id}} 
 TABLES = (
     "sources", "chunks", "statements", "evidence", "entities", "aliases", "mentions", "relationships",
     "candidates", "claim_words", "claim_words_fresh", "claims", "conflicts", "conflict_sides", "conflict_sources",
-    "curation", "jobs",
+    "curation", "jobs", "feeds",
 )  # fmt: skip
 """Every table of records (``meta`` aside): what a reset empties."""
 
