@@ -20,10 +20,12 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import yaml
 
+MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
+"""A DOCX whose parts unpack to more than this is refused before it is parsed (a zip bomb)."""
 MAX_EXTRACTED_CHARS = 5_000_000
 """A source's extracted text is cut here (a warning on the source): 5 M characters."""
 
@@ -230,12 +232,14 @@ class PdfConverter:
 
     def convert(self, name: str, data: bytes) -> Extracted:
         from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
+        from pypdf.errors import LimitReachedError, PdfReadError
 
         try:
             reader = PdfReader(io.BytesIO(data))
             encrypted = reader.is_encrypted
-            pages = [] if encrypted else [page.extract_text() or "" for page in reader.pages]
+            pages = [] if encrypted else [_page_text(page) for page in reader.pages]
+        except LimitReachedError:
+            raise Unreadable("too_large", f"{name} holds a stream that unpacks past pypdf's limits.") from None
         except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
             raise Unreadable("unreadable_pdf", f"{name} is not a PDF pypdf can read ({exc}).") from None
         if encrypted:
@@ -246,6 +250,15 @@ class PdfConverter:
             starts.append(len(text))
             text += "\n".join(line.rstrip() for line in page.replace("\r\n", "\n").split("\n")).strip("\n") + "\n\n"
         return Extracted(text, "pdf", "application/pdf", "pdf", page_starts=starts)
+
+
+def _page_text(page: Any) -> str:
+    """A page's text. Its content stream is decoded first, so a stream past pypdf's limits (a
+    flate bomb) raises here: ``extract_text`` alone would log it and answer an empty page."""
+    contents = page.get_contents()
+    if contents is not None:
+        contents.get_data()
+    return str(page.extract_text() or "")
 
 
 class DocxConverter:
@@ -263,6 +276,10 @@ class DocxConverter:
         import docx
 
         try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                unzipped = sum(member.file_size for member in archive.infolist())
+            if unzipped > MAX_UNZIPPED_BYTES:
+                raise Unreadable("too_large", f"{name} unpacks to over {MAX_UNZIPPED_BYTES // 1024**2} MB.")
             document = docx.Document(io.BytesIO(data))
         except (zipfile.BadZipFile, KeyError, ValueError) as exc:
             raise Unreadable("unreadable_docx", f"{name} is not a DOCX python-docx can read ({exc}).") from None

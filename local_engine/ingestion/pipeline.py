@@ -19,7 +19,9 @@ import functools
 import hashlib
 import json
 import logging
+import multiprocessing
 import os
+import signal
 import sqlite3
 import stat
 import threading
@@ -366,7 +368,11 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
     counts = Counts()
     sources = _each(work, _mine(store, work, "registered"))
     answered = work.workers.ahead(  # converted outside the lock: the engine answers meanwhile
-        sources, lambda source: (_attempt, (converted, source["name"], source["blob"], source["size_bytes"]))
+        sources,
+        lambda source: (_attempt, (converted, source["name"], source["blob"], source["size_bytes"])),
+        broken=lambda source: converters.Unreadable(
+            "unreadable_file", f"{source['name']} stopped the process reading it (out of memory, or killed)."
+        ),
     )
     for group in _together(answered):
         with store.transaction() as db:
@@ -395,12 +401,41 @@ def parsing_extraction(store: Store, work: Work) -> Counts:
     return counts
 
 
-def _attempt(function: Callable[..., T], *arguments: Any) -> T | converters.Unreadable:
-    """``function(*arguments)``, or the :class:`converters.Unreadable` it raised, as an answer."""
+CONVERT_SECONDS = 120
+"""The most one file's conversion may take in a worker process before it fails as the source's."""
+
+
+def _attempt(function: Callable[..., T], name: str, *arguments: Any) -> T | converters.Unreadable:
+    """``function(name, *arguments)``, or what stopped it as the source's :class:`converters.Unreadable`,
+    an answer that crosses a process boundary: whatever a library raises (lxml's syntax errors
+    cannot even be pickled back, pypdf's limits, a memory error under the worker's cap), and, in a
+    worker process, a conversion past :data:`CONVERT_SECONDS`."""
+    timed = threading.current_thread() is threading.main_thread() and multiprocessing.parent_process() is not None
+    if timed:
+        signal.signal(signal.SIGALRM, _too_slow)
+        signal.setitimer(signal.ITIMER_REAL, CONVERT_SECONDS)
     try:
-        return function(*arguments)
+        return function(name, *arguments)
     except converters.Unreadable as exc:
         return exc
+    except _TooSlow:
+        return converters.Unreadable("too_slow", f"{name} took over {CONVERT_SECONDS} s to read.")
+    except MemoryError:
+        return converters.Unreadable("too_large", f"{name} needs more memory to read than a worker may use.")
+    except Exception as exc:  # a library's own failure on a hostile or broken file: the source's, never the job's
+        words = " ".join(str(exc).split())[:200]
+        return converters.Unreadable("unreadable_file", f"{name} cannot be read ({type(exc).__name__}: {words}).")
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _too_slow(signum: int, frame: object) -> None:
+    raise _TooSlow
 
 
 # -- 3. normalization -------------------------------------------------------------------------

@@ -20,8 +20,11 @@ cancelled (the stage then ends at its next source).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import multiprocessing
 import os
+import resource
 import signal
 import threading
 import time
@@ -60,9 +63,17 @@ def default_workers(environ: Mapping[str, str] | None = None) -> int:
     return min(os.cpu_count() or 1, DEFAULT_WORKERS)
 
 
+WORKER_MEMORY_BYTES = 3 * 1024**3
+"""A worker's address space cap: a file that would take more (a decompression bomb) raises a memory
+error in the worker, the source's failure, rather than taking the machine's memory."""
+
+
 def _started(parent: int) -> None:
-    """A worker's first act: leave Ctrl-C to the engine, and go when the engine's process goes."""
+    """A worker's first act: leave Ctrl-C to the engine, cap its memory, and go when the engine's
+    process goes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(ValueError, OSError):  # a cap the system refuses is no cap, not a failure
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_BYTES, WORKER_MEMORY_BYTES))
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -128,22 +139,44 @@ class Workers:
                 self._pool = None
         pool.shutdown(wait=False, cancel_futures=True)
 
-    def _answer(self, call: Call, sent: Sent | None) -> Any:
+    def _answer(self, call: Call, sent: Sent | None, broken: Callable[[], Any] | None = None) -> Any:
         if sent is not None:
             future, pool = sent
             try:
                 return future.result()
-            except BrokenProcessPool:  # the worker died mid-call: in place, and a new pool next
+            except BrokenProcessPool:  # a worker died mid-call (this call's, or another's): a new pool
                 self._discard(pool)
+                if broken is not None:
+                    return self._again(call, broken)
             except CancelledError:  # the engine is stopping: in place, and the stage ends at its next source
                 pass
         function, arguments = call
         return function(*arguments)
 
-    def ahead(self, items: Iterable[T], call: Callable[[T], Call]) -> Iterator[tuple[T, Any]]:
+    def _again(self, call: Call, broken: Callable[[], Any]) -> Any:
+        """A call whose pool broke, sent once more to a new pool, never run in place (it may be the
+        one that broke it: a file that takes all the memory would take the engine's); a second
+        break is ``broken()``'s answer."""
+        resent = self._submit(call)
+        if resent is None:
+            return broken()
+        future, pool = resent
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            self._discard(pool)
+            return broken()
+        except CancelledError:
+            return broken()
+
+    def ahead(
+        self, items: Iterable[T], call: Callable[[T], Call], broken: Callable[[T], Any] | None = None
+    ) -> Iterator[tuple[T, Any]]:
         """Each item with the answer of ``call(item)``, in the items' order, the next items'
         calls already running in the workers. An item is taken from ``items`` only when there is
-        room in flight, so a stop raised by ``items`` comes between two sources."""
+        room in flight, so a stop raised by ``items`` comes between two sources. With ``broken``,
+        a call whose worker died is sent to a new one once, and answered ``broken(item)`` if that
+        dies too; without, it runs in place."""
         depth = max(1, self.processes * AHEAD_PER_WORKER)
         flying: deque[tuple[T, Call, Sent | None]] = deque()
         source = iter(items)
@@ -161,7 +194,7 @@ class Workers:
                 if not flying:
                     return
                 item, made, sent = flying.popleft()
-                yield item, self._answer(made, sent)
+                yield item, self._answer(made, sent, None if broken is None else functools.partial(broken, item))
         finally:
             for _, _, sent in flying:
                 if sent is not None:

@@ -86,6 +86,26 @@ def test_a_worker_that_dies_mid_call_costs_only_time() -> None:
         workers.close()
 
 
+def dies_on_three(value: int) -> int:
+    """What a decompression bomb does to the process reading it, for one item."""
+    if value == 3:
+        os._exit(1)
+    return value
+
+
+def test_a_call_that_kills_its_worker_twice_is_answered_broken_and_never_run_in_place() -> None:
+    # Given calls of which one kills whatever process runs it
+    workers = Workers(1)
+    try:
+        # When they run with an answer for a call that breaks its workers
+        answers = list(workers.ahead(range(6), lambda n: (dies_on_three, (n,)), broken=lambda n: f"broken {n}"))
+        # Then that one is answered broken (this process, which would have run it in place, lives),
+        # and every other one, in flight beside it when its pool broke, is answered by a new pool
+        assert answers == [(0, 0), (1, 1), (2, 2), (3, "broken 3"), (4, 4), (5, 5)]
+    finally:
+        workers.close()
+
+
 class Stop(Exception):
     pass
 
