@@ -11,7 +11,9 @@ answer ``GET /knowledge/engine`` gives — ``starting``, ``running`` (with the i
 generation, version and since when), ``backoff`` with the last exit and the next try as
 ``reason``, ``stopping`` at the end — written into the file the functions find through
 ``DEVSTACK_ENGINE_FILE`` (whole: a temporary file, then a rename). The supervisor never waits on
-the engine to answer that: it answers from what it last saw.
+the engine to answer that: it answers from what it last saw. The file also names the folders the
+running engine was started with (``input_roots``), which ``GET /knowledge/status`` reports as
+what the engine runs with.
 """
 
 from __future__ import annotations
@@ -194,6 +196,8 @@ class EngineSupervisor:
             "reason": reason,
             "ready_since": self._ready_since if state == "running" else None,
             "restarts_in_window": len(recent),
+            # not GET /knowledge/engine's: GET /knowledge/status's input_roots.running
+            "input_roots": [str(root) for root in self.command.input_roots] if state == "running" else [],
         }
 
     def _probe(self) -> bool:
@@ -218,9 +222,10 @@ class EngineSupervisor:
             process = self._process
             if process is not None and process.poll() is not None:
                 self._restart(process.returncode)
-            elif not self._probe() and self._said.get("state") == "running":
+            elif not self._probe() and self._said.get("state") == "running":  # alive, but its port is not
+                self._failures.append(time.monotonic())
                 self._ready_since = None
-                self._write(self._answer("starting", "The engine did not answer its health check."))
+                self._write(self._answer("backoff", "The engine did not answer its health check."))
 
     def _restart(self, code: int | None) -> None:
         """The engine exited: say ``backoff`` with why and when, wait, start it again."""

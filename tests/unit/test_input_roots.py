@@ -4,7 +4,9 @@ lays it out (workspace, setting, next, refused, running, waiting)."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -91,6 +93,28 @@ def test_a_managed_engine_is_handed_the_setting_then_the_environment(
     assert roots["managed"] is True
     assert roots["next"] == {"roots": ["/srv/colony/workspace/handbook"], "from": "colony"}
     assert roots["waiting"] is True
+
+
+def test_a_managed_engine_runs_with_what_its_supervisor_started_it_with(
+    api: Api, aws: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given the local stack's supervisor, which started the running engine on the workspace
+    said = {"state": "running", "endpoint": "http://127.0.0.1:8790", "input_roots": ["/srv/colony/workspace/env-docs"]}
+    (tmp_path / "engine.json").write_text(json.dumps(said))
+    monkeypatch.setenv("DEVSTACK_ENGINE_FILE", str(tmp_path / "engine.json"))
+    monkeypatch.setenv("KNOWLEDGE_FORAGER_MANAGED", "true")
+    monkeypatch.setenv("FORAGER_ALLOWED_INPUT_ROOTS", "/srv/colony/workspace/env-docs")
+    reset_runtime()
+    runtime()
+    # When status is read
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    # Then it runs with those folders, and what it is handed waits for nothing
+    assert roots["running"] == {"roots": ["/srv/colony/workspace/env-docs"], "from": "supervisor"}
+    assert roots["waiting"] is False
+    # and while its supervisor says it is not running, it runs with nothing
+    (tmp_path / "engine.json").write_text(json.dumps({**said, "state": "backoff", "input_roots": []}))
+    roots = api.call("GET", "/knowledge/status").body["data"]["input_roots"]
+    assert roots["running"] == {"roots": [], "from": "none"} and roots["waiting"] is True
 
 
 # ---------------------------------------------------------------- the declared form, exactly

@@ -263,9 +263,10 @@ def input_roots(env: Environment, settings: KnowledgeSettings) -> InputRoots:
     host, where no engine is started from here) reads its own allowed folders, so nothing
     is handed from here and nothing waits for a restart. A managed engine is handed the
     setting's contained folders (``from: colony``), or FORAGER_ALLOWED_INPUT_ROOTS from the
-    colony's own environment while the setting is empty (``environment``); no engine this
-    host started has reported what it read, so ``running`` is empty and a handed list waits
-    for the engine's next start.
+    colony's own environment while the setting is empty (``environment``). What it runs with is
+    its supervisor's word (the local stack's, ``DEVSTACK_ENGINE_FILE``: the folders it started
+    the running engine with, ``from: supervisor``); a handed list that differs waits for the
+    engine's next start.
     """
     root = workspace_paths.normalized_root(env.knowledge_workspace_root)
     setting = list(settings.knowledge_forager_input_roots)
@@ -285,12 +286,23 @@ def input_roots(env: Environment, settings: KnowledgeSettings) -> InputRoots:
         elif env.forager_allowed_input_roots:
             inside = [r for r in env.forager_allowed_input_roots if input_root_refusal(r, root) is None]
             handed = RootsHanded(roots=inside, **{"from": "environment"})
+    running = _running_roots(env) if env.knowledge_forager_managed else none
     return InputRoots(
         managed=env.knowledge_forager_managed,
         workspace=root,
         setting=setting,
         next=handed,
         refused=refused,
-        running=none,
-        waiting=bool(handed.roots),
+        running=running,
+        waiting=bool(handed.roots) and sorted(handed.roots) != sorted(running.roots),
     )
+
+
+def _running_roots(env: Environment) -> RootsHanded:
+    """The folders the managed engine runs with, as its supervisor started it (none while it is
+    not running, or on a host without a supervisor)."""
+    said = read_supervisor_state(env.devstack_engine_file) if env.devstack_engine_file else None
+    roots = (said or {}).get("input_roots")
+    if not said or said.get("state") != "running" or not isinstance(roots, list):
+        return RootsHanded(roots=[], **{"from": "none"})
+    return RootsHanded(roots=[str(r) for r in roots], **{"from": "supervisor"})
