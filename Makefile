@@ -25,13 +25,14 @@ help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 install: ## uv, the locked dev environment (its bytecode and the project's compiled once), the SAM CLI
-	@command -v $(UV) >/dev/null 2>&1 || ./.ci/bootstrap-uv >/dev/null
+	@command -v $(UV) >/dev/null 2>&1 || { echo "installing uv into .tools/bin ..."; ./.ci/bootstrap-uv >/dev/null; }
+	@test -d .venv || echo "installing the locked environment into .venv (the first time takes a few minutes) ..."
 	@$(UV) sync --locked --quiet --compile-bytecode
 	@# the project's own modules too: with PYTHONDONTWRITEBYTECODE set, each process (a Lambda
 	@# environment, a knowledge-admin call) compiled them again; an edited file's stale .pyc is
 	@# seen by its timestamp and compiled again in memory (docs/testing.md)
 	@$(UV) run python -m compileall -q -j 0 layers/common/knowledge_service functions devstack local_engine kb >/dev/null
-	@test -x $(SAM) || $(UV) tool install --quiet aws-sam-cli
+	@test -x $(SAM) || { echo "installing the SAM CLI ..."; $(UV) tool install --quiet aws-sam-cli; }
 
 run: install ## start the local stack: moto, the API on :3000, schedules, the FORAGER simulator
 	$(UV) run python -m devstack

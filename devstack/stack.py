@@ -26,6 +26,7 @@ import logging
 import os
 import secrets
 import shlex
+import shutil
 import socket
 import threading
 from collections.abc import Callable, Mapping
@@ -352,6 +353,9 @@ class Stack:
         # The one switch only the local stack sets: the functions read their clock through it, so
         # a test moves time (PUT /_local/clock) instead of waiting. template.yaml never declares it.
         self.env = {**aws_env, **shared, "DEVSTACK_CLOCK_FILE": str(self.state_dir / CLOCK_FILE)}
+        # No X-Ray here (no daemon to send to): left on, the SDK logs "Subsegment … discarded" for
+        # every call a function makes, half of the stack's log
+        self.env.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
         if self.engine is not None:  # the engine this host manages: what its supervisor says, its roots
             self.env["DEVSTACK_ENGINE_FILE"] = str(self.state_dir / ENGINE_STATE_FILE)
             self.env["KNOWLEDGE_FORAGER_MANAGED"] = "true"
@@ -798,5 +802,12 @@ def _banner(stack: Stack) -> str:
     exports = " \\\n    ".join(f"{k}={shlex.quote(v)}" for k, v in stack.exports().items())
     lines.append(f"  export {exports}")
     lines.append(f"  (or: set -a; . {shlex.quote(str(stack.state_dir / ENV_FILE))}; set +a)")
-    lines += ["", "Ctrl-C stops it" + (f"; data is kept in {stack.state_file}" if stack.persist else "") + "."]
+    tools = ROOT / ".tools" / "bin"
+    if (tools / "uv").exists() and shutil.which("uv") is None:  # make install put uv there, off the PATH
+        lines.append(f"  export PATH={shlex.quote(str(tools))}:$PATH   (uv, for the README's `uv run` lines)")
+    lines += [
+        "",
+        "Ctrl-C stops it" + (f"; data is kept in {stack.state_file}" if stack.persist else "") + ".",
+        "A change to the code takes effect at the next start (Ctrl-C, then make run again).",
+    ]
     return "\n".join(lines)
