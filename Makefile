@@ -51,8 +51,9 @@ tiers: ## every test tier alone (what make test runs beside lint and the templat
 
 check: install lint ## the inner loop: lint, and the test files nearest to what changed since main (tests/changed.py)
 	@files="$$($(UV) run python -m tests.changed $(if $(filter every,$(CHECK_REACH)),--every) $(CHECK_BASE))" || exit 1; \
-	if [ -z "$$files" ]; then echo "no test file touches what changed since $(CHECK_BASE)"; \
-	else echo "$$files" | xargs $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile; fi
+	if [ -z "$$files" ]; then echo "no test file touches what changed since $(CHECK_BASE)"; exit 0; fi; \
+	if echo "$$files" | grep -q '^tests/browser/'; then echo "the browser tier is picked: making sure chromium and axe-core are here"; $(MAKE) --no-print-directory browser; fi; \
+	echo "$$files" | xargs $(UV) run pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 deep: install ## every tier with the large counts: Hypothesis profile deep, the long fuzz run, 10 kill -9 rounds
 	FUZZ_EXAMPLES=50 FUZZ_MAX_SECONDS=1200 DEVSTACK_KILL_ROUNDS=10 $(PYTEST_ALL) --hypothesis-profile=deep

@@ -41,9 +41,12 @@ through ``"/knowledge/project-map"`` → ``functions/bindings/app.py`` → ``edg
   says so (on stderr) and runs the tier the file belongs to (``TIERS``);
 - a file of the console (``functions/console/static/``, ``console.lock.json``): the browser tier
   (``tests/browser/``) and the console's unit files (``tests/unit/test_console_*.py``);
+- ``template.yaml``: the unit files that read the template, and for each function whose
+  resource changed (an ``Api`` event, its environment, its policies) the test files nearest to
+  its door, as for a change to the door itself;
 - a tier's ``conftest.py``: every test file beside and below it; the root ``tests/conftest.py``,
-  ``template.yaml``, ``pyproject.toml``, ``uv.lock`` or a function's other files
-  (``requirements.txt``): every test file of ``tests/unit/`` (they build on all of these).
+  ``pyproject.toml``, ``uv.lock`` or a function's other files (``requirements.txt``): every test
+  file of ``tests/unit/`` (they build on all of these).
 
 ``make test`` stays the net: a test that reaches a changed file only from far away runs there.
 
@@ -65,11 +68,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from devstack.template import Template
 
 ROOT = Path(__file__).resolve().parents[1]
-WIDE = ("template.yaml", "pyproject.toml", "uv.lock")
+WIDE = ("pyproject.toml", "uv.lock")
+TEMPLATE = "template.yaml"
 CONSOLE = "functions/console/static/"
 LAYER = "layers/common/"
 PACKAGES = ("knowledge_service", "devstack", "local_engine", "kb", "benchmarks", "tests")
@@ -105,6 +110,37 @@ def changed_files(base: str) -> set[str]:
     files |= set(_git("diff", "--name-only", "HEAD"))
     files |= set(_git("ls-files", "--others", "--exclude-standard"))
     return {f for f in files if (ROOT / f).exists()}
+
+
+def _resources(text: str) -> dict[str, Any]:
+    from cfn_tools import load_yaml
+
+    loaded = load_yaml(text) if text.strip() else {}
+    return dict(loaded.get("Resources") or {}) if isinstance(loaded, dict) else {}
+
+
+def template_selection(base: str, reach: Reach, say: list[str]) -> set[str]:
+    """The tests for a change to ``template.yaml``: the unit files that read it, and the tests of
+    each function whose resource the change touched (through its door)."""
+    merge_base = _git("merge-base", base, "HEAD")[0]
+    before = subprocess.run(
+        ["git", "show", f"{merge_base}:{TEMPLATE}"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout
+    old, new = _resources(before), _resources((ROOT / TEMPLATE).read_text())
+    chosen = {t for t in test_files() if t.startswith("tests/unit/") and READS_TEMPLATE.search((ROOT / t).read_text())}
+    for name in sorted(old.keys() | new.keys()):
+        resource = new.get(name) or old.get(name) or {}
+        if old.get(name) == new.get(name) or resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        door = f"{str((resource.get('Properties') or {}).get('CodeUri', '')).rstrip('/')}/app.py"
+        if (ROOT / door).is_file():
+            say.append(f"{TEMPLATE}: {name} changed; the tests nearest to {door}")
+            chosen |= select_for(door, reach, say)
+    return chosen
+
+
+READS_TEMPLATE = re.compile(r"template\.yaml|\bTemplate\(|devstack\.template")
+"""A test file that reads the template itself (its resources, routes, alarms, environment)."""
 
 
 def module_of(path: str) -> str | None:
@@ -415,6 +451,9 @@ def selection(base: str, say: list[str] | None = None, *, every: bool = False) -
         elif Path(name).name == "conftest.py" and name != "tests/conftest.py":
             folder = Path(name).parent.as_posix() + "/"
             chosen.update(t for t in tests if t.startswith(folder))
+        elif name == TEMPLATE:
+            reach = reach or Reach(build_graph())
+            chosen |= template_selection(base, reach, say)
         elif name in WIDE or name == "tests/conftest.py" or (name.startswith("functions/") and not is_product(name)):
             chosen.update(unit)
         elif is_product(name):
