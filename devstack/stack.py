@@ -614,36 +614,9 @@ def start_stack(
 
 
 def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``start_stack``'s arguments from the environment switches (see devstack/README.md)."""
+    """``start_stack``'s arguments from the environment switches (see devstack/README.md); a
+    switch that cannot be read stops the start naming it."""
     env = os.environ if environ is None else environ
-
-    def port(name: str, default: int) -> int:
-        raw = env.get(name, "").strip()
-        if not raw:
-            return default
-        if not raw.isdigit() or int(raw) > 65535:
-            raise StackStartError(f"{name}={raw!r} is not a port number.")
-        return int(raw)
-
-    schedule = env.get("DEVSTACK_SCHEDULE_SECONDS", "").strip()
-    try:
-        schedule_seconds = float(schedule) if schedule else None
-    except ValueError:
-        raise StackStartError(f"DEVSTACK_SCHEDULE_SECONDS={schedule!r} is not a number of seconds.") from None
-    if schedule_seconds is not None and schedule_seconds <= 0:
-        raise StackStartError("DEVSTACK_SCHEDULE_SECONDS must be positive.")
-    raw_concurrency = env.get("DEVSTACK_CONCURRENCY", "").strip()
-    if raw_concurrency and (not raw_concurrency.isdigit() or not 1 <= int(raw_concurrency) <= 256):
-        raise StackStartError(f"DEVSTACK_CONCURRENCY={raw_concurrency!r}: a whole number from 1 (serial) to 256.")
-    raw_journal = env.get("DEVSTACK_JOURNAL_RECORDS", "").strip()
-    if raw_journal and (not raw_journal.isdigit() or int(raw_journal) < 1):
-        raise StackStartError(f"DEVSTACK_JOURNAL_RECORDS={raw_journal!r}: a whole number of writes, at least 1.")
-    raw_control = env.get("DEVSTACK_ENGINE_CONTROL", "").strip()
-    if raw_control not in ("", "0", "1"):
-        raise StackStartError(
-            f"DEVSTACK_ENGINE_CONTROL={raw_control!r}: 1 opens the engine's control port (tests), 0 or unset not."
-        )
-    engine_control = raw_control == "1"
     aws = env.get("DEVSTACK_AWS", "local").strip().lower() or "local"
     if aws not in ("local", "real"):
         raise StackStartError(f"DEVSTACK_AWS={aws!r}: use 'real' (a deployed stack) or leave it unset.")
@@ -653,23 +626,62 @@ def options_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any]
         default_workers(env)  # the local engine's own switch, refused here by its name before anything starts
     except ValueError as error:
         raise StackStartError(str(error)) from None
+    control = _switch(env, "DEVSTACK_ENGINE_CONTROL", "1 opens the engine's control port (tests), 0 or unset not")
+    concurrency = _whole(env, "DEVSTACK_CONCURRENCY", 1, 256, "a whole number from 1 (serial) to 256")
+    journal = _whole(env, "DEVSTACK_JOURNAL_RECORDS", 1, None, "a whole number of writes, at least 1")
     return {
         "state_dir": Path(env["DEVSTACK_STATE_DIR"]) if env.get("DEVSTACK_STATE_DIR") else DEFAULT_STATE_DIR,
-        "api_port": port("DEVSTACK_PORT", DEFAULT_API_PORT),
-        "moto_port": port("DEVSTACK_MOTO_PORT", DEFAULT_MOTO_PORT),
-        "forager_port": port("DEVSTACK_FORAGER_PORT", DEFAULT_FORAGER_PORT),
+        "api_port": _port(env, "DEVSTACK_PORT", DEFAULT_API_PORT),
+        "moto_port": _port(env, "DEVSTACK_MOTO_PORT", DEFAULT_MOTO_PORT),
+        "forager_port": _port(env, "DEVSTACK_FORAGER_PORT", DEFAULT_FORAGER_PORT),
         "forager_control_port": (
-            port("DEVSTACK_FORAGER_CONTROL_PORT", DEFAULT_FORAGER_CONTROL_PORT) if engine_control else None
+            _port(env, "DEVSTACK_FORAGER_CONTROL_PORT", DEFAULT_FORAGER_CONTROL_PORT) if control else None
         ),
-        "schedule_seconds": schedule_seconds,
+        "schedule_seconds": _seconds(env, "DEVSTACK_SCHEDULE_SECONDS"),
         "forager_endpoint": env.get("FORAGER_ENDPOINT") or None,
         "forager_token": env.get("FORAGER_TOKEN") or None,
         "aws": aws,
         "stack_name": env.get("DEVSTACK_STACK_NAME") or None,
-        "concurrency": int(raw_concurrency) if raw_concurrency else DEFAULT_CONCURRENCY,
-        "journal_records": int(raw_journal) if raw_journal else persistence.JOURNAL_RECORDS,
+        "concurrency": DEFAULT_CONCURRENCY if concurrency is None else concurrency,
+        "journal_records": persistence.JOURNAL_RECORDS if journal is None else journal,
         "workspace": _workspace(env.get("DEVSTACK_WORKSPACE", "")),
     }
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) > 65535:
+        raise StackStartError(f"{name}={raw!r} is not a port number.")
+    return int(raw)
+
+
+def _seconds(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name, "").strip()
+    try:
+        seconds = float(raw) if raw else None
+    except ValueError:
+        raise StackStartError(f"{name}={raw!r} is not a number of seconds.") from None
+    if seconds is not None and seconds <= 0:
+        raise StackStartError(f"{name} must be positive.")
+    return seconds
+
+
+def _whole(env: Mapping[str, str], name: str, least: int, most: int | None, form: str) -> int | None:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < least or (most is not None and int(raw) > most):
+        raise StackStartError(f"{name}={raw!r}: {form}.")
+    return int(raw)
+
+
+def _switch(env: Mapping[str, str], name: str, meaning: str) -> bool:
+    raw = env.get(name, "").strip()
+    if raw not in ("", "0", "1"):
+        raise StackStartError(f"{name}={raw!r}: {meaning}.")
+    return raw == "1"
 
 
 def _workspace(raw: str) -> Path:

@@ -75,6 +75,23 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _delay(value: float) -> float:
+    """``delay_seconds`` as given (the control port's JSON may hold anything: checked, not trusted)."""
+    if not _is_number(value) or not math.isfinite(value):
+        raise FaultError("delay_seconds must be a number.")
+    if not 0 <= value <= MAX_DELAY_SECONDS:
+        raise FaultError(f"delay_seconds must be 0 to {MAX_DELAY_SECONDS:g}.")
+    return float(value)
+
+
+def _retry_after(value: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise FaultError("retry_after must be a whole number of seconds.")
+    if value < 0:
+        raise FaultError("retry_after must not be negative.")
+    return value
+
+
 def make_fault(
     mode: str | int | None,
     delay_seconds: float | None = None,
@@ -90,21 +107,8 @@ def make_fault(
     if not isinstance(mode, str) or mode not in FAULT_MODES:
         raise FaultError(f"mode must be one of {', '.join(FAULT_MODES)} or null.")
 
-    delay = DEFAULT_DELAY_SECONDS
-    if delay_seconds is not None:
-        if not _is_number(delay_seconds) or not math.isfinite(delay_seconds):
-            raise FaultError("delay_seconds must be a number.")
-        if not 0 <= delay_seconds <= MAX_DELAY_SECONDS:
-            raise FaultError(f"delay_seconds must be 0 to {MAX_DELAY_SECONDS:g}.")
-        delay = float(delay_seconds)
-
-    retry = DEFAULT_RETRY_AFTER
-    if retry_after is not None:
-        if not isinstance(retry_after, int) or isinstance(retry_after, bool):
-            raise FaultError("retry_after must be a whole number of seconds.")
-        if retry_after < 0:
-            raise FaultError("retry_after must not be negative.")
-        retry = retry_after
+    delay = DEFAULT_DELAY_SECONDS if delay_seconds is None else _delay(delay_seconds)
+    retry = DEFAULT_RETRY_AFTER if retry_after is None else _retry_after(retry_after)
 
     if path_prefix is not None and (not isinstance(path_prefix, str) or not path_prefix.startswith("/api")):
         raise FaultError("path_prefix must be a path starting with /api.")
