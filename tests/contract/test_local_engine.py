@@ -7,6 +7,7 @@ httpx: the contract (docs/upstream-contract.md) is what is under test.
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -103,8 +104,11 @@ def test_a_folder_becomes_sources_chunks_statements_and_evidence(api: httpx.Clie
     ):
         page = api.get(f"/api/sources/{sources[name]['source_id']}").json()
         assert phrase in page["text"] and page["chunks"] and page["knowledge_count"] >= 1, name
-        for chunk in page["chunks"]:
-            assert page["text"][chunk["char_start"] : chunk["char_end"]].startswith(chunk["text"])
+        at = page["text"].index(phrase)  # the phrase lies in a chunk, chunks in order and within the target
+        assert any(c["char_start"] <= at < c["char_end"] and phrase in c["text"] for c in page["chunks"]), name
+        ends = [(c["char_start"], c["char_end"]) for c in page["chunks"]]
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(ends)), name
+        assert all(len(c["text"]) <= extraction.CHUNK_TARGET for c in page["chunks"]), name
     assert "hidden" not in api.get(f"/api/sources/{sources['handbook/ferry.html']['source_id']}").json()["text"]
 
 
@@ -316,12 +320,15 @@ def test_every_statement_quotes_the_normalized_text_at_its_offsets(parts: list[s
     text = extraction.normalize("\n".join(parts))
     structure = extraction.blocks(text)
     spans = extraction.chunk(text, structure)
+    for before, after in itertools.pairwise(spans):  # in order, never overlapping
+        assert 0 <= before.start < before.end <= after.start < after.end <= len(text)
     for sentence in extraction.sentences(text, structure, spans):
         excerpt = text[sentence.start : sentence.end]
         assert excerpt and excerpt == excerpt.strip()
-        assert extraction.clean(excerpt) == sentence.statement
-    for chunk in spans:
-        assert 0 <= chunk.start <= chunk.end <= len(text)
+        assert sentence.statement.split() == excerpt.split()  # what a person reads: the excerpt's words
+        assert len(extraction.WORD.findall(excerpt)) >= extraction.MIN_WORDS and not excerpt.endswith("?")
+        holder = spans[sentence.chunk_index]  # its chunk holds it whole
+        assert holder.start <= sentence.start and sentence.end <= holder.end
 
 
 def test_an_excerpt_after_wide_characters_is_still_the_text_at_its_offsets(api: httpx.Client, tmp_path: Path) -> None:
