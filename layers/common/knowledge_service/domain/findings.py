@@ -87,34 +87,44 @@ def study_pass(
     *,
     queue: bool,
 ) -> StudyResult:
-    """Compare the engine's source list with the seed receipts; file (and maybe queue) findings."""
+    """Compare the engine's source list with the seed receipts; file (and maybe queue) findings.
+
+    A large revision's findings are written in groups (``FindingsStore.add_many``), those already
+    held read once and skipped, so a pass over thousands of sources is a few dozen requests and a
+    pass run again (after one that ran out of time) writes only what the first did not."""
     sources = client.sources(knowledge_base)
     receipts = findings.receipts(knowledge_base)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     result = StudyResult(sources=len(sources))
+    candidates: list[Finding] = []
     for source in sources:
         receipt = receipts.get(source.source_id)
         if receipt is not None and receipt.logical_content_hash == source.logical_content_hash:
             result.already_studied += 1
             continue
-        finding = Finding(
-            id=finding_id(knowledge_base, source.source_id, source.logical_content_hash),
-            knowledge_base=knowledge_base,
-            project_ref=knowledge_base,
-            source_id=source.source_id,
-            source_name=source.name,
-            kind="new" if receipt is None else "changed",
-            previous_hash=None if receipt is None else receipt.logical_content_hash,
-            current_hash=source.logical_content_hash,
-            detected_at=now,
-        )
-        if findings.add(finding):
-            result.findings.append(finding.id)
-        if queue and missions is not None:
+        candidates.append(_finding(knowledge_base, source, receipt, now))
+    held = findings.finding_ids(knowledge_base) if candidates else set()
+    result.findings = findings.add_many([f for f in candidates if f.id not in held])
+    if queue and missions is not None:
+        for finding in candidates:
             mission = _queue(findings, missions, finding, project)
             if mission:
                 result.mission_ids.append(mission)
     return result
+
+
+def _finding(knowledge_base: str, source: ForagerSource, receipt: SeedReceipt | None, now: str) -> Finding:
+    return Finding(
+        id=finding_id(knowledge_base, source.source_id, source.logical_content_hash),
+        knowledge_base=knowledge_base,
+        project_ref=knowledge_base,
+        source_id=source.source_id,
+        source_name=source.name,
+        kind="new" if receipt is None else "changed",
+        previous_hash=None if receipt is None else receipt.logical_content_hash,
+        current_hash=source.logical_content_hash,
+        detected_at=now,
+    )
 
 
 def _queue(findings: FindingsStore, missions: MissionBus, finding: Finding, project: str) -> str | None:

@@ -59,9 +59,15 @@ class SeedReceipt(Model):
     studied_at: str
 
 
+TRANSACTION_ITEMS = 100
+"""DynamoDB's most items in one transaction: the findings of a large revision go in groups this size."""
+
+
 class FindingsStore:
     def __init__(self, resource: DynamoDBServiceResource, table_name: str):
         self._table = resource.Table(table_name)
+        self._table_name = table_name
+        self._client = resource.meta.client
 
     # ------------------------------------------------------------------ seed receipts
     def receipts(self, knowledge_base: str) -> dict[str, SeedReceipt]:
@@ -82,6 +88,43 @@ class FindingsStore:
                 ConditionExpression=Attr("sk").not_exists(),
             )
         )
+
+    def finding_ids(self, knowledge_base: str) -> set[str]:
+        """Every finding's id the knowledge base holds, whatever its status (keys only)."""
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("finding#"),
+            ProjectionExpression="sk",
+            ConsistentRead=True,
+        )
+        return {str(i["sk"]).removeprefix("finding#") for i in items}
+
+    def add_many(self, found: list[Finding]) -> list[str]:
+        """Record each finding unless one with its id exists, a group of up to
+        :data:`TRANSACTION_ITEMS` a request (a group one of which exists is recorded one by one);
+        answers the ids recorded now, in order."""
+        added: list[str] = []
+        for start in range(0, len(found), TRANSACTION_ITEMS):
+            group = found[start : start + TRANSACTION_ITEMS]
+            if self._add_all(group):
+                added += [f.id for f in group]
+            else:
+                added += [f.id for f in group if self.add(f)]
+        return added
+
+    def _add_all(self, group: list[Finding]) -> bool:
+        """The group in one transaction: every one recorded, or (one exists already) none."""
+        puts = [
+            {
+                "Put": {
+                    "TableName": self._table_name,
+                    "Item": {"sk": f"finding#{f.id}", "open_flag": OPEN, **f.model_dump()},
+                    "ConditionExpression": "attribute_not_exists(sk)",
+                }
+            }
+            for f in group
+        ]
+        return conditionally(lambda: self._client.transact_write_items(TransactItems=puts))  # type: ignore[arg-type]
 
     def get(self, knowledge_base: str, finding_id: str) -> Finding | None:
         item = self._table.get_item(
