@@ -3,8 +3,11 @@
 Fetches each set once into ``.cache/eval/`` (docs/evaluation.md), checks its question file against
 the files, then, over the same files in the same run, asks every question of each system and
 prints per set a Markdown table of hit@1, hit@5 and MRR (top 5) per kind of question and overall,
-with the engine's ingestion time. ``--json PATH`` writes everything, each question's ranked files
-included.
+with the engine's ingestion time. Then the precision part (``precision.py``): the people,
+organizations and disagreements the engine finds on the two sets and on a folder of project
+documents, scored against labels, with the ``Disputed`` statements per 10,000 of each import.
+``--part retrieval`` or ``--part precision`` runs one; ``--json PATH`` writes everything, each
+question's ranked files included.
 """
 
 from __future__ import annotations
@@ -22,10 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from benchmarks.eval import baselines, datasets, engine, questions, scoring
+from benchmarks.eval import baselines, datasets, engine, precision, questions, scoring
 from benchmarks.eval.questions import KINDS, Question
 
 SYSTEMS = ("engine", "fts5", "bm25s")
+PARTS = ("retrieval", "precision")
 LABELS = {
     "engine": "engine (retrieve)",
     "fts5": "FTS5 paragraphs",
@@ -51,7 +55,13 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         default=",".join(SYSTEMS),
         help=f"comma-separated systems to score (default: {','.join(SYSTEMS)})",
     )
+    parser.add_argument(
+        "--part", choices=[*PARTS, "all"], default="all", help="retrieval, precision, or all (the default): both"
+    )
     parser.add_argument("--json", type=Path, help="write the results, each question's ranked files included, here")
+    parser.add_argument(
+        "--unlabelled", type=Path, help="precision: write what the engine asserted that no label judges here (to label)"
+    )
     parser.add_argument(
         "--cache", type=Path, default=datasets.CACHE, help=f"the sets' cache (default {datasets.CACHE})"
     )
@@ -62,6 +72,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--systems takes some of {', '.join(SYSTEMS)} (not {', '.join(unknown) or 'nothing'})")
     arguments.systems = [s for s in SYSTEMS if s in systems]
     arguments.sets = [name for name in datasets.SETS if name in (arguments.sets or datasets.SETS)]
+    arguments.parts = PARTS if arguments.part == "all" else (arguments.part,)
     return arguments
 
 
@@ -190,10 +201,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "systems": arguments.systems,
         "sets": {},
     }
-    for name in arguments.sets:
+    for name in arguments.sets if "retrieval" in arguments.parts else ():
         result = evaluate(datasets.SETS[name], arguments.systems, arguments.cache)
         run["sets"][name] = result
         print(report(name, result), end="\n\n", flush=True)
+    if "precision" in arguments.parts:
+        scored_precision = precision.evaluate(precision.IMPORTS, arguments.cache)
+        run["precision"] = precision.as_json(scored_precision)
+        print(precision.report(scored_precision), flush=True)
+        if arguments.unlabelled is not None:
+            lines = [line for part in scored_precision.values() for line in part["unlabelled"]]
+            arguments.unlabelled.write_text("".join(f"{line}\n" for line in lines))
     run["load_at_end"] = [round(x, 2) for x in os.getloadavg()]
     run["seconds"] = round(time.perf_counter() - started, 1)
     print(

@@ -569,7 +569,7 @@ def entity_resolution(store: Store, work: Work) -> Counts:
             " ORDER BY char_start",
             source["source_id"],
         )
-        return people.find, (source["text"] or "", statements)
+        return people.find, (source["text"] or "", statements, source["name"])
 
     for group in _together(work.workers.ahead(_each(work, _mine(store, work, "stated")), find)):
         with store.transaction() as db:
@@ -615,10 +615,11 @@ def dedup_conflict(store: Store, work: Work) -> Counts:
         if not work.workers.beside:
             return dict, ()  # none: the detector makes each claim as it reads the statement
         said = store.tuples(
-            "SELECT knowledge_id, statement, effective_date FROM statements WHERE source_id = ? AND status = 'Active'",
+            "SELECT s.knowledge_id, s.statement, s.effective_date, c.heading FROM statements s"
+            " LEFT JOIN chunks c ON c.chunk_id = s.chunk_id WHERE s.source_id = ? AND s.status = 'Active'",
             source["source_id"],
         )
-        return disagreements.claims_of, (said,)
+        return disagreements.claims_of, (said, source["name"])
 
     cache, seen = disagreements.HeldCache(), -1
     for group in _together(work.workers.ahead(_each(work, _mine(store, work, "stated")), claims)):

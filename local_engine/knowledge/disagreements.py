@@ -1,25 +1,42 @@
 """Disagreements: the ``dedup_conflict`` stage's rules.
 
 Documented in ``local_engine/README.md`` ("Disagreements"), in the order the stage applies them
-to each source of a job:
+to each source of a job. **Precision before recall**: a wrong ``Disputed`` costs a reader more
+than a missed disagreement, so two statements disagree only when they make the same claim about
+the same thing (measured: ``benchmarks/eval/precision.py``).
 
 1. **Supersession.** A document whose frontmatter says ``supersedes: <name>`` (or a list) makes
    each named source of the base ``superseded_by`` it, and that source's statements
    ``Superseded``: served only with ``include_historical``.
 2. **The same statement twice.** A statement whose text another source of the base already
-   says (case aside) is not kept twice: the first statement gains this source's sentence as
-   evidence, and the later row goes.
+   says is not kept twice: the first statement gains this source's sentence as evidence, and the
+   later row goes. The same text is compared as a reader reads it: case, punctuation and markup
+   aside (:func:`plain`: a link or an image as its text, a role, a badge, an address, the marks of
+   code and emphasis left out; three words at least when the texts differ), so a changelog and
+   the ``PKG-INFO`` that embeds it say each entry once.
 3. **Said twice, worded differently.** Two statements of different sources with the same
-   content words (stop words aside) but different text are a ``duplicate`` disagreement.
-4. **Contradictions.** Two statements of different sources with the same subject named in them
-   (a heading above is not a claim's subject), where one's
-   claim words (content words less dates and numbers, at least :data:`MIN_CLAIM_WORDS`) are all
-   in the other's, and each names a value of the same kind (a date, else a number — not a
-   reference such as ``#57`` — else a name given for the subject: the last name it says that is
-   not the subject) that differs, are a ``contradiction``. The suggested winner is the statement
-   of the newer ``document_date``, then the one with more evidence, then the later read; while
-   the disagreement is open the other side is ``Disputed``. At most :data:`MAX_COMPARED`
-   statements of a subject are compared.
+   content words (stop words aside; an identifier is one word: ``module_import`` is not
+   ``module``) but different text are a ``duplicate`` disagreement, unless either is of a series
+   (below), is an image or a badge, introduces what follows (``For example, the following
+   configuration:``), has fewer than :data:`MIN_DUPLICATE_WORDS` content words, or denies what the
+   other says (``is not supported`` against ``is supported``).
+4. **Contradictions.** Two statements of different sources about the same **subject with its
+   qualifiers** (:func:`qualify`: the version or number written right after the subject —
+   ``Heron 2.0``, ``Tutorial 3`` — and every ``version 2.1``, ``release 3``, ``edition …``,
+   ``step 4`` the statement names; a name that starts the sentence with a version is its subject;
+   a heading above is not a claim's subject), where one's claim words (content words less dates
+   and numbers, at least :data:`MIN_CLAIM_WORDS`) are all in the other's, and each names a value
+   of the same kind (a date, else a number outside the qualifiers — not a year, not a reference
+   such as ``#57`` — else a name given for the subject: the last name it says that is not the
+   subject) that differs, are a ``contradiction``. No value, so no contradiction, for a
+   statement of a **series** (:func:`series`: its file is release notes, a changelog, history,
+   news, ``whatsnew``, a blog post, or named as a version — ``2.1.md`` —, or it stands under a
+   version's heading — ``## 2.1.0``, ``Changelog``: each says what held for its release), for a
+   hedged one (``might``, ``probably``, ``may`` in lower case) and for an image. The suggested
+   winner is the statement of the newer ``document_date``, then the one with more evidence, then
+   the later read, and ``suggested_resolution`` says which of the three decided it (the last:
+   check both); while the disagreement is open the other side is ``Disputed``. At most
+   :data:`MAX_COMPARED` statements of a subject are compared.
 5. **Copies.** A byte-for-byte copy of a source already held (found at registration) is a
    ``duplicate`` disagreement naming both sources; its sides are the original's first statements.
 
@@ -56,6 +73,8 @@ only churns: at 50 MB the generated corpus's 1,945 subjects hold 74,000 (29.6 Mi
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)
+IDENTIFIERS = re.compile(r"\w+")
+"""A statement's words as its content-word key counts them: ``module_import`` is not ``module``."""
 NUMBER = re.compile(r"(?<![\w.#])\d+(?:[.,:]\d+)*(?![\w])")  # "#57" is a reference (an issue), not a value
 YEAR = re.compile(r"(19|20)\d\d")
 STOP_WORDS = {
@@ -66,6 +85,63 @@ STOP_WORDS = {
     "your", "they", "their", "he", "she", "his", "her", "i", "me", "my", "which", "who", "whom", "what",
 }  # fmt: skip
 CALENDAR = set(extraction.MONTHS)
+MIN_DUPLICATE_WORDS = 5
+"""Content words a statement needs to be a duplicate of another (``For example, the following
+configuration:`` says nothing twice)."""
+MARKUP = (
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # an image: its text
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),  # a Markdown link: its text
+    (re.compile(r"`([^`<]*?)\s*<[^>`]*>`_{0,2}"), r"\1"),  # a reST link: its text
+    (re.compile(r"<(?:https?|mailto|ftp):[^>\s]*>"), ""),
+    (re.compile(r"\b(?:https?|ftp)://\S+"), ""),
+    (re.compile(r":[\w-]+:`([^`]*)`"), r"\1"),  # a reST role: its text
+    (re.compile(r"\|[\w -]{1,40}\|_{0,2}"), ""),  # a reST substitution (a badge)
+    (re.compile(r"[`*]+"), ""),
+)
+"""Markup a plain-text file keeps, taken out before two statements are compared."""
+MARKS = ("`", "*", "|", "[", "<", "://")
+"""What every pattern of :data:`MARKUP` needs: a statement without any is left as it is."""
+IMAGE = re.compile(r"(?:\bimage|\bfigure)::|:(?:alt|target):|!\[[^\]]*\]\(")
+"""A statement that is an image (or a badge) says nothing to compare."""
+IMAGE_HINTS = ("::", ":alt", ":target", "![")
+"""What every image :data:`IMAGE` finds holds (looked for before the pattern is run)."""
+SERIES = re.compile(
+    r"(?i)(?:^|/)(?:changes|changelog|change[-_]log|history|news|releases?|release[-_]?notes|whatsnew|"
+    r"whats[-_]new|upgrading|blog|posts|announcements?)(?:[-_.][^/]*)?(?:/|$)"
+    r"|(?:^|/)(?:v|version[-_]?|release[-_]?)?\d+(?:\.\d+)+(?:\.[a-z]{1,4})?$"
+)
+"""Files that are one version of a series: release notes, changelogs, history, news, blog posts
+(by their name or their folder's), or a file named as a version (``3.1.rst``, ``release-2.0.md``;
+a date is no version: ``2026-03-04-steering.md`` is a meeting's notes)."""
+VERSION_HEADING = re.compile(
+    r"(?i)(?:^|›\s*)(?:v|version\s+|release\s+|changes\s+in\s+\S+\s+|what'?s\s+new\s+in\s+\S+\s+|\S+\s+)?"
+    r"\d+(?:\.\d+)+\b|(?:^|›\s*)(?:changelog|changes|release\s+notes|history|news)\b"
+)
+"""A heading that opens one version's notes (``2.1.0 (2024-05-01)``, ``Version 0.21``,
+``Changelog``): the statements under it belong to a series."""
+QUALIFIER_AFTER = re.compile(r"[ \t]+((?:v|version[ \t]+)?\d+(?:\.\d+)*(?:[a-z]\w*)?|[IVX]{1,4})\b")
+VERSIONED_START = re.compile(r"([A-Z][\w-]+)[ \t]+v?\d+(?:\.\d+)+\b")
+QUALIFIER = re.compile(
+    r"\b(?:[Vv]ersion|[Rr]elease|[Ee]dition|[Ss]tep|[Pp]art|[Pp]hase|[Cc]hapter|[Tt]utorial|[Ll]esson|[Ss]tage"
+    r"|[Mm]ilestone|[Ss]print|[Rr]ound|[Ww]eek)[ \t]+(?:v?\d+(?:\.\d+)*\w*|[IVX]{1,4}\b|[A-Z]\w*)"
+)
+"""What qualifies a subject, written anywhere in the statement (``version 2.1``, ``step 4``)."""
+QUALIFIER_WORDS = frozenset(
+    {"version", "release", "edition", "step", "part", "phase", "chapter", "tutorial", "lesson", "stage", "milestone",
+     "sprint", "round", "week"}
+)  # fmt: skip
+"""The words of :data:`QUALIFIER`, in lower case."""
+HEDGED = re.compile(
+    r"\b(?:might|could|possibly|probably|perhaps|likely|maybe|unclear|roughly|approximately|tentative(?:ly)?"
+    r"|may)\b(?![ \t]+\d)"
+)
+"""A hedge (``may`` in lower case: ``May 6`` is a date): a hedged statement claims nothing firmly."""
+HEDGE_WORDS = frozenset(
+    {"might", "could", "possibly", "probably", "perhaps", "likely", "maybe", "unclear", "roughly", "approximately",
+     "tentative", "tentatively", "may"}
+)  # fmt: skip
+"""The words of :data:`HEDGED`: a statement without any is not searched for it."""
+NEGATION = re.compile(r"(?i)\b(?:not|no|never|cannot|without|none|neither|nor)\b|n['’]t\b")
 HELD = "c.ref = ? AND c.source_id != ? AND c.live"
 """Other sources' live claims (their statements ``Active`` or ``Disputed``, kept so by the
 store's triggers): the rules add which, and their order."""
@@ -245,39 +321,120 @@ def _words(statement: str) -> list[str]:
     return [w for w in map(str.lower, TOKENS.findall(statement)) if w not in STOP_WORDS]
 
 
-def claim_of(statement: str, subject: str | None, effective_date: str | None) -> dict[str, Any]:
-    """What a statement is about (its claim words) and the value it gives."""
-    words = _words(statement)
+def marked(statement: str) -> bool:
+    return any(mark in statement for mark in MARKS)
+
+
+def strip_markup(statement: str) -> str:
+    """A statement as a reader reads it: links and images as their text, link targets, bare
+    addresses, roles and substitutions left out (a plain-text file keeps its markup)."""
+    if not marked(statement):
+        return statement  # most statements: no mark any pattern needs
+    for pattern, replacement in MARKUP:
+        statement = pattern.sub(replacement, statement)
+    return statement
+
+
+def plain(statement: str, stripped: str | None = None) -> str:
+    """What a statement says, compared: its words in order, markup and punctuation aside
+    (``stripped``: its markup already taken out)."""
+    return " ".join(TOKENS.findall((stripped if stripped is not None else strip_markup(statement)).lower()))
+
+
+def series(source_name: str, heading: str | None = None) -> bool:
+    """Whether a statement belongs to one version of a series: its file is release notes, a
+    changelog, history, news, ``whatsnew`` or a post of a blog (by its name or folder), named as a
+    version, or the statement stands under a version's heading (``## 2.1.0``, ``Release 0.21``)."""
+    return bool(SERIES.search(source_name) or (heading and VERSION_HEADING.search(heading)))
+
+
+def subject_of(statement: str) -> str | None:
+    """The statement's subject (``extraction.subject``), or a name that starts it with a version
+    (``Heron 2.0 needs …``: one capitalised word starting a sentence is otherwise no subject)."""
+    named = extraction.subject(statement, "")
+    if named is None:
+        versioned = VERSIONED_START.match(statement)
+        named = versioned.group(1) if versioned else None
+    return named
+
+
+def qualify(statement: str, subject: str, words: Iterable[str] = QUALIFIER_WORDS) -> tuple[str, list[tuple[int, int]]]:
+    """The subject with its qualifiers, and where they stand: the version or number written right
+    after the subject (``Heron 2.0``, ``Tutorial 3``) and every ``version 2.1``, ``step 4``,
+    ``edition``… the statement names, so ``2.0 supports …`` and ``2.1 supports …`` are two subjects.
+    ``words``: the statement's words in lower case, when known (none of :data:`QUALIFIER_WORDS`:
+    no qualifier to look for)."""
+    parts = [subject]
+    spans: list[tuple[int, int]] = []
+    at = statement.find(subject) if subject else -1
+    if at >= 0:
+        after = QUALIFIER_AFTER.match(statement, at + len(subject))
+        if after is not None:
+            parts.append(after.group(1))
+            spans.append(after.span(1))
+    for named in QUALIFIER.finditer(statement) if not QUALIFIER_WORDS.isdisjoint(words) else ():
+        if not any(s <= named.start() < e for s, e in spans):
+            parts.append(named.group(0))
+            spans.append(named.span())
+    return " ".join(parts), spans
+
+
+def _value(statement: str, subject: str | None, spans: list[tuple[int, int]]) -> tuple[str | None, set[str]]:
+    """The value a statement gives (a number outside its subject's qualifiers, not a year, not a
+    reference; else a name given for the subject), and the words of a name given."""
+    number = NUMBER.search(statement)
+    while number is not None and any(s <= number.start() < e for s, e in spans):
+        number = NUMBER.search(statement, number.end())
+    if number is not None:
+        return (None if YEAR.fullmatch(number.group(0)) else f"number:{number.group(0)}"), set()
+    if subject:  # a name given for the subject: the last name it says that is not the subject
+        named = [n for n, _, _ in people.names_in(statement, 0, len(statement))]
+        others = [n for n in named if people.fold(n) != people.fold(subject)]
+        if others and len(named) >= 2:
+            return f"name:{people.fold(others[-1])}", set(people.fold(others[-1]).split())
+    return None, set()
+
+
+def claim_of(
+    statement: str, subject: str | None, effective_date: str | None, in_series: bool = False
+) -> dict[str, Any]:
+    """What a statement is about (its qualified subject and claim words) and the value it gives.
+    A statement of a series, a hedged one or an image gives no value: it contradicts nothing."""
+    text = strip_markup(statement)
+    tokens = [w.lower() for w in TOKENS.findall(text)]  # read once: the words, the key and the plain text
+    words = [w for w in tokens if w not in STOP_WORDS]
+    key = {w for w in map(str.lower, IDENTIFIERS.findall(text)) if w not in STOP_WORDS} if "_" in text else set(words)
     claim = [w for w in words if w.isalpha() and w not in CALENDAR]
+    label, spans = qualify(text, subject or "", tokens)
     value = None
-    if effective_date:
+    hedged = not HEDGE_WORDS.isdisjoint(tokens) and HEDGED.search(text) is not None
+    image = any(hint in statement for hint in IMAGE_HINTS) and IMAGE.search(statement) is not None
+    if in_series or hedged or image:
+        pass
+    elif effective_date:
         value = f"date:{effective_date}"
     else:
-        number = NUMBER.search(statement)
-        if number is not None and not YEAR.fullmatch(number.group(0)):
-            value = f"number:{number.group(0)}"
-        elif subject:  # a name given for the subject: the last name it says that is not the subject
-            named = [n for n, _, _ in people.names_in(statement, 0, len(statement))]
-            others = [n for n in named if people.fold(n) != people.fold(subject)]
-            if others and len(named) >= 2:
-                value = f"name:{people.fold(others[-1])}"
-                said = set(people.fold(others[-1]).split())
-                claim = [w for w in claim if w not in said]
+        value, said = _value(text, subject, spans)
+        claim = [w for w in claim if w not in said]
     return {
-        "subject": (subject or "").lower(),
+        "subject": label.lower().strip(),
+        "label": label.strip(),
+        "plain": " ".join(tokens),
         "claim": " ".join(dict.fromkeys(claim)),  # each word once: a held claim's size is its spaces
         # the content words as a key (only ever compared whole): a short index, not the words
-        "words": hashlib.blake2b(" ".join(sorted(set(words))).encode(), digest_size=8).hexdigest(),
+        "words": hashlib.blake2b(" ".join(sorted(key)).encode(), digest_size=8).hexdigest(),
         "value": value,
+        "series": in_series,
     }
 
 
-def claims_of(statements: list[tuple[str, str, str | None]]) -> dict[str, dict[str, Any]]:
-    """The claim of each ``(knowledge_id, statement, effective_date)``, by id, as
-    :meth:`Detector.statements` makes it."""
+def claims_of(statements: list[tuple[str, str, str | None, str | None]], source_name: str = ""
+              ) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """The claim of each ``(knowledge_id, statement, effective_date, heading)`` of one source, by
+    id, as :meth:`Detector.statements` makes it."""
     return {
-        knowledge_id: claim_of(statement, extraction.subject(statement, ""), effective_date)
-        for knowledge_id, statement, effective_date in statements
+        knowledge_id: claim_of(statement, subject_of(statement), effective_date, series(source_name, heading))
+        for knowledge_id, statement, effective_date, heading in statements
     }
 
 
@@ -346,8 +503,9 @@ class Detector:
         (:func:`claims_of`, in a worker), by statement id: a claim is a function of its statement's
         text, which its id names, so it is the same whenever it was made."""
         items = self.db.execute(
-            "SELECT knowledge_id, chunk_id, statement, subject, effective_date, char_start, char_end"
-            " FROM statements WHERE source_id = ? AND status = 'Active' ORDER BY char_start",
+            "SELECT s.knowledge_id, s.chunk_id, s.statement, s.subject, s.effective_date, s.char_start, s.char_end,"
+            " c.heading FROM statements s LEFT JOIN chunks c ON c.chunk_id = s.chunk_id"
+            " WHERE s.source_id = ? AND s.status = 'Active' ORDER BY s.char_start",
             (source["source_id"],),
         ).fetchall()
         computed = computed or {}
@@ -355,8 +513,9 @@ class Detector:
         for item in items:
             claim = computed.get(item["knowledge_id"])
             if claim is None:
-                named = extraction.subject(item["statement"], "")  # named in it: a heading is no claim's subject
-                claim = claim_of(item["statement"], named, item["effective_date"])
+                named = subject_of(item["statement"])  # named in it: a heading is no claim's subject
+                in_series = series(source["name"], item["heading"])
+                claim = claim_of(item["statement"], named, item["effective_date"], in_series)
             claims.append((item, claim))
         # What other sources hold (a statement of this one never compares with its own): the
         # content-word keys read once a source, a subject's claims at its first statement and let
@@ -397,10 +556,11 @@ class Detector:
             batch = ordered[start : start + 500]
             keys = ",".join(f"?{number}" for number in range(3, len(batch) + 3))
             for row in self.db.execute(
-                "SELECT c.knowledge_id, c.words, s.statement FROM"
+                "SELECT c.knowledge_id, c.words, s.statement, src.name AS source_name, ch.heading FROM"
                 f" (SELECT knowledge_id FROM claim_words WHERE ref = ?1 AND words IN ({keys})"
                 f" UNION SELECT knowledge_id FROM claim_words_fresh WHERE ref = ?1 AND words IN ({keys})) k"
                 " JOIN claims c USING (knowledge_id) JOIN statements s USING (knowledge_id)"
+                " JOIN sources src ON src.source_id = c.source_id LEFT JOIN chunks ch ON ch.chunk_id = s.chunk_id"
                 " WHERE c.ref = ?1 AND c.source_id != ?2 AND c.live ORDER BY c.rowid",
                 (self.ref, source_id, *batch),
             ):
@@ -439,17 +599,22 @@ class Detector:
 
     def _same(self, source: sqlite3.Row, item: sqlite3.Row, claim: dict[str, Any], held: list[sqlite3.Row]) -> bool:
         """Rules 2 and 3; True when the statement was merged into one already held."""
+        said = claim.get("plain") or plain(item["statement"])
         for other in held:
-            if other["statement"].lower() == item["statement"].lower():
+            theirs = other["statement"]
+            # the same text, or the same words in order (three or more): markup and punctuation aside
+            if theirs.lower() == item["statement"].lower() or (said.count(" ") >= 2 and plain(theirs) == said):
                 self._merge(source, item, other["knowledge_id"])
                 return True
-            self._open(
-                "duplicate",
-                [other["knowledge_id"], item["knowledge_id"]],
-                f"{item['subject'] or extraction.title(other['statement'], 60)}, said twice",
-                "Archive the duplicate: both say the same thing in other words.",
-                None,
-            )
+        for other in held:
+            if restated(item["statement"], claim["series"], other):
+                self._open(
+                    "duplicate",
+                    [other["knowledge_id"], item["knowledge_id"]],
+                    f"{item['subject'] or extraction.title(other['statement'], 60)}, said twice",
+                    f"Archive the duplicate: {other['source_name']} says the same thing in other words.",
+                    None,
+                )
         return False
 
     def _merge(self, source: sqlite3.Row, item: sqlite3.Row, kept: str) -> None:
@@ -482,33 +647,26 @@ class Detector:
             if other.value.split(":", 1)[0] != kind or other.value == claim["value"]:
                 continue
             sides = [other.knowledge_id, item["knowledge_id"]]
-            won = self._winner(sides)
+            won, why = self._winner(sides)
             wording = other.padded if other.size <= len(mine) else claim["claim"]
             subject_words = set(claim["subject"].split())
             about = " ".join(w for w in wording.split() if w not in subject_words)
-            subject = item["subject"] or held.name
-            dated = f" ({won['document_date']})" if won["document_date"] else ""
-            self._open(
-                "contradiction",
-                sides,
-                f"{subject} {about}".strip(),
-                f"Keep the statement of {won['name']}{dated}, the newer document, and archive the other.",
-                won["knowledge_id"],
-            )
+            subject = claim.get("label") or item["subject"] or held.name
+            self._open("contradiction", sides, f"{subject} {about}".strip(), why, won)
 
-    def _winner(self, sides: list[str]) -> sqlite3.Row:
+    def _winner(self, sides: list[str]) -> tuple[str, str]:
         """Newer ``document_date``, then more evidence, then the later read: the winning one of the
-        two sides, with its source's name and date (both read in one query)."""
+        two sides, and the suggested resolution saying which of the three decided it (the sides'
+        sources' names and dates read in the same query)."""
         ranked = self.db.execute(
             "SELECT i.knowledge_id, s.name, s.document_date, i.rowid AS item_row,"
             " (SELECT COUNT(*) FROM evidence e WHERE e.knowledge_id = i.knowledge_id) AS evidence"
             " FROM statements i JOIN sources s USING (source_id) WHERE i.knowledge_id IN (?, ?)",
             sides,
         ).fetchall()
-        won: sqlite3.Row = max(
-            ranked, key=lambda row: (row["document_date"] or "", int(row["evidence"]), int(row["item_row"]))
-        )
-        return won
+        order = sorted(ranked, key=lambda row: (row["document_date"] or "", int(row["evidence"]), int(row["item_row"])))
+        lost, won = order[0], order[-1]
+        return str(won["knowledge_id"]), resolution(won, lost)
 
     def _open(self, kind: str, sides: list[str], title: str, resolution: str, winner: str | None) -> None:
         conflict_id = self.short_id("cf", self.ref, kind, *sorted(sides))
@@ -573,6 +731,45 @@ class Detector:
                 (conflict_id, source_id),
             )
         self.found += inserted
+
+
+def resolution(won: sqlite3.Row, lost: sqlite3.Row) -> str:
+    """Why the suggested side is preferred: the criterion that told the two apart."""
+    if (won["document_date"] or "") > (lost["document_date"] or ""):
+        than = f", against {lost['document_date']} for {lost['name']}" if lost["document_date"] else ""
+        return (
+            f"Keep the statement of {won['name']} ({won['document_date']}{than}): it is the newer document."
+            " Archive the other."
+        )
+    if int(won["evidence"]) > int(lost["evidence"]):
+        return (
+            f"Keep the statement of {won['name']}: {won['evidence']} documents say it, against"
+            f" {lost['evidence']} for {lost['name']}. Archive the other."
+        )
+    return (
+        f"Keep the statement of {won['name']}, read after {lost['name']}: neither is dated newer nor said"
+        " more often, so check both before archiving one."
+    )
+
+
+def restated(statement: str, in_series: bool, other: sqlite3.Row) -> bool:
+    """Rule 3: two statements with the same content words are one said twice, unless either is of
+    a series (a release note restating the docs is a change's note), an image, an introduction to
+    what follows (``… the following configuration:``), says less than
+    :data:`MIN_DUPLICATE_WORDS` words, or one denies what the other says."""
+    theirs = other["statement"]
+    if in_series or series(other["source_name"], other["heading"]):
+        return False
+    if (
+        IMAGE.search(statement)
+        or IMAGE.search(theirs)
+        or statement.rstrip().endswith(":")
+        or theirs.rstrip().endswith(":")
+    ):
+        return False
+    if bool(NEGATION.search(statement)) != bool(NEGATION.search(theirs)):
+        return False
+    return len(set(map(str.lower, IDENTIFIERS.findall(strip_markup(statement)))) - STOP_WORDS) >= MIN_DUPLICATE_WORDS
 
 
 def settle(db: sqlite3.Connection, conflict_id: str) -> bool:

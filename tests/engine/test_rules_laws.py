@@ -89,12 +89,14 @@ def test_a_number_is_a_value_and_a_reference_is_not() -> None:
     assert disagreements.claim_of("Fixed in #12, which ships 3 fixes.", "Acme", None)["value"] == "number:3"
 
 
-def test_two_changelogs_citing_different_issues_do_not_disagree(tmp_path: Path) -> None:
+def test_two_notes_citing_different_issues_do_not_disagree(tmp_path: Path) -> None:
     """Release notes cite issues by number in the same words ("Related issues … on GitHub: #669"):
-    thousands of such lines in the packages' own changelogs were contradictions before."""
+    thousands of such lines in the packages' own changelogs were contradictions before. (Two
+    changelogs no longer contradict each other at all, whatever they say: they are versions of a
+    series, ``test_disagreements_precision.py``; so these are notes, which still may.)"""
     for n, (issue, engineers) in enumerate([(669, 12), (1175, 14)]):
-        (tmp_path / f"changes-{n}.md").write_text(
-            f"# Changes\n\nRelated issues and pull requests on GitHub: #{issue} __.\n\n"
+        (tmp_path / f"notes-{n}.md").write_text(
+            f"# Notes\n\nRelated issues and pull requests on GitHub: #{issue} __.\n\n"
             f"Acme Robotics employs {engineers} engineers in the harbour office.\n"
         )
     store = Store(None, threading.RLock())
