@@ -26,7 +26,6 @@ import logging
 import os
 import secrets
 import shlex
-import shutil
 import socket
 import threading
 from collections.abc import Callable, Mapping
@@ -814,9 +813,8 @@ def _banner(stack: Stack) -> str:
     exports = " \\\n    ".join(f"{k}={shlex.quote(v)}" for k, v in stack.exports().items())
     lines.append(f"  export {exports}")
     lines.append(f"  (or: set -a; . {shlex.quote(str(stack.state_dir / ENV_FILE))}; set +a)")
-    tools = ROOT / ".tools" / "bin"
-    if (tools / "uv").exists() and shutil.which("uv") is None:  # make install put uv there, off the PATH
-        lines.append(f"  export PATH={shlex.quote(str(tools))}:$PATH   (uv, for the README's `uv run` lines)")
+    tools = ROOT / ".tools" / "bin"  # where make install puts uv when it was not on the PATH
+    lines.append(f"  export PATH={shlex.quote(str(tools))}:$PATH   (uv, for the README's `uv run` lines)")
     lines += [
         "",
         "Ctrl-C stops it" + (f"; data is kept in {stack.state_file}" if stack.persist else "") + ".",

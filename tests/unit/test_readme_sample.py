@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 from devstack.stack import (
     DEFAULT_API_PORT,
-    DEFAULT_FORAGER_CONTROL_PORT,
     DEFAULT_FORAGER_PORT,
     DEFAULT_MOTO_PORT,
     STATE_FILE,
@@ -42,17 +41,15 @@ def default_banner() -> list[str]:
         url=f"http://127.0.0.1:{DEFAULT_API_PORT}",
         admin_token="ks_…",
         admin_name="local-admin",
-        simulator=SimpleNamespace(
-            url=f"http://127.0.0.1:{DEFAULT_FORAGER_PORT}",
-            control_url=f"http://127.0.0.1:{DEFAULT_FORAGER_CONTROL_PORT}",
-        ),
+        engine=SimpleNamespace(url=f"http://127.0.0.1:{DEFAULT_FORAGER_PORT}", control_url=None),
         workspace=README_WORKSPACE,
         moto_url=moto,
         env={"AWS_REGION": "us-east-1"},
         template=Template(),
         exports=lambda: {"AWS_ENDPOINT_URL": moto, "AWS_ACCESS_KEY_ID": "testing", "AWS_REGION": "us-east-1"},
     )
-    return Stack.banner(stack).splitlines()  # type: ignore[arg-type]
+    # the checkout's own folder is the README's (the uv line names where make install put uv)
+    return Stack.banner(stack).replace(str(ROOT), str(README_WORKSPACE)).splitlines()  # type: ignore[arg-type]
 
 
 def test_the_readmes_make_run_sample_is_what_the_stack_prints() -> None:
