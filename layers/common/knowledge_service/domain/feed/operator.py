@@ -35,7 +35,7 @@ from knowledge_service.errors import BadRequest, Conflict, NotFound, PermissionD
 from knowledge_service.models import AutoStudy, Binding
 from knowledge_service.storage.dead_letter_store import UNRESOLVED, DeadLetter, Resolution
 from knowledge_service.storage.event_log import LoggedEvent, new_event
-from knowledge_service.storage.feed_store import ActionOutcome, Watermark
+from knowledge_service.storage.feed_store import Action, ActionOutcome, Watermark
 
 REPLAY_REASONS = ("transient_failure", "fixed_consumer", "fixed_binding", "fixed_engine", "operator_retry")
 DISCARD_REASONS = ("sender_error", "duplicate", "obsolete", "not_applicable", "unrecoverable")
@@ -294,6 +294,36 @@ def discard(
 
 
 # ------------------------------------------------------------------ replay
+def _through_the_door(store: DeadLetterStorage, entry: DeadLetter, now: datetime) -> Admitted:
+    """Step 1: the envelope judged by this build's door; a refusal is one more attempt, and a 409."""
+    judged = door.parse(entry.envelope or "")
+    if not isinstance(judged, Admitted):
+        attempts = retry.fold(entry.attempts, retry.attempt(now, judged.refusal, judged.reason))
+        store.add_attempts(entry, attempts, now.isoformat())
+        raise Conflict(
+            f"This build still refuses the envelope at the door ({judged.refusal}); it stays unresolved. Replay after "
+            "a fix once a build that reads it is installed.",
+            code="refused_at_the_door",
+        )
+    return judged
+
+
+def _in_the_lane(
+    actions: ActionStorage, entry: DeadLetter, action: Action, stamp: str
+) -> tuple[str, list[TransactItem]]:
+    """Step 2's action: claimed into the retry lane, a dead-lettered one rearmed, or one that stands
+    left alone (never a second action); the effect's name and the transaction's items."""
+    standing = actions.get(entry.knowledge_base, action.effect_key)
+    if standing is None:
+        lane = action.model_copy(
+            update={"outcome": ActionOutcome.RETRYING, "first_attempt_at": stamp, "next_attempt_at": stamp}
+        )
+        return "claimed", [actions.claim_item(lane)]
+    if standing.outcome == ActionOutcome.DEAD_LETTERED:
+        return "rearmed", [actions.rearm_item(standing, entry.project, stamp)]
+    return "standing", []
+
+
 def replay(
     store: DeadLetterStorage,
     inbox: InboxStorage,
@@ -311,16 +341,7 @@ def replay(
         raise Conflict("This dead letter is already resolved.", code="already_resolved")
     if request.after_fix and not request.change:
         raise BadRequest("change", "a replay after a fix names the change it was made after.")
-    # 1. the door again
-    judged = door.parse(entry.envelope or "")
-    if not isinstance(judged, Admitted):
-        attempts = retry.fold(entry.attempts, retry.attempt(now, judged.refusal, judged.reason))
-        store.add_attempts(entry, attempts, now.isoformat())
-        raise Conflict(
-            f"This build still refuses the envelope at the door ({judged.refusal}); it stays unresolved. Replay after "
-            "a fix once a build that reads it is installed.",
-            code="refused_at_the_door",
-        )
+    judged = _through_the_door(store, entry, now)  # 1. the door again
     envelope = judged.envelope
     resolution = Resolution(
         action="replayed_after_fix" if request.after_fix else "replayed",
@@ -339,19 +360,8 @@ def replay(
     effect = "recorded"
     revision = envelope.payload.get("revision_id")
     if policy is not AutoStudy.OFF and mark is not None and isinstance(revision, str) and revision:
-        action = new_action(mark, envelope, revision, entry.project, stamp)
-        standing = actions.get(entry.knowledge_base, action.effect_key)
-        if standing is None:
-            lane = action.model_copy(
-                update={"outcome": ActionOutcome.RETRYING, "first_attempt_at": stamp, "next_attempt_at": stamp}
-            )
-            others.append(actions.claim_item(lane))
-            effect = "claimed"
-        elif standing.outcome == ActionOutcome.DEAD_LETTERED:
-            others.append(actions.rearm_item(standing, entry.project, stamp))
-            effect = "rearmed"
-        else:
-            effect = "standing"  # an action already stands: nothing runs, never a second action
+        effect, placed = _in_the_lane(actions, entry, new_action(mark, envelope, revision, entry.project, stamp), stamp)
+        others += placed
     event = new_event(
         REPLAYED_EVENT,
         actor,
