@@ -28,6 +28,7 @@ from benchmarks import (
     pages,
     reads,
     requests,
+    responsiveness,
     search,
     stack_routes,
     uploads,
@@ -36,7 +37,7 @@ from benchmarks import (
 RESULTS = Path("bench-results.json")
 
 
-PARTS = ("idle", "console", "search", "doors", "engine", "archives")
+PARTS = ("idle", "console", "search", "doors", "engine", "archives", "responsiveness")
 """The parts ``--only`` runs alone."""
 
 
@@ -64,6 +65,7 @@ def _only(arguments: argparse.Namespace) -> int:
         "idle": (lambda: idle.measure(arguments.idle_seconds), idle.report),
         "engine": (engine.measure, engine.report),
         "archives": (archives.measure, archives.report),
+        "responsiveness": (responsiveness.measure, responsiveness.report),
     }
     measure, report = parts[arguments.only]
     result = measure()
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         "idle": idle.measure(arguments.idle_seconds),
         "console": console.measure(),
         "engine": engine.measure(),
+        "responsiveness": responsiveness.measure(),
     }
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(
@@ -161,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     search.report(results["search"])
     engine.report(results["engine"])
+    responsiveness.report(results["responsiveness"])
     print("\nThe kb command against the local stack (python -m devstack; a 200- and a 2,000-page base)")
     print(f"{'step':<28}{'pages':>7}{'seconds':>9}{'HTTP requests':>15}{'(409 waits)':>12}{'peak MiB':>10}{'load':>6}")
     for row in results["kb"]:

@@ -57,7 +57,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_stack(concurrency: int | None = None) -> Iterator[Running]:
+def local_stack(concurrency: int | None = None, workspace: Path | None = None) -> Iterator[Running]:
     state = Path(tempfile.mkdtemp(prefix="bench-load-"))
     ports = {
         name: str(_free_port())
@@ -71,6 +71,8 @@ def local_stack(concurrency: int | None = None) -> Iterator[Running]:
     }
     if concurrency is not None:
         env["DEVSTACK_CONCURRENCY"] = str(concurrency)
+    if workspace is not None:
+        env["DEVSTACK_WORKSPACE"] = str(workspace)
     with (state / "stack.log").open("w") as log:
         process = subprocess.Popen([sys.executable, "-m", "devstack"], cwd=ROOT, env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{ports['DEVSTACK_PORT']}"
