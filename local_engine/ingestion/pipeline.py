@@ -727,26 +727,40 @@ def validation(store: Store, work: Work) -> Counts:
 
 
 def indexing(store: Store, work: Work) -> Counts:
+    """Each source's statements and chunks into the base's full-text index (with their heading
+    path, and their source's title and file name: ``ranking.write_words``) and, unless
+    ``LOCAL_ENGINE_VECTORS=0``, their vectors (``search/vectors.py``), computed while this process
+    writes the source before: for a large job in the workers, for a smaller one on a thread of this
+    process, where the model is loaded already (``vectors.worth_workers``)."""
+    from local_engine.search import labels, ranking, vectors  # search's room: how a statement is found
+
     counts = Counts()
-    statements_fts, chunks_fts = store.fts(work.ref, "s"), store.fts(work.ref, "c")
-    for group in _together(_alone(_each(work, _mine(store, work, "evidenced")))):
+    ranking.upgrade(store, work.ref)
+    vectors.prune(store, work.ref)
+    sources = _each(work, _mine(store, work, "evidenced"))
+    answered: Iterable[tuple[sqlite3.Row, Any]] = _alone(sources)
+    if vectors.enabled():
+
+        def texts(source: sqlite3.Row) -> Call:
+            return vectors.source_vectors, labels.vector_parts(store, source["source_id"], "x.indexed = 0")
+
+        if work.workers.beside and vectors.worth_workers(store, work.job_id):
+            answered = work.workers.ahead(sources, texts)
+        else:  # a smaller job: here, where the model is loaded already (each worker would load it first)
+            answered = vectors.alongside(sources, lambda source: texts(source)[1])
+    for group in _together(answered):
         with store.transaction() as db:
             store.ensure_index(db, work.ref)
-            for source, _ in group:
-                db.execute(
-                    f"INSERT INTO {statements_fts} (rowid, title, statement) SELECT rowid, title, statement"  # noqa: S608
-                    " FROM statements WHERE source_id = ? AND indexed = 0",
-                    (source["source_id"],),
-                )
-                db.execute(
-                    f"INSERT INTO {chunks_fts} (rowid, text) SELECT rowid, text FROM chunks"  # noqa: S608
-                    " WHERE source_id = ? AND indexed = 0",
-                    (source["source_id"],),
-                )
+            for source, found in group:
+                label = labels.label_of(store, source["source_id"])
+                ranking.write_words(db, store, work.ref, source["source_id"], label, "x.indexed = 0")
+                if found is not None:
+                    vectors.write(db, store, work.ref, found)
                 db.execute("UPDATE statements SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
                 db.execute("UPDATE chunks SET indexed = 1 WHERE source_id = ?", (source["source_id"],))
                 _advance(db, source["source_id"], "completed")
                 counts.processed += 1
+            vectors.touch(db, work.ref)
     return counts
 
 

@@ -1,10 +1,8 @@
 """Reads over what the pipeline stored: search, statements, evidence, sources, a source's page.
 
 Every answer is a query of the store (``store.py``); nothing here is written into the code.
-Search is FTS5 over the knowledge base's own statement index, ordered by ``bm25()`` (title
-weighted 2, statement 1); a query's words are each quoted, so FTS5's operators (``AND``,
-``NEAR``, ``*``, ``"``, ``:``) are read as words; the statements holding all of them are the
-candidates first, then (while too few do) those holding any, all ranked by BM25. Evidence is the
+Search is ``ranking.py``'s: BM25 over the knowledge base's own statement index and over its
+chunks, and the statements' meaning, fused by reciprocal rank (docs/ranking.md). Evidence is the
 source's stored text at the evidence's offsets, so the excerpt is exactly what the text says;
 an excerpt whose hash no longer matches is ``missing_excerpt``.
 """
@@ -13,31 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 from typing import Any
 
+from local_engine.search.ranking import Ranked, Ranker
 from local_engine.store.database import Store
 
-HISTORICAL = ("Superseded", "Archived")
 CHUNK_PAGE = 200
 CHUNK_TEXT_MAX = 400
-QUERY_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
-MAX_QUERY_WORDS = 32
-COMMON_SHARE = 0.05
-"""A word in more of a base's statements than this share is common: it joins an ``AND``, not an ``OR``."""
-COMMON_FLOOR = 200
 
 
 def _hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def match_expression(query: str, joined: str = "OR") -> str | None:
-    """The FTS5 MATCH text for a person's words: each word quoted (FTS5's operators are words),
-    all of them (``AND``) or any (``OR``)."""
-    words = [w.lower() for w in QUERY_WORDS.findall(query)][:MAX_QUERY_WORDS]
-    return f" {joined} ".join(f'"{w}"' for w in dict.fromkeys(words)) or None
 
 
 def source_json(row: sqlite3.Row) -> dict[str, Any]:
@@ -64,6 +49,7 @@ class Knowledge:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.ranker = Ranker(store)
 
     # -- statements -------------------------------------------------------------------
 
@@ -153,60 +139,11 @@ class Knowledge:
             )
         return links
 
-    def search(self, ref: str, query: str, limit: int, include_historical: bool) -> list[tuple[float, dict[str, Any]]]:
-        """(score, hit) best first: BM25 over the base's own statement index. The candidates are the
-        statements holding every word of the query, then, while fewer than ``limit`` do, those
-        holding any of its informative words (an ``OR`` over a word in most statements would score
-        most of a large base; docs/benchmarks.md, "Local engine")."""
-        every, either = match_expression(query, "AND"), match_expression(query, "OR")
-        if every is None or either is None or not self.store.has_index(ref):
-            return []
-        rows = self._ranked(ref, every, limit, include_historical)
-        if len(rows) < limit and every != either:
-            either = self._informative(ref, query) or either
-            seen = {row["knowledge_id"] for row in rows}
-            more = [r for r in self._ranked(ref, either, limit, include_historical) if r["knowledge_id"] not in seen]
-            rows = sorted([*rows, *more[: limit - len(rows)]], key=lambda r: (r["rank"], r["knowledge_id"]))
-        words = {w.lower() for w in QUERY_WORDS.findall(query)}
-        found = []
-        for row in rows:
-            score = round(-float(row["rank"]), 3)
-            said = {w.lower() for w in QUERY_WORDS.findall(f"{row['title']} {row['statement']}")}
-            matched = sorted(words & said) or sorted(words)[:3]
-            found.append((score, {"row": row, "why": f"BM25 full-text match on {', '.join(matched)}"}))
-        return found
-
-    def _informative(self, ref: str, query: str) -> str | None:
-        """``OR`` over the query's words that are not in most of the base: a word in more than
-        :data:`COMMON_SHARE` of its statements ranks little and costs a pass over them all
-        (its count is read with a cap, so asking costs at most that many index rows)."""
-        table = self.store.fts(ref, "s")
-        total = int(self.store.value(f"SELECT count(*) FROM {table}_docsize") or 0)
-        cap = max(COMMON_FLOOR, int(total * COMMON_SHARE))
-        kept = []
-        for word in dict.fromkeys(w.lower() for w in QUERY_WORDS.findall(query)[:MAX_QUERY_WORDS]):
-            seen = self.store.value(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)",
-                f'"{word}"',
-                cap,
-            )
-            if int(seen or 0) < cap:
-                kept.append(word)
-        return " OR ".join(f'"{w}"' for w in kept) or None
-
-    def _ranked(self, ref: str, expression: str, limit: int, include_historical: bool) -> list[sqlite3.Row]:
-        hidden = () if include_historical else HISTORICAL
-        marks = ",".join("?" * len(hidden)) or "''"
-        table = self.store.fts(ref, "s")
-        return self.store.rows(
-            f"SELECT s.*, bm25({table}, 2.0, 1.0) AS rank"
-            f" FROM {table} f JOIN statements s ON s.rowid = f.rowid"
-            f" WHERE f.{table} MATCH ? AND s.status NOT IN ({marks}) AND s.review_status != 'rejected'"
-            " ORDER BY rank, s.knowledge_id LIMIT ?",
-            expression,
-            *hidden,
-            limit,
-        )
+    def search(self, ref: str, query: str, limit: int, include_historical: bool) -> Ranked:
+        """The base's statements that answer ``query``, best first (``ranking.py``; docs/ranking.md):
+        BM25 over the statements and over their passages, and meaning, fused by reciprocal rank;
+        only statements that match."""
+        return self.ranker.search(ref, query, limit, include_historical)
 
     def statements(self, ref: str) -> list[sqlite3.Row]:
         return self.store.rows(

@@ -17,11 +17,19 @@ from urllib.parse import parse_qs
 
 from local_engine.search.queries import Knowledge
 from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
-from local_engine.serving.state import SEARCH_BACKEND, EngineState
+from local_engine.serving.state import EngineState
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 ID = r"(?P<id>[a-z]+_[0-9a-f]{16})"
 WORDS = re.compile(r"[a-z0-9_]+")
+MARKUP = (
+    (re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)"), r"\1"),  # a link or an image: its words
+    (re.compile(r":[\w:.+-]+:`([^`<]*?)\s*(?:<[^>`]*>)?`"), r"\1"),  # a reST role: its words
+    (re.compile(r"`{1,2}([^`]+?)`{1,2}_?"), r"\1"),  # code and literals: their words
+    (re.compile(r"(\*{1,3}|(?<!\w)_{1,3})(\S(?:.*?\S)?)\1(?!\w)"), r"\2"),  # emphasis
+    (re.compile(r"</?[A-Za-z][^<>\n]*>"), ""),  # an HTML tag
+)
+LINE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d+[.)][ \t]+)?")
 PEOPLE_SORTS = ("name", "mentions", "confidence")
 CONFLICT_STATUSES = ("open", "resolved", "dismissed", "decided", "all")
 
@@ -102,8 +110,8 @@ class ReadsApi:
             raise ApiError(400, "bad_request", "q is required.")
         limit = _int(query, "limit", 20, 1, 50)
         historical = query.get("include_historical") == "true"
-        rows = [(score, self.index.item_row(found["row"]), found["why"]) for score, found in
-                self.index.search(ref, q, limit, historical)]  # fmt: skip
+        ranked = self.index.search(ref, q, limit, historical)
+        rows = [(score, self.index.item_row(found["row"]), found["why"]) for score, found in ranked.hits]
         hits = [
             {
                 "knowledge_id": row["knowledge_id"],
@@ -124,7 +132,7 @@ class ReadsApi:
             200,
             {
                 "query": q,
-                "backend": SEARCH_BACKEND,
+                "backend": ranked.backend,
                 "took_ms": round((time.perf_counter() - started) * 1000),
                 "hits": hits,
                 "entities": [entities[k] for k in self._entities([row for _, row, _ in rows[:limit]])],
@@ -145,7 +153,7 @@ class ReadsApi:
             raise ApiError(400, "bad_request", "top_k must be 1 to 50.")
         historical = bool(body.get("include_historical"))
         items = []
-        for _, found in self.index.search(ref, query, top_k, historical)[:top_k]:
+        for _, found in self.index.search(ref, query, top_k, historical).hits[:top_k]:
             row = found["row"]
             items.append({**self.index.item_row(row), "evidence": self.index.evidence(row["knowledge_id"])})
         entities = [self.index.people_row(e) for e in self._entities(items)]
@@ -268,20 +276,35 @@ class ReadsApi:
         return json_response(200, {"conflicts": self.index.conflicts(ref, status)})
 
 
+def plain(text: str) -> str:
+    """Text as a reader reads it: links, roles, code marks, emphasis and tags down to their
+    words, each line's quote, heading or list mark dropped, its line breaks kept."""
+    for pattern, kept in MARKUP:
+        text = pattern.sub(kept, text)
+    return "\n".join(LINE_MARKS.sub("", line).rstrip() for line in text.split("\n"))
+
+
+def _quoted(text: str, indent: str) -> str:
+    """``text`` in quotes, each further line indented under the first."""
+    return '"' + plain(text).replace("\n", "\n" + indent) + '"'
+
+
 def _render(query: str, items: list[dict[str, Any]], entities: list[dict[str, Any]], conflicts: list[Any]) -> str:
-    """The text a model is given: every statement with its evidence, and every disagreement."""
+    """The text a model is given: every statement with its evidence, and every disagreement, as
+    plain text (no markup; an excerpt keeps its line breaks, indented under its first line)."""
     lines = [f"Knowledge for: {query}", ""]
     for number, item in enumerate(items, start=1):
         dated = f"; effective {item['effective_date']}" if item["effective_date"] else ""
-        lines.append(f"[{number}] {item['statement']} ({item['status']}, confidence {item['confidence']}{dated})")
+        said = plain(item["statement"]).replace("\n", " ")
+        lines.append(f"[{number}] {said} ({item['status']}, confidence {item['confidence']}{dated})")
         for link in item["evidence"]:
             where = f"{link['source_name']} {link['location'] or ''}".strip()
-            said = f'"{link["excerpt"]}"' if link["excerpt"] else "(excerpt no longer found in the source)"
-            lines.append(f"    evidence: {where}: {said}")
+            quoted = _quoted(link["excerpt"], " " * 8) if link["excerpt"] else "(excerpt no longer found in the source)"
+            lines.append(f"    evidence: {where}: {quoted}")
     if conflicts:
         lines.extend(["", "Disagreements (never hidden):"])
         for conflict in conflicts:
-            sides = " vs ".join(f'"{side["statement"]}"' for side in conflict["sides"])
+            sides = " vs ".join(f'"{plain(side["statement"])}"' for side in conflict["sides"])
             lines.append(f"- {conflict['title']} ({conflict['status']}): {sides}")
     if entities:
         lines.extend(["", "Entities:"])

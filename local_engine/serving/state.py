@@ -29,7 +29,7 @@ from local_engine.store.database import Store
 
 ENGINE_VERSION = "0.8.0"
 SCHEMA_VERSION = 1
-SEARCH_BACKEND = "sqlite-fts5"
+SEARCH_BACKEND = "sqlite-fts5+wordllama"
 MODEL_PROVIDER = "none (deterministic mode)"
 GENERATION = "gen_01"
 ANTHILL_PACKAGE_VERSION = 7

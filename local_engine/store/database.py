@@ -9,7 +9,13 @@ Full text is indexed per knowledge base: two FTS5 tables each (``fts_<ref>_s`` o
 statements, ``fts_<ref>_c`` over chunks), whose rowids are the records' rowids, so a base's
 words never rank another's and BM25's statistics are the base's own. The ``indexing`` stage
 fills them (they are not triggers: indexing is a stage a job reports). Ordering is ``bm25()``
-(title weighted 2, statement 1); ``snippet()`` cuts what a person reads.
+(title weighted 2, statement 1); ``snippet()`` cuts what a person reads. A statement's row also
+holds its heading path and its source's title and file name (``heading``, ``source``), so a word
+said only there finds it.
+
+Each base's vectors (``search/vectors.py``) are two tables of its own beside them, ``vec_<ref>_s``
+and ``vec_<ref>_c`` (a statement's or chunk's rowid, 256 float16s), written by ``indexing`` and
+dropped with the full-text tables.
 
 One connection behind the engine's lock: the engine serves one request at a time against it
 (a local engine; readers beside a writer would want a connection each).
@@ -441,10 +447,14 @@ class Store:
             self.generation += 1
         with self.transaction() as db:
             for (name,) in list(
-                db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'fts\\_%' ESCAPE '\\'")
+                db.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    " AND (name LIKE 'fts\\_%' ESCAPE '\\' OR name LIKE 'vec\\_%' ESCAPE '\\')"
+                )
             ):
                 if name.endswith(("_s", "_c")):
                     db.execute(f"DROP TABLE IF EXISTS {name}")
+            db.execute("DELETE FROM meta WHERE key LIKE 'vectors:%'")
             for table in TABLES:
                 db.execute(f"DELETE FROM {table}")  # noqa: S608 - our own names
             db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('ids', ?)", (IDS_GROUPED,))
@@ -478,7 +488,7 @@ class Store:
         a time (``automerge``; 4 by default): a job adds a segment a source, and
         merging them 4 at a time rewrote each row about twice as often (docs/benchmarks.md, "An
         eighth pass"). What a query answers does not depend on how the index is cut in segments."""
-        for kind, columns in (("s", "title, statement"), ("c", "text")):
+        for kind, columns in (("s", "title, statement, heading, source"), ("c", "text")):
             table = self.fts(ref, kind)
             if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
                 continue
@@ -487,6 +497,24 @@ class Store:
 
     def has_index(self, ref: str) -> bool:
         name = self.fts(ref, "s")
+        return self.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name) is not None
+
+    # -- vectors, per knowledge base --------------------------------------------------------
+
+    @staticmethod
+    def vectors(ref: str, kind: str) -> str:
+        """The base's vector table of statements (``s``) or chunks (``c``): rowid -> 256 float16s."""
+        if not REF.fullmatch(ref) or kind not in ("s", "c"):
+            raise ValueError(f"not a knowledge base: {ref!r}")
+        return f"vec_{ref}_{kind}"
+
+    def ensure_vectors(self, db: sqlite3.Connection, ref: str) -> None:
+        for kind in ("s", "c"):
+            table = self.vectors(ref, kind)
+            db.execute(f"CREATE TABLE IF NOT EXISTS {table} (rowid INTEGER PRIMARY KEY, vector BLOB NOT NULL)")
+
+    def has_vectors(self, ref: str) -> bool:
+        name = self.vectors(ref, "s")
         return self.value("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", name) is not None
 
     # -- jobs -----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def test_status_reads_what_the_engine_is(simulator: Double) -> None:
     status = client_for(simulator).status()
     assert status.version == "0.8.0"
     assert status.schema_version == 1
-    assert status.search_backend == "sqlite-fts5"
+    assert status.search_backend == "sqlite-fts5+wordllama"
 
 
 def test_capabilities_carry_the_package_version_and_the_feed(simulator: Double) -> None:

@@ -19,7 +19,7 @@ def client(simulator: Double) -> ForagerClient:
 
 def test_search_and_retrieve(client: ForagerClient) -> None:
     found = client.search("falcon", "launch date", limit=5, include_historical=False)
-    assert found.backend == "sqlite-fts5" and found.hits
+    assert found.backend == "sqlite-fts5+wordllama" and found.hits
     assert any(h.status == "Disputed" and h.contested for h in found.hits)
     context = client.retrieve("falcon", "launch date", top_k=3, include_historical=False)
     assert len(context.items) <= 3 and context.conflicts and context.rendered.endswith("\n")

@@ -132,7 +132,7 @@ def test_status(api: httpx.Client) -> None:
     assert response.json() == {
         "version": "0.8.0",
         "schema_version": 1,
-        "search_backend": "sqlite-fts5",
+        "search_backend": "sqlite-fts5+wordllama",
         "model_provider": "none (deterministic mode)",
     }
 
