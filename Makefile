@@ -105,7 +105,7 @@ bench: install ## benchmarks: import times, DynamoDB requests per route (writes 
 # make eval EVAL_ARGS="--set flask --systems engine,bm25s --json eval-results.json"
 EVAL_ARGS ?=
 
-eval: install ## the scored evaluation: the engine against FTS5 and bm25s on two documentation sets (docs/evaluation.md)
+eval: install ## the scored evaluation: retrieval against FTS5 and bm25s, people and disagreements' precision (docs/evaluation.md)
 	$(UV) run python -m benchmarks.eval $(EVAL_ARGS)
 
 vendor: install ## the console's browser code from the npm registry, pinned and checked by console.lock.json
