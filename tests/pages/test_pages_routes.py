@@ -46,6 +46,35 @@ def test_a_page_put_as_json_reads_back_byte_for_byte_under_its_canonical_path(ad
     assert got["last_write"]["actor"] == "human"
 
 
+def test_every_write_names_its_principal_beside_the_specs_actor_word(admin: Client, pages: Pages) -> None:
+    """``actor`` stays the specification's word for a person's write (``human``); ``principal``
+    names who wrote, on the last write, each version, the history, the listing and the stats."""
+    one = put_ok(admin, "named.md")
+    put_ok(admin, "named.md", PAGE + "more\n", if_version=one["version"])
+    admin.call("POST", f"{KB}/pages/named.md/review", json_body={})
+    pages.as_("owner").call("POST", f"{KB}/pages/named.md/revert", json_body={"version": one["version"]})
+
+    got = admin.get(f"{KB}/pages/named.md").body
+    assert got["last_write"]["actor"] == "human" and got["last_write"]["principal"] == "olga"
+    versions = admin.get(f"{KB}/versions?path=named.md").body["versions"]
+    assert [(v["actor"], v["principal"], v["summary"]) for v in versions] == [
+        ("human", "olga", f"restored the version of {versions[-1]['at']}"),
+        ("human", "ada", "reviewed"),
+        ("human", "ada", "edited"),
+        ("human", "ada", "created"),
+    ]
+    assert admin.get(f"{KB}/pages/named.md?version={one['version']}").body["principal"] == "olga"
+    assert [r["principal"] for r in admin.get(f"{KB}/history?path=named.md").body["rows"]] == [
+        "olga",
+        "ada",
+        "ada",
+        "ada",
+    ]
+    [row] = [r for r in admin.get(f"{KB}/pages?meta=1").body["entries"] if r["path"] == "/fs/named.md"]
+    assert (row["last_write_by"], row["last_write_principal"]) == ("human", "olga")
+    assert admin.get(f"{KB}/stats").body["last_change_principal"] == "olga"
+
+
 @pytest.mark.parametrize("media", ["text/markdown", "text/plain", "text/markdown; charset=utf-8"])
 def test_a_page_put_as_text_is_stored_as_sent(admin: Client, media: str) -> None:
     text = "no frontmatter\r\n\tkept as sent\n"

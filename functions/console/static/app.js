@@ -42,6 +42,36 @@ function SignIn({ sentence, onSignedIn }) {
   </main>`;
 }
 
+/** The project this browser last showed the person (by their name), kept in localStorage: a
+ * project id, nothing else. Written only once it is not simply the first of the list. */
+const LAST_PROJECT = (me) => `knowledge-console.project.${me.name}`;
+function lastProject(me) {
+  try {
+    return window.localStorage.getItem(LAST_PROJECT(me));
+  } catch {
+    return null;
+  }
+}
+function rememberProject(me, project, first) {
+  try {
+    const kept = window.localStorage.getItem(LAST_PROJECT(me));
+    if (kept !== project && (kept !== null || project !== first)) window.localStorage.setItem(LAST_PROJECT(me), project);
+  } catch {
+    // storage refused: the first project opens next time
+  }
+}
+
+/** The drafts of unsaved wiki edits (screens/wiki-edit.js) go with the session. */
+function forgetDrafts() {
+  try {
+    for (const key of Object.keys(window.localStorage)) {
+      if (key.startsWith("knowledge-console.draft.")) window.localStorage.removeItem(key);
+    }
+  } catch {
+    // nothing kept
+  }
+}
+
 /** The section the address names, or the first one. */
 function sectionOf(route) {
   return screens().some((entry) => entry.id === route.id) ? route.id : screens()[0].id;
@@ -116,10 +146,17 @@ function Unseen({ project, children }) {
 function Shell({ me, setMe }) {
   const route = useRoute();
   const id = sectionOf(route);
-  const defaultProject = me.projects[0]?.project ?? "";
-  const project = route.params.has("project") ? route.params.get("project") : defaultProject;
   const consoleDefault = me.organizations.includes(me.installation_organization);
-  const seen = project === "" ? consoleDefault : me.projects.some((row) => row.project === project);
+  const first = me.projects[0]?.project ?? "";
+  // an address that names no project (signing in at /console/) opens the one this browser last showed
+  const [remembered] = useState(() => lastProject(me));
+  const pickable = (name) => (name === "" ? consoleDefault : me.projects.some((row) => row.project === name));
+  const defaultProject = remembered !== null && pickable(remembered) ? remembered : first;
+  const project = route.params.has("project") ? route.params.get("project") : defaultProject;
+  const seen = pickable(project);
+  useEffect(() => {
+    if (seen) rememberProject(me, project, first);
+  }, [project, seen]);
   // a pick keeps the section the address names when it is made (a section clicked a moment before
   // may not be drawn yet)
   const setProject = useCallback((next) => go(sectionOf(readRoute()), {}, next), []);
@@ -141,6 +178,7 @@ function Shell({ me, setMe }) {
     bindings.reload();
   }, [status.reload, bindings.reload]);
   const signOut = async () => {
+    forgetDrafts();
     try {
       await api.signOut();
     } catch {

@@ -39,6 +39,7 @@ export function go(id, params = {}, project = routeProject()) {
 export function settle(id, params, project) {
   const next = href(id, params, project);
   if (window.location.hash !== next) window.history.replaceState(window.history.state, "", next);
+  shown = window.location.hash;
 }
 
 /** Whether two addresses name the same view. */
@@ -54,10 +55,60 @@ export function subscribe(follow) {
   return () => subscribers.delete(follow);
 }
 
+// A view holding unsaved work (the wiki's editor) holds the address: a move away from it — a link,
+// a tab, Back or Forward — is undone at once, before any view hears of it, and handed to the
+// holder, which asks the person; `proceed` then makes the move. Each history entry the console
+// makes is numbered (history.state), so Back and Forward are undone by the distance they went.
+const AT = "consoleEntry";
+let holder = null;
+let entry = typeof window.history.state?.[AT] === "number" ? window.history.state[AT] : 0;
+let shown = window.location.hash;
+let undoing = null; // the address a move being undone returns to
+if (typeof window.history.state?.[AT] !== "number") {
+  window.history.replaceState({ ...(window.history.state ?? {}), [AT]: entry }, "");
+}
+
+/** While `ask` holds the address, a move calls ask({hash, delta}) instead of happening; returns
+ * the release. */
+export function hold(ask) {
+  holder = ask;
+  return () => {
+    if (holder === ask) holder = null;
+  };
+}
+
+/** Make a move the holder was asked about (it lets go of the address first). */
+export function proceed(move) {
+  holder = null;
+  if (move.delta) window.history.go(move.delta);
+  else window.location.hash = move.hash;
+}
+
 // Focus follows the person's own moves (a new address, signing in), never a page's first load:
 // a reload leaves the focus where the browser puts it, so the skip link is the first Tab stop.
 let moved = false;
 window.addEventListener("hashchange", () => {
+  const next = window.location.hash;
+  const arrived = window.history.state?.[AT];
+  if (undoing !== null) {
+    const back = next === undoing;
+    undoing = null;
+    if (back) return; // the undone move's way back: nothing moved
+  }
+  if (holder && next !== shown) {
+    const delta = typeof arrived === "number" ? arrived - entry : 0;
+    undoing = shown;
+    if (delta) window.history.go(-delta); // Back or Forward: as far the other way
+    else window.history.back(); // a new entry (a link, a tab): back to the held one
+    holder({ hash: next, delta });
+    return;
+  }
+  if (typeof arrived === "number") entry = arrived;
+  else {
+    entry += 1;
+    window.history.replaceState({ ...(window.history.state ?? {}), [AT]: entry }, "");
+  }
+  shown = next;
   moved = true;
   for (const follow of [...subscribers]) follow();
 });

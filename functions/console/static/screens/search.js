@@ -2,7 +2,7 @@
 // rendered context shown verbatim, and an item with its evidence.
 import { html, useEffect, useRef, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Id, Loaded, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
+import { Id, Loaded, Path, Problem, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
 import * as route from "../route.js";
 
 const FILTERS = [
@@ -35,7 +35,9 @@ function Item({ id, close }) {
         answer.evidence.length === 0
           ? html`<p>No evidence links.</p>`
           : html`<ul>${answer.evidence.map(
-              (link) => html`<li key=${link.evidence_id}><strong>${link.source_name}</strong>${link.location ? ` (${link.location})` : ""}:
+              (link) => html`<li key=${link.evidence_id}><strong>${link.source_id
+                ? html`<a href=${route.href("sources", { source: link.source_id })}><${Path} text=${link.source_name} /></a>`
+                : html`<${Path} text=${link.source_name} />`}</strong>${link.location ? ` (${link.location})` : ""}:
                 ${link.missing_excerpt ? html`<em>the excerpt is missing</em>` : html`<q>${link.excerpt}</q>`}
                 ${!link.missing_excerpt && link.source_id && link.char_start != null ? html`<${InContext} link=${link} />` : null}</li>`,
             )}</ul>`}
@@ -70,33 +72,81 @@ function InContext({ link }) {
 }
 
 const KEYS = ["q", ...FILTERS.map(([key]) => key)];
+const PAGE_SIZE = 25;
+const SEARCH_MOST = 50; // GET /knowledge/search answers at most 50, best first
 
-/** Statements: the words and filters asked live in the address (`find=1&q=…&type=…`), so Back,
- * a reload and a shared link show the same statements. */
+/** FORAGER's enum name as its filter word: `DirectFact` -> `direct_fact` (a word stays itself). */
+const wireWord = (name) => String(name ?? "").replace(/(?<=[a-z0-9])([A-Z])/g, "_$1").toLowerCase();
+
+/** Every statement the filters leave (GET /knowledge/statements, 100 a page): their ids and facets. */
+async function filtered(project, filters) {
+  const ids = new Set();
+  let facets = {};
+  for (let page = 1; page <= 50; page += 1) {
+    const answer = await api.get("/knowledge/statements", { ...scoped(project), ...filters, page, page_size: 100 });
+    if (page === 1) facets = answer.facets ?? {};
+    for (const item of answer.items) ids.add(item.knowledge_id);
+    if (page * 100 >= answer.total || answer.items.length === 0) break;
+  }
+  return { ids, facets };
+}
+
+/**
+ * The statements asked for. With words, the API's search ranks them (every word counts, not one
+ * phrase; its 50 best, best first), the filters kept by the statements route's own filtering;
+ * without, the statements route lists what the filters leave. Either way {rows, total, capped,
+ * facets}, a page of 25 drawn at a time.
+ */
+async function statementsFor(project, asked, page) {
+  const filters = Object.fromEntries(FILTERS.map(([key]) => [key, asked[key]]).filter(([, value]) => value));
+  const words = (asked.q ?? "").trim();
+  if (!words) {
+    const answer = await api.get("/knowledge/statements", { ...scoped(project), ...filters, page, page_size: PAGE_SIZE });
+    return { rows: answer.items, total: answer.total, capped: false, facets: answer.facets ?? {}, paged: true };
+  }
+  const [found, kept] = await Promise.all([
+    api.get("/knowledge/search", { ...scoped(project), q: words, limit: SEARCH_MOST }),
+    Object.keys(filters).length ? filtered(project, filters) : Promise.resolve(null),
+  ]);
+  const rows = kept ? found.hits.filter((hit) => kept.ids.has(hit.knowledge_id)) : found.hits;
+  const facets = {};
+  for (const key of ["type", "status", "support"]) {
+    facets[key] = {};
+    for (const row of rows) facets[key][wireWord(row[key])] = (facets[key][wireWord(row[key])] ?? 0) + 1;
+  }
+  if (kept) facets.review_status = kept.facets.review_status ?? {};
+  return { rows, total: rows.length, capped: found.hits.length >= SEARCH_MOST, facets, paged: false };
+}
+
+/** Statements: the words and filters asked, and the page shown, live in the address
+ * (`find=1&q=…&type=…&page=2`), so Back, a reload and a shared link show the same statements. */
 function Statements({ open }) {
   const { project } = useConsole();
   const address = useAddress();
   const asked = address.find ? Object.fromEntries(KEYS.map((key) => [key, address[key] ?? ""])) : null;
+  const page = Math.max(1, Number(address.page) || 1);
   const askedKey = JSON.stringify(asked);
   const [query, setQuery] = useState(() => asked ?? Object.fromEntries(KEYS.map((key) => [key, ""])));
   const [facets, setFacets] = useState({});
-  const page = useLoad(
+  const found = useLoad(
     () =>
       asked === null
         ? Promise.resolve(null)
-        : api.get("/knowledge/statements", { ...scoped(project), ...Object.fromEntries(Object.entries(asked).filter(([, v]) => v)) }).then(
-            (answer) => {
-              setFacets(answer.facets ?? {});
-              return answer;
-            },
-          ),
-    [project, askedKey],
+        : statementsFor(project, asked, page).then((answer) => {
+            setFacets(answer.facets);
+            return answer;
+          }),
+    // words: one search, paged here; no words: the route pages
+    [project, askedKey, asked?.q?.trim() ? 0 : page],
   );
+  const show = (words, at) => {
+    const next = route.href("search", { find: 1, ...words, page: at > 1 ? at : null, item: address.item });
+    if (window.location.hash === next) found.reload();
+    else window.location.hash = next;
+  };
   const submit = (event) => {
     event.preventDefault();
-    const next = route.href("search", { find: 1, ...query, item: address.item });
-    if (window.location.hash === next) page.reload();
-    else window.location.hash = next;
+    show(query, 1);
   };
   const set = (key) => (event) => setQuery({ ...query, [key]: event.currentTarget.value });
   return html`<section class="card" aria-labelledby="search-title">
@@ -113,26 +163,38 @@ function Statements({ open }) {
       <button type="submit" class="primary">Search</button>
     </form>
     ${asked === null
-      ? null
-      : html`<${Loaded} load=${page} what="the statements">
-          ${(answer) =>
-            answer === null
-              ? null
-              : html`<p role="status">${answer.total} statements match.</p>
-                ${answer.items.length
-                  ? html`<table>
-                      <thead><tr><th scope="col">Statement</th><th scope="col">Type</th><th scope="col">Support</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Open</span></th></tr></thead>
-                      <tbody>${answer.items.map(
-                        (row) => html`<tr key=${row.knowledge_id}>
-                          <td data-label="Statement">${row.statement}</td>
-                          <td data-label="Type">${row.type}</td>
-                          <td data-label="Support">${row.support}</td>
-                          <td data-label="Status">${row.status}</td>
-                          <td><button type="button" aria-label=${"Open " + row.knowledge_id} onClick=${() => open(row.knowledge_id)}>Open</button></td>
-                        </tr>`,
-                      )}</tbody>
-                    </table>`
-                  : null}`}
+      ? html`<p class="muted">Words are searched as words, each on its own, best matches first; the filters narrow them.</p>`
+      : html`<${Loaded} load=${found} what="the statements">
+          ${(answer) => {
+            if (answer === null) return null;
+            const pages = Math.max(1, Math.ceil(answer.total / PAGE_SIZE));
+            const at = Math.min(page, pages);
+            const rows = answer.paged ? answer.rows : answer.rows.slice((at - 1) * PAGE_SIZE, at * PAGE_SIZE);
+            const first = (at - 1) * PAGE_SIZE + 1;
+            return html`<p role="status">${answer.total} statements match.${answer.capped ? ` The search answers its ${SEARCH_MOST} best: add a word or a filter to narrow them.` : ""}</p>
+              ${rows.length
+                ? html`<table>
+                    <caption class="visually-hidden">Statements ${first}–${first + rows.length - 1} of ${answer.total}${asked.q ? ", best first" : ""}</caption>
+                    <thead><tr><th scope="col">Statement</th><th scope="col">Type</th><th scope="col">Support</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Open</span></th></tr></thead>
+                    <tbody>${rows.map(
+                      (row) => html`<tr key=${row.knowledge_id}>
+                        <td data-label="Statement">${row.statement}</td>
+                        <td data-label="Type">${row.type}</td>
+                        <td data-label="Support">${row.support}</td>
+                        <td data-label="Status">${row.status}</td>
+                        <td><button type="button" aria-label=${"Open " + row.knowledge_id} onClick=${() => open(row.knowledge_id)}>Open</button></td>
+                      </tr>`,
+                    )}</tbody>
+                  </table>`
+                : null}
+              ${pages > 1
+                ? html`<nav class="row pager" aria-label="Pages of statements">
+                    <button type="button" disabled=${at <= 1} onClick=${() => show(asked, at - 1)}>Previous statements</button>
+                    <span>Statements ${first}–${first + rows.length - 1} of ${answer.total}</span>
+                    <button type="button" disabled=${at >= pages} onClick=${() => show(asked, at + 1)}>Next statements</button>
+                  </nav>`
+                : null}`;
+          }}
         <//>`}
   </section>`;
 }

@@ -1,9 +1,10 @@
 // Sources and Ingestion: the registered sources, jobs with their eleven stages and FORAGER's own
 // progress (read again by itself while a job runs), Cancel, Retry, Import by path (what the
 // engine may read said before anyone presses Import), and upload with preflight's count first.
-import { html, useEffect, useState } from "../vendor/preact-htm.module.js";
+import { html, useEffect, useRef, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
-import { Bytes, Id, Loaded, Notice, Path, Problem, When, scoped, useAction, useConsole, useLoad } from "../ui.js";
+import { Bytes, Id, Loaded, Notice, Path, Problem, Table, When, scoped, useAction, useAddress, useConsole, useLoad } from "../ui.js";
+import * as route from "../route.js";
 
 const POLL_MS = 2000;
 const SHOWN_INPUTS = 3;
@@ -187,11 +188,18 @@ function Upload({ started }) {
   </section>`;
 }
 
-// One source as FORAGER read it: why it failed, the text it extracted, and the chunks it cut.
+// One source as FORAGER read it: why it failed, the text it extracted, and the chunks it cut. It is
+// an address (`#/sources?project=…&source=src_…`): a reload reopens it, Back closes it, a link
+// shares it; it opens at the top of the section, its name focused.
 function Source({ id, close }) {
   const { project } = useConsole();
   const page = useLoad(() => api.get(`/knowledge/sources/${encodeURIComponent(id)}`, scoped(project)), [project, id]);
-  return html`<section class="card" aria-labelledby="source-title">
+  const panel = useRef(null);
+  useEffect(() => {
+    panel.current?.scrollIntoView({ block: "start" });
+    panel.current?.focus({ preventScroll: true });
+  }, [id]);
+  return html`<section class="card" aria-labelledby="source-title" tabindex="-1" ref=${panel}>
     <${Loaded} load=${page} what="the source">
       ${(found) => html`<h3 id="source-title"><${Path} text=${found.source.name} /></h3>
         <dl class="facts">
@@ -214,13 +222,33 @@ function Source({ id, close }) {
   </section>`;
 }
 
+const SOURCE_COLUMNS = (open) => [
+  {
+    key: "name",
+    label: "Name",
+    cell: (source) => html`<button type="button" class="source-open" aria-label=${"Open " + source.name} onClick=${() => open(source.source_id)}><${Path} text=${source.name} /></button>`,
+  },
+  { key: "type", label: "Type" },
+  { key: "size_bytes", label: "Size", value: (source) => Number(source.size_bytes ?? 0), cell: (source) => html`<${Bytes} count=${source.size_bytes} />` },
+  {
+    key: "processing_status",
+    label: "Status",
+    value: (source) => `${source.processing_status ?? ""} ${source.error?.message ?? ""}`,
+    cell: (source) => html`${source.processing_status}${source.error ? html`<br /><span class="error">${source.error.message}</span>` : null}`,
+  },
+  { key: "created_at", label: "Added", value: (source) => source.created_at ?? "", cell: (source) => html`<${When} iso=${source.created_at} />` },
+];
+
 export default function Sources() {
   const { project } = useConsole();
+  const address = useAddress();
   const [tick, setTick] = useState(0);
-  const [open, setOpen] = useState(null);
   const sources = useLoad(() => api.get("/knowledge/sources", scoped(project)), [project, tick]);
   const started = () => setTick((n) => n + 1);
+  const open = address.source ?? null;
+  const setOpen = (id) => route.go("sources", { ...address, project: undefined, source: id });
   return html`
+    ${open ? html`<${Source} key=${open} id=${open} close=${() => setOpen(null)} />` : null}
     <${ImportByPath} started=${started} />
     <${Upload} started=${started} />
     <${Jobs} tick=${tick} />
@@ -230,14 +258,8 @@ export default function Sources() {
         ${(answer) =>
           answer.sources.length === 0
             ? html`<p>No sources registered yet.</p>`
-            : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Size</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
-                <tbody>${answer.sources.map((source) => html`<tr key=${source.source_id}>
-                  <td data-label="Name"><button type="button" aria-label=${"Open " + source.name} onClick=${() => setOpen(source.source_id)}><${Path} text=${source.name} /></button></td>
-                  <td data-label="Type">${source.type}</td><td data-label="Size"><${Bytes} count=${source.size_bytes} /></td>
-                  <td data-label="Status">${source.processing_status}${source.error ? html`<br /><span class="error">${source.error.message}</span>` : null}</td>
-                  <td data-label="Added"><${When} iso=${source.created_at} /></td></tr>`)}</tbody></table>`}
+            : html`<${Table} caption="Registered sources" columns=${SOURCE_COLUMNS(setOpen)} rows=${answer.sources} rowKey=${(source) => source.source_id} />`}
       <//>
     </section>
-    ${open ? html`<${Source} id=${open} close=${() => setOpen(null)} />` : null}
   `;
 }

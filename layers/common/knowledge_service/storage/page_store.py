@@ -91,6 +91,7 @@ class Head:
     last_write_at: str
     meta: dict[str, Any] = field(default_factory=dict)
     verified_version: str | None = None
+    last_write_principal: str | None = None  # who wrote, by name, where ``last_write_by`` is a role word (human)
 
     @property
     def exists(self) -> bool:
@@ -110,6 +111,7 @@ class LogRow:
     restored: str | None = None
     brought: bool = False
     forgotten: bool = False
+    principal: str | None = None
 
 
 @dataclass
@@ -131,6 +133,7 @@ class Write:
     keep_verified_version: str | None = None
     search: dict[str, Any] | None = None  # the page's search row; None with a delete (the row goes)
     new_bytes: int = 0
+    principal: str | None = None  # the writing principal's name, kept beside ``actor`` (the spec's word)
     """The size of bytes the write believes new (stored in S3 already): its transaction puts
     their version item (on condition that none exists) and adds them to the kept bytes. When
     only that condition refuses it, the write raises :class:`AlreadyKept`."""
@@ -343,6 +346,7 @@ class PageStore:
             write.replaced,
             write.restored,
             write.brought,
+            principal=write.principal,
         )
         head: dict[str, Any] = {
             "pk": f"PAGE#{write.project}",
@@ -350,6 +354,7 @@ class PageStore:
             "size_bytes": write.size_bytes if write.version else 0,
             "last_write_by": write.actor,
             "last_write_at": at,
+            "last_write_principal": write.principal,
             "meta": json.dumps(write.meta, separators=(",", ":")),
         }
         if write.version:
@@ -659,6 +664,7 @@ def _head(item: dict[str, Any]) -> Head:
         last_write_at=str(item.get("last_write_at", "")),
         meta=json.loads(str(item.get("meta") or "{}")),
         verified_version=str(item["verified_version"]) if item.get("verified_version") else None,
+        last_write_principal=str(item["last_write_principal"]) if item.get("last_write_principal") else None,
     )
 
 
@@ -675,6 +681,7 @@ def _row_item(pk: str, row: LogRow) -> dict[str, Any]:
         "replaced": row.replaced,
         "restored": row.restored,
         "brought": row.brought,
+        "principal": row.principal,
     }
 
 
@@ -691,6 +698,7 @@ def _row(item: dict[str, Any]) -> LogRow:
         restored=str(item["restored"]) if item.get("restored") else None,
         brought=bool(item.get("brought", False)),
         forgotten=bool(item.get("forgotten", False)),
+        principal=str(item["principal"]) if item.get("principal") else None,
     )
 
 

@@ -107,7 +107,11 @@ class Pages:
             "content": self._bytes(head.version).decode("utf-8"),
             "version": head.version,
             "size_bytes": head.size_bytes,
-            "last_write": {"actor": head.last_write_by, "at": head.last_write_at},
+            "last_write": {
+                "actor": head.last_write_by,
+                "at": head.last_write_at,
+                "principal": head.last_write_principal,
+            },
         }
 
     def get_version(self, raw_path: str, version: str) -> dict[str, Any]:
@@ -125,6 +129,7 @@ class Pages:
             "current": head is not None and head.version == version,
             "at": row.at,
             "actor": row.actor,
+            "principal": row.principal,
         }
 
     def _named(self, path: str, version: str) -> LogRow:
@@ -178,7 +183,17 @@ class Pages:
         ]
         page, next_before = _page(rows, before, limit)
         return {
-            "rows": [{"op": r.op, "path": r.path, "actor": r.actor, "at": r.at, "version": r.version} for r in page],
+            "rows": [
+                {
+                    "op": r.op,
+                    "path": r.path,
+                    "actor": r.actor,
+                    "principal": r.principal,
+                    "at": r.at,
+                    "version": r.version,
+                }
+                for r in page
+            ],
             "total": len(rows),
             "next_before": next_before,
             "truncated": len(page) < len(rows),
@@ -202,6 +217,7 @@ class Pages:
                     "id": r.id,
                     "op": r.op,
                     "actor": r.actor,
+                    "principal": r.principal,
                     "at": r.at,
                     "version": r.version,
                     "size_bytes": r.size_bytes,
@@ -217,11 +233,13 @@ class Pages:
         }
 
     # ================================================================== writes
-    def put(self, raw_path: str, content: str, if_version: str | None, actor: str = HUMAN) -> Written:
+    def put(
+        self, raw_path: str, content: str, if_version: str | None, actor: str = HUMAN, principal: str | None = None
+    ) -> Written:
         path = paths.page_path(raw_path)
-        return self._write(path, content, if_version, op="kb.put", signal="kb_put", actor=actor)
+        return self._write(path, content, if_version, op="kb.put", signal="kb_put", actor=actor, principal=principal)
 
-    def delete(self, raw_path: str, if_version: str | None, actor: str = HUMAN) -> str:
+    def delete(self, raw_path: str, if_version: str | None, actor: str = HUMAN, principal: str | None = None) -> str:
         """Delete the page. Guarded (``if_version``), a page changed since is 409; unguarded, the
         delete lands on what it read, and reads again if a write landed in between (as a write
         does): the last writer wins."""
@@ -247,6 +265,7 @@ class Pages:
                     size_bytes=0,
                     replaced=head.version,
                     keep_verified_version=head.verified_version,
+                    principal=principal,
                 )
             )
             if row is not None:
@@ -256,7 +275,9 @@ class Pages:
         fresh = self.store.head(self.project, path)
         raise _conflict(fresh.version if fresh else None)
 
-    def review(self, raw_path: str, if_version: str | None, verified_by: str | None) -> Written:
+    def review(
+        self, raw_path: str, if_version: str | None, verified_by: str | None, principal: str | None = None
+    ) -> Written:
         path = paths.page_path(raw_path)
         if verified_by is not None and verified_by != HUMAN:
             raise invalid("verified_by", "may only be 'human': the hub sets the reviewer.")
@@ -276,9 +297,12 @@ class Pages:
             signal="kb_reviewed",
             actor=HUMAN,
             force_brought=True,
+            principal=principal,
         )
 
-    def revert(self, raw_path: str, version: str, if_version: str | None, actor: str = HUMAN) -> Written:
+    def revert(
+        self, raw_path: str, version: str, if_version: str | None, actor: str = HUMAN, principal: str | None = None
+    ) -> Written:
         path = paths.page_path(raw_path)
         self._named(path, version)
         if not self.store.is_kept(self.project, version):
@@ -290,7 +314,14 @@ class Pages:
             return Written(path, version, head.size_bytes, head.meta.get("lint", []), [], changed=False)
         content = self._bytes(version).decode("utf-8")
         return self._write(
-            path, content, if_version, op="kb.revert", signal="kb_reverted", actor=actor, restored=version
+            path,
+            content,
+            if_version,
+            op="kb.revert",
+            signal="kb_reverted",
+            actor=actor,
+            restored=version,
+            principal=principal,
         )
 
     def promote(
@@ -301,6 +332,7 @@ class Pages:
         fields: dict[str, str | list[str]],
         if_version: str | None,
         actor: str = HUMAN,
+        principal: str | None = None,
     ) -> Written:
         to_path = paths.page_path(raw_to_path)
         session = self.store.session(session_id)
@@ -325,7 +357,9 @@ class Pages:
             patched = frontmatter.append_entry(patched, "sources", source)
         except frontmatter.Unpatchable as error:
             raise invalid("from_path", f"the entry cannot be promoted: {error}.") from error
-        return self._write(to_path, patched, if_version, op="kb.promote", signal="kb_promoted", actor=actor)
+        return self._write(
+            to_path, patched, if_version, op="kb.promote", signal="kb_promoted", actor=actor, principal=principal
+        )
 
     def forget_history(self, raw_path: str, actor: str = HUMAN) -> dict[str, Any]:
         """``DELETE kb/versions``: audit first, then the mark and the removals."""
@@ -389,6 +423,7 @@ class Pages:
         actor: str,
         restored: str | None = None,
         force_brought: bool = False,
+        principal: str | None = None,
     ) -> Written:
         data = content.encode("utf-8")
         if len(data) > MAX_PAGE_BYTES:
@@ -436,6 +471,7 @@ class Pages:
                         keep_verified_version=head.verified_version if head is not None else None,
                         search=search_row(path, content, meta, version).item(),
                         new_bytes=new_bytes,
+                        principal=principal,
                     )
                 )
             except AlreadyKept:

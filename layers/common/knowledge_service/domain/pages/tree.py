@@ -109,6 +109,7 @@ class Tree:
             "stale_after": fm.get("stale_after"),
             "last_write_by": head.last_write_by,
             "last_write_at": head.last_write_at,
+            "last_write_principal": head.last_write_principal,
             "version": head.version,
         }
 
@@ -211,6 +212,7 @@ class Tree:
             "stale": stale,
             "last_change_at": self.last_change.last_write_at if self.last_change else None,
             "last_change_by": self.last_change.last_write_by if self.last_change else None,
+            "last_change_principal": self.last_change.last_write_principal if self.last_change else None,
             "needs_review": needs | {"total": sum(needs.values())},
         }
 

@@ -110,6 +110,13 @@ def _pages(project: str, *, search: bool = False) -> Pages:
     return Pages(rt.pages, project, rt.events, PageSearch(rt.search, project) if search else None, preread)
 
 
+def _principal() -> str | None:
+    """The writing principal's name, recorded beside the spec's actor word (``human``) so a
+    version, the history and the last write can name who wrote."""
+    admitted = admission()
+    return admitted.principal.name if admitted is not None else None
+
+
 def _media_type(request: Request) -> str:
     headers = request.headers
     value = next((v for k, v in headers.items() if k.lower() == "content-type"), "") or ""
@@ -213,7 +220,7 @@ def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Versio
         guard = if_version
     else:
         raise UnsupportedMediaType("A page is sent as application/json, text/markdown or text/plain.")
-    return _written(_pages(id).put(_page(path), content, guard))
+    return _written(_pages(id).put(_page(path), content, guard, principal=_principal()))
 
 
 @router.delete(
@@ -225,7 +232,7 @@ def put_page(request: Request, id: ProjectId, path: PagePath, if_version: Versio
     responses=problem_responses(400, 401, 404, 409, 503),
 )
 def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> dict[str, Any]:
-    return {"ok": True, "path": _pages(id).delete(_page(path), if_version)}
+    return {"ok": True, "path": _pages(id).delete(_page(path), if_version, principal=_principal())}
 
 
 @router.post(
@@ -238,7 +245,7 @@ def delete_page(id: ProjectId, path: PagePath, if_version: Version = None) -> di
 )
 def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, ReviewPage, empty_ok=True)
-    written = _pages(id).review(_page(path), body.if_version, body.verified_by)
+    written = _pages(id).review(_page(path), body.if_version, body.verified_by, principal=_principal())
     return {"ok": True, "path": written.path, "version": written.version}
 
 
@@ -252,7 +259,7 @@ def review_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, An
 )
 def revert_page(request: Request, id: ProjectId, path: PagePath) -> dict[str, Any]:
     body = _json_body(request, RevertPage)
-    written = _pages(id).revert(_page(path), body.version, body.if_version)
+    written = _pages(id).revert(_page(path), body.version, body.if_version, principal=_principal())
     return _written(written, changed=written.changed)
 
 
@@ -271,7 +278,9 @@ def promote(request: Request, id: ProjectId) -> dict[str, Any]:
     }
     if body.tags is not None:
         fields["tags"] = body.tags
-    written = _pages(id).promote(body.from_session_id, body.from_path, body.to_path, fields, body.if_version)
+    written = _pages(id).promote(
+        body.from_session_id, body.from_path, body.to_path, fields, body.if_version, principal=_principal()
+    )
     return {"ok": True, "path": written.path, "version": written.version, "lint": written.lint}
 
 
