@@ -100,7 +100,9 @@ def expectation(route: RouteInfo, caller: Caller, *, project: str | None = PROJE
         # or given a new knowledge base (admin rank), only by an owner of the installation's
         # organization.
         if (route.method, route.path) in CONSOLE_DEFAULT_SETTINGS:
-            return Expect.ALLOWED if Permission.MANAGE_SETTINGS in caller.permissions else Expect.DENIED
+            # manage_settings and ownership of the installation's organization (the ruling
+            # "Binding is a project's own setting": the console default is the owner's act)
+            return Expect.ALLOWED if Permission.MANAGE_SETTINGS in caller.permissions and owner else Expect.DENIED
         if needed in (Standing.OPERATOR, Standing.ADMIN):
             return Expect.ALLOWED if owner else Expect.DENIED
         return Expect.ALLOWED

@@ -53,8 +53,8 @@ PERMISSIONS: dict[tuple[str, str], Access] = {
     # --- bindings --------------------------------------------------------------------------
     # "POST /knowledge/project-map — manage_knowledge"; which knowledge base a project reads "is
     # one of its settings", held to its project admin (the ruling "Binding is a project's own
-    # setting", issue 39); the console default takes manage_settings beside it
-    # (tests/authorization_matrix.py, CONSOLE_DEFAULT_SETTINGS).
+    # setting", issue 39); the console default takes manage_settings beside it and ownership of
+    # the installation's organization (tests/authorization_matrix.py, CONSOLE_DEFAULT_SETTINGS).
     ("POST", "/knowledge/project-map"): Access(MANAGE_KNOWLEDGE, ADMIN),
     # "lists every binding, with Study and Unbind per row, the console default with its own
     # Unbind" (Connection, All bindings): a read of the installation's map (issue 28's ruling:
