@@ -90,6 +90,39 @@ def test_a_kill_of_the_engine_alone_is_backoff_then_running_and_its_job_complete
     assert count == distinct == FILES * SENTENCES
 
 
+def test_a_revision_published_before_a_kill_and_not_yet_synced_is_delivered_once_after(stack: Stack) -> None:
+    assert stack.engine is not None
+    api = httpx.Client(base_url=stack.url, headers={"Authorization": f"Bearer {stack.admin_token}"}, timeout=30.0)
+    settings = {"knowledge_auto_study": "suggest", "knowledge_revision_study": "inherit"}
+    assert api.post("/settings", json=settings).status_code == 200
+    assert api.post("/knowledge/feed/sync", params={"project": "falcon"}).status_code == 200  # caught up first
+    # Given a job that completes, its revision published by the engine and read by no one yet
+    folder = stack.workspace / "tugs"
+    folder.mkdir()
+    (folder / "tug.md").write_text("# Tugs\n\nThe harbour tug pulls the barge out at dawn on Mondays.\n")
+    queued = api.post("/knowledge/jobs", params={"project": "falcon"}, json={"paths": ["tugs"]})
+    assert queued.status_code == 200, queued.text
+    job_id = queued.json()["data"]["job_id"]
+    _until(lambda: api.get(f"/knowledge/jobs/{job_id}", params={"project": "falcon"}).json()["data"]["terminal"])
+    # When the engine is killed before the colony syncs, and comes back
+    first = stack.engine.pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    _until(
+        lambda: (
+            stack.engine.pid not in (None, first) and api.get("/knowledge/engine").json()["data"]["state"] == "running"
+        )
+    )
+    # Then the next sync delivers that revision, and the one after delivers nothing twice
+    delivered = api.post("/knowledge/feed/sync", params={"project": "falcon"})
+    assert delivered.status_code == 200, delivered.text
+    assert delivered.json()["data"]["recorded"] == 1, delivered.json()["data"]
+    again = api.post("/knowledge/feed/sync", params={"project": "falcon"}).json()["data"]
+    assert again["recorded"] == 0 and again["acted"] == 0, again
+    findings = api.get("/knowledge/changes", params={"project": "falcon", "status": "all"}).json()["data"]["findings"]
+    assert [f["kind"] for f in findings if f["source_name"] == "tugs/tug.md"] == ["new"]
+
+
 def test_the_engine_leaves_with_the_stack(stack: Stack, tmp_path: Path) -> None:
     assert stack.engine is not None
     pid = stack.engine.pid
