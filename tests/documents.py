@@ -126,3 +126,14 @@ def ingest_decide_reread(folder: Path) -> tuple[dict[str, list[tuple[Any, ...]]]
     rows = every_row(store)
     store.close()
     return rows, counts
+
+
+def read_to_validation(folder: Path) -> Store:
+    """The folder through the stages that read it, up to indexing (what search would index is read)."""
+    store = Store(None, threading.RLock())
+    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
+    for name, stage in pipeline.STAGE_WORK.items():
+        if name == "indexing":
+            break
+        stage(store, work)
+    return store

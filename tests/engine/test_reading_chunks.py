@@ -14,20 +14,10 @@ from hypothesis import given, settings, strategies as st
 
 from local_engine.ingestion import extraction, pipeline
 from local_engine.store.database import SCHEMA_VERSION, Store
+from tests.documents import read_to_validation
 
 TARGET = extraction.CHUNK_TARGET
 SENTENCE = "The harbour crane {0} lifts forty tonnes of timber onto the quay at dawn."
-
-
-def read(folder: Path) -> Store:
-    """The folder through the stages that read it (to validation: what search indexes is read)."""
-    store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
-    for name, stage in pipeline.STAGE_WORK.items():
-        if name == "indexing":
-            break
-        stage(store, work)
-    return store
 
 
 def chunks_of(store: Store, name: str) -> list[str]:
@@ -46,7 +36,7 @@ def test_long_sections_lists_paragraphs_and_code_are_cut_within_the_target(tmp_p
     (tmp_path / "long.rst").write_text(
         f"Long\n====\n\n{paragraphs}\n\nGiant\n~~~~~\n\n{giant}\n\nCode::\n\n    {code}\n"
     )
-    store = read(tmp_path)
+    store = read_to_validation(tmp_path)
     for name in ("long.md", "long.rst"):
         chunks = chunks_of(store, name)
         assert chunks and max(len(c) for c in chunks) <= TARGET, name
@@ -66,7 +56,7 @@ def test_long_sections_lists_paragraphs_and_code_are_cut_within_the_target(tmp_p
 
 def test_a_statement_is_in_the_chunk_its_first_character_is_in(tmp_path: Path) -> None:
     (tmp_path / "long.md").write_text("# Long\n\n" + " ".join(SENTENCE.format(n) for n in range(100)) + "\n")
-    store = read(tmp_path)
+    store = read_to_validation(tmp_path)
     for start, end, chunk_start, chunk_end in store.rows(
         "SELECT s.char_start, s.char_end, c.char_start, c.char_end FROM statements s JOIN chunks c USING (chunk_id)"
     ):

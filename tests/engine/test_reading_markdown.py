@@ -6,13 +6,13 @@ extracted text at its offsets and names the file's line (issue 55)."""
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from local_engine.ingestion import converters, pipeline
 from local_engine.store.database import Store
+from tests.documents import read_to_validation
 
 NOTES = """\
 ---
@@ -67,22 +67,11 @@ DEMO = Path(__file__).resolve().parents[2] / "local_engine" / "demo"
 MARKUP = re.compile(r"!!!|\[\^|\{|<|>|\*|`|\]\(|\|")
 
 
-def read(folder: Path) -> Store:
-    """The folder through the stages that read it (to validation: what search indexes is read)."""
-    store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
-    for name, stage in pipeline.STAGE_WORK.items():
-        if name == "indexing":
-            break
-        stage(store, work)
-    return store
-
-
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> Store:
     folder = tmp_path_factory.mktemp("md")
     (folder / "ferry.md").write_text(NOTES)
-    return read(folder)
+    return read_to_validation(folder)
 
 
 def test_every_prose_sentence_is_a_statement_with_no_markup(notes: Store) -> None:

@@ -6,13 +6,13 @@ and names the file's line (issue 55)."""
 from __future__ import annotations
 
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from local_engine.ingestion import converters, pipeline
 from local_engine.store.database import Store
+from tests.documents import read_to_validation
 
 GUIDE = """\
 .. _how-can-i-help:
@@ -88,22 +88,11 @@ REPRO = (
 )
 
 
-def read(folder: Path) -> Store:
-    """The folder through the stages that read it (to validation: what search indexes is read)."""
-    store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_x", ref="base", kind="paths", inputs=[str(folder)], force=True)
-    for name, stage in pipeline.STAGE_WORK.items():
-        if name == "indexing":
-            break
-        stage(store, work)
-    return store
-
-
 @pytest.fixture(scope="module")
 def guide(tmp_path_factory: pytest.TempPathFactory) -> Store:
     folder = tmp_path_factory.mktemp("rst")
     (folder / "keeper.rst").write_text(GUIDE)
-    return read(folder)
+    return read_to_validation(folder)
 
 
 def test_every_prose_sentence_is_a_statement_with_no_markup_and_no_code_line_is(guide: Store) -> None:
@@ -134,7 +123,7 @@ def test_each_excerpt_is_the_text_at_its_offsets_and_names_the_files_line(guide:
 
 def test_a_section_under_a_tilde_underline_keeps_its_statements_under_its_heading(tmp_path: Path) -> None:
     (tmp_path / "s.rst").write_text(REPRO)
-    store = read(tmp_path)
+    store = read_to_validation(tmp_path)
     found = store.rows(
         "SELECT s.statement, c.heading, e.location FROM statements s JOIN chunks c USING (chunk_id)"
         " JOIN evidence e USING (knowledge_id) ORDER BY s.char_start"
@@ -161,7 +150,7 @@ FAQS = [("faq.rst", "FAQ\n===\n\n" + QUESTION), ("faq.md", "# FAQ\n\n" + QUESTIO
 @pytest.mark.parametrize(("name", "content"), FAQS)
 def test_a_bold_question_wrapped_over_two_lines_is_no_statement(tmp_path: Path, name: str, content: str) -> None:
     (tmp_path / name).write_text(content)
-    store = read(tmp_path)
+    store = read_to_validation(tmp_path)
     assert [row[0] for row in store.rows("SELECT statement FROM statements")] == ["The lamp is lit at dusk daily."]
 
 
@@ -172,7 +161,7 @@ def test_roles_and_directives_docutils_does_not_know_give_their_words_never_erro
         "Fixed in :ticket:`4521` and described in :pep:`8` by the harbour office.\n\n"
         ".. autoclass:: harbour.Gauge\n   :members:\n\n.. index:: gauge, tide\n\n.. only:: html\n\n   Only for html.\n"
     )
-    store = read(tmp_path)
+    store = read_to_validation(tmp_path)
     text = store.value("SELECT text FROM sources")
     assert "## TIDE_GAUGE" in text and "Only for html" not in text and "harbour.Gauge" not in text
     assert [row[0] for row in store.rows("SELECT statement FROM statements ORDER BY char_start")] == [
