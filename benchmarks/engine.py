@@ -62,6 +62,7 @@ from knowledge_service.upstream.multipart import FilePart, MultipartBody
 from local_engine import default_workers
 from local_engine.ingestion import converters, extraction, pipeline
 from local_engine.ingestion.workers import Workers
+from local_engine.search import vectors as vectors_module
 from local_engine.store.database import Store
 from tests.localstack import free_port
 
@@ -359,7 +360,13 @@ def stage_seconds(folder: Path, scratch: Path, workers: int) -> dict[str, Any]:
     conflict detection cost beside the rest, on a store of their own."""
     store = Store(scratch / "stages.sqlite3", threading.RLock())
     work = pipeline.Work(
-        job_id="job_bench", ref="stages", kind="paths", inputs=[str(folder)], force=True, workers=Workers(workers)
+        job_id="job_bench",
+        ref="stages",
+        kind="paths",
+        inputs=[str(folder)],
+        force=True,
+        workers=Workers(workers),
+        vectors=vectors_module.enabled(),  # --no-vectors: as the engines this run starts
     )
     timed: dict[str, float] = {}
     for name, stage in pipeline.STAGE_WORK.items():
@@ -560,8 +567,7 @@ def measure(quick: bool = False, parts: tuple[str, ...] = PARTS, workers: int | 
             result["stages"] = stage_seconds(mixed, scratch, workers)
         if "memory" in parts:
             result["memory"] = memory(scratch, 20 if quick else 100, workers)
-    vectors = os.environ.get("LOCAL_ENGINE_VECTORS", "") != "0"
-    return {**result, "workers": workers, "vectors": vectors, "load": os.getloadavg()[0]}
+    return {**result, "workers": workers, "vectors": vectors_module.enabled(), "load": os.getloadavg()[0]}
 
 
 PEOPLE_AND_DISAGREEMENTS = ("entity_resolution", "dedup_conflict")

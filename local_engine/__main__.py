@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from local_engine.ingestion.workers import WORKERS_ENV, default_workers
+from local_engine.search import vectors
 from local_engine.serving.server import Engine
 
 TOKEN_ENV = "LOCAL_ENGINE_TOKEN"  # noqa: S105 - a variable name, not a secret
@@ -144,6 +145,7 @@ def _engine(args: argparse.Namespace) -> Engine:
         "state_file": args.state_file or (args.data / "state.json" if args.data else None),
         "input_roots": args.input_root or _roots_from_env(),
         "workers": default_workers() if args.workers is None else args.workers,
+        "vectors": vectors.enabled(),  # LOCAL_ENGINE_VECTORS, read here once
     }
     if args.control_port is None:
         return Engine(args.host, args.port, args.token, **options)

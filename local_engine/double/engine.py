@@ -64,6 +64,7 @@ class Double(Engine):
         data_dir: Path | None = None,
         input_roots: Sequence[Path] = (),
         workers: int = 0,
+        vectors: bool = True,
     ) -> None:
         super().__init__(
             host,
@@ -74,6 +75,7 @@ class Double(Engine):
             data_dir=data_dir,
             input_roots=input_roots,
             workers=workers,
+            vectors=vectors,
         )
         self.faults = FaultSlot()
         self.api.interceptor = self._meet_fault
@@ -220,6 +222,7 @@ def start_double(
     data_dir: Path | None = None,
     input_roots: Sequence[Path] = (),
     workers: int = 0,
+    vectors: bool = True,
 ) -> Double:
     """Start the test double in daemon threads; returns once both ports are listening
     (``port`` / ``control_port`` 0 pick free ports; the rest as :func:`~local_engine.start_engine`)."""
@@ -233,4 +236,5 @@ def start_double(
         data_dir=data_dir,
         input_roots=input_roots,
         workers=workers,
+        vectors=vectors,
     ).start()

@@ -234,6 +234,7 @@ class IngestionBook:
             publish=publish,
             stopping=self.state.stopping,
             workers=self.state.workers,
+            vectors=self.state.vectors,
         )
 
     def _checkpointed_step(self, job: Job, now: float) -> None:

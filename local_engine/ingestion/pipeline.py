@@ -83,6 +83,7 @@ class Work:
     publish: Callable[[str, int], dict[str, Any]] | None = None  # (status, failed sources) -> revision
     stopping: threading.Event | None = None  # set when the engine stops: a stage ends between sources
     workers: Workers = field(default_factory=Workers)  # where a source's pure work runs (none: in place)
+    vectors: bool = True  # indexing computes the statements' vectors (the engine's switch, read at its start)
 
 
 def now_text() -> str:
@@ -739,7 +740,7 @@ def indexing(store: Store, work: Work) -> Counts:
     vectors.prune(store, work.ref)
     sources = _each(work, _mine(store, work, "evidenced"))
     answered: Iterable[tuple[sqlite3.Row, Any]] = _alone(sources)
-    if vectors.enabled():
+    if work.vectors:
 
         def texts(source: sqlite3.Row) -> Call:
             return vectors.source_vectors, labels.vector_parts(store, source["source_id"], "x.indexed = 0")

@@ -47,9 +47,9 @@ def source_json(row: sqlite3.Row) -> dict[str, Any]:
 class Knowledge:
     """The pipeline's records of every knowledge base, as the read routes answer them."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, meaning: bool = True) -> None:
         self.store = store
-        self.ranker = Ranker(store)
+        self.ranker = Ranker(store, meaning)
 
     # -- statements -------------------------------------------------------------------
 

@@ -147,12 +147,13 @@ class Ranked:
 class Ranker:
     """Search over one store's knowledge bases."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, meaning: bool = True) -> None:
         self.store = store
+        self.meaning = meaning  # rank by meaning too (the engine's switch, read at its start)
 
     def search(self, ref: str, query: str, limit: int, include_historical: bool) -> Ranked:
         words = content_words(query)
-        meaning = vectors.enabled()
+        meaning = self.meaning
         backend = BACKEND_HYBRID if meaning else BACKEND_WORDS
         if not self.store.has_index(ref) or not (words or meaning):
             return Ranked([], backend)
@@ -196,7 +197,7 @@ class Ranker:
         if not chunks:
             return {}
         rank_of = {rowid: n for n, rowid in enumerate(chunks, start=1)}
-        held = vectors.matrix(self.store, ref) if vectors.enabled() else None
+        held = vectors.matrix(self.store, ref) if self.meaning else None
         if held is not None:  # the base's chunks' statements, kept beside its vectors
             return {s: (rank_of[c], c) for c in chunks for s in held.members.get(c, ())}
         found = self.store.tuples(

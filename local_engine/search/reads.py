@@ -69,7 +69,7 @@ class ReadsApi:
 
     def __init__(self, state: EngineState) -> None:
         self.state = state
-        self.index = Knowledge(state.store)
+        self.index = Knowledge(state.store, state.vectors)
 
     def routes(self) -> list[tuple[str, str, Handler]]:
         return [

@@ -22,7 +22,8 @@ long as the token is the same. A statement read again may have been given a dele
 a read joins the vectors to statements that are the base's and indexed, and indexing replaces a
 rowid's vector, so a stale vector is never a statement's (and :func:`prune` drops them).
 
-``LOCAL_ENGINE_VECTORS=0`` (read when a stage or a search runs) turns vectors off: indexing
+``LOCAL_ENGINE_VECTORS=0`` (read once, when ``python -m local_engine`` starts, and handed down as
+``Engine(vectors=…)``, the job's ``Work.vectors`` and the ranker's ``meaning``) turns vectors off: indexing
 writes none, and search ranks by words alone. A base indexed without them gets them at its first
 search with them on.
 """

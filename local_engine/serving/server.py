@@ -398,6 +398,7 @@ class Engine:
         data_dir: Path | None = None,
         input_roots: Sequence[Path] = (),
         workers: int = 0,
+        vectors: bool = True,
     ) -> None:
         if not allow_remote and not _is_loopback(host):
             raise ValueError(
@@ -423,6 +424,7 @@ class Engine:
             upload_root=folder / "uploads",
             allowed_roots=tuple(Path(os.path.abspath(r)) for r in input_roots),
             workers=pool,
+            vectors=vectors,
         )
         exports.book(self._state).use_root(folder / "exports")
         self.state_file = state_file
@@ -614,6 +616,7 @@ def start_engine(
     data_dir: Path | None = None,
     input_roots: Sequence[Path] = (),
     workers: int = 0,
+    vectors: bool = True,
 ) -> Engine:
     """Start an engine in daemon threads; returns once its API port is listening.
 
@@ -622,7 +625,7 @@ def start_engine(
     start, written on every change); the records (sources, statements, …) are the store's, under
     ``data_dir`` (by default a ``<state file>-data`` folder beside the file). ``workers`` processes
     compute the stages' pure work beside the engine's own (``ingestion/workers.py``); 0 computes it
-    in place.
+    in place. ``vectors`` False: no vectors at indexing and search by words alone.
     """
     return Engine(
         host,
@@ -633,4 +636,5 @@ def start_engine(
         data_dir=data_dir,
         input_roots=input_roots,
         workers=workers,
+        vectors=vectors,
     ).start()

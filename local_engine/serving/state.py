@@ -152,6 +152,7 @@ class EngineState:
     """Set when the engine stops: a running stage ends between two sources."""
     stage_seconds: float = 0.0  # the pace's clock (a test's control): 0, as fast as the work goes
     workers: Workers = field(default_factory=Workers, repr=False, compare=False)
+    vectors: bool = True  # statements get vectors and search ranks by meaning (LOCAL_ENGINE_VECTORS at start)
     """Where the stages' pure work runs (``workers.py``): in place unless the engine was given workers."""
 
     def __post_init__(self) -> None:

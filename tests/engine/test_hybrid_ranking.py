@@ -8,10 +8,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import pytest
-
 from local_engine.ingestion import pipeline
-from local_engine.search import ranking, vectors
+from local_engine.search import ranking
 from local_engine.search.queries import Knowledge
 from local_engine.store.database import Store
 
@@ -23,17 +21,18 @@ UNRELATED = {
 }
 
 
-def read(root: Path, files: dict[str, str]) -> Knowledge:
-    """``files`` (name -> markdown) under ``root/notes``, read by the eleven stages into a base."""
+def read(root: Path, files: dict[str, str], vectors: bool = True) -> Knowledge:
+    """``files`` (name -> markdown) under ``root/notes``, read by the eleven stages into a base
+    (``vectors`` False: as an engine started with ``LOCAL_ENGINE_VECTORS=0``)."""
     folder = root / "notes"
     folder.mkdir(parents=True)
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     store = Store(None, threading.RLock())
-    work = pipeline.Work(job_id="job_h", ref="base", kind="paths", inputs=[str(folder)], force=True)
+    work = pipeline.Work(job_id="job_h", ref="base", kind="paths", inputs=[str(folder)], force=True, vectors=vectors)
     for stage in pipeline.STAGE_WORK.values():
         stage(store, work)
-    return Knowledge(store)
+    return Knowledge(store, vectors)
 
 
 def found(index: Knowledge, query: str, limit: int = 5) -> list[tuple[str, str]]:
@@ -41,9 +40,7 @@ def found(index: Knowledge, query: str, limit: int = 5) -> list[tuple[str, str]]
     return [(hit["row"]["statement"], hit["why"]) for _, hit in index.search("base", query, limit, False).hits]
 
 
-def test_a_paraphrase_is_found_by_meaning_alone_and_not_with_vectors_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_paraphrase_is_found_by_meaning_alone_and_not_with_vectors_off(tmp_path: Path) -> None:
     question = "How often do we get new computers?"  # not one word of it is the statement's
     files = {"equipment.md": f"# Equipment\n\n{LAPTOPS}\n", **UNRELATED}
     assert not set(ranking.content_words(question)) & set(ranking.content_words(LAPTOPS + " equipment notes"))
@@ -53,8 +50,7 @@ def test_a_paraphrase_is_found_by_meaning_alone_and_not_with_vectors_off(
     assert meant[0][1].startswith("meaning 0.") and "words" not in meant[0][1]
     assert [statement for statement, _ in meant] == [LAPTOPS]  # the others are not near enough to answer
 
-    monkeypatch.setenv(vectors.ENV, "0")
-    off = read(tmp_path / "off", files)
+    off = read(tmp_path / "off", files, vectors=False)
     assert found(off, question) == []
     assert not off.store.has_vectors("base")  # indexing kept none
     assert off.search("base", question, 5, False).backend == "sqlite-fts5"
