@@ -389,3 +389,25 @@ def test_local_schedule_runs_the_six_hourly_pass(http: httpx.Client) -> None:
     answer = http.post("/_local/schedules/ScheduleFunction/run")
     assert answer.status_code == 200
     assert "falcon" in answer.json()["bound_projects"]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Content-Type": "text/plain"}, 415),  # a cross-site form's simple POST
+        ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403),
+        ({"Content-Type": "application/json", "Host": "rebound.evil.example"}, 403),  # DNS rebinding
+    ],
+    ids=["text-plain", "foreign-origin", "foreign-host"],
+)
+def test_the_local_clock_refuses_over_http_what_a_web_page_could_send(
+    stack: LocalStack, headers: dict[str, str], status: int
+) -> None:
+    """Issue 57, at the socket: PUT /_local/clock moves the functions' clock, so a page of another
+    origin must not be able to."""
+    before = httpx.get(f"{stack.url}/_local/clock", timeout=30.0).json()["offset_seconds"]
+    answer = httpx.put(
+        f"{stack.url}/_local/clock", content=b'{"offset_seconds": 315360000}', headers=headers, timeout=30.0
+    )
+    assert answer.status_code == status, answer.text
+    assert httpx.get(f"{stack.url}/_local/clock", timeout=30.0).json()["offset_seconds"] == before
