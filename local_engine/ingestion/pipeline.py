@@ -110,7 +110,7 @@ class Ids:
     ``grouped`` (a store this engine made): the first 4 digits are the source's and the other 12
     the row's, so a source's rows stand together in the indexes of these ids, and a stage's
     transaction for a source writes a few of their pages instead of a page a row
-    (docs/benchmarks.md, "A seventh pass"). Not grouped (a store an older engine made, see
+    (docs/history/benchmarks.md, "A seventh pass"). Not grouped (a store an older engine made, see
     :meth:`Store.ids_grouped`): each id a hash of the whole row, as that engine made them, so a
     source read again keeps the ids its decided disagreements name."""
 

@@ -39,7 +39,7 @@ WORKERS_ENV = "LOCAL_ENGINE_WORKERS"
 MAX_WORKERS = 32
 DEFAULT_WORKERS = 2
 """The default's ceiling: a worker holds about 50 MiB while it works, and past two the engine's own
-writing, not the computing, is what a job waits for (docs/benchmarks.md, "A sixth pass")."""
+writing, not the computing, is what a job waits for (docs/history/benchmarks.md, "A sixth pass")."""
 IDLE_SECONDS = 60.0
 """Workers unused this long leave (the next job starts new ones): a worker that read a large batch
 keeps what its libraries and heap grew to, 90 MiB after 25 MB of documentation."""

@@ -69,7 +69,7 @@ CACHED = 150
 CACHE_CLAIMS = 100_000
 """The most claims :class:`HeldCache` keeps (about 40 MiB). Below what a job asks over and over it
 only churns: at 50 MB the generated corpus's 1,945 subjects hold 74,000 (29.6 MiB), and a cache of
-40,000 read 14,434 subjects again, one of 100,000 none (docs/benchmarks.md, "An eighth pass")."""
+40,000 read 14,434 subjects again, one of 100,000 none (docs/history/benchmarks.md, "An eighth pass")."""
 COPY_SIDES = 5
 FRONTMATTER = re.compile(r"\A---\n(.*?)\n(?:---|\.\.\.)\n", re.DOTALL)
 TOKENS = re.compile(r"[^\W_]+", re.UNICODE)

@@ -264,7 +264,7 @@ in one pass in key order once there are :data:`FRESH_WORDS` of them. The keys ar
 index on ``claims`` each source's keys went to pages of their own all over an index that grows
 with the base, and each source's transaction wrote most of it again (2.2 of the 3.7 GiB the stage
 wrote at 50 MB). The fresh table stays small, and the large one is written in key order a few
-times a job (docs/benchmarks.md, "An eighth pass"). A claim kept again by the same statement (a
+times a job (docs/history/benchmarks.md, "An eighth pass"). A claim kept again by the same statement (a
 stage run again) keeps its key, and may then have it in both tables; a claim deleted takes its
 key from both (the trigger)."""
 FRESH_WORDS = 30_000
@@ -338,7 +338,7 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 # A checkpoint every 10,000 pages (40 MiB of log), not SQLite's 1,000: ingestion
                 # rewrites the same index pages source after source, and each checkpoint is two
-                # fsyncs (docs/benchmarks.md, "What a checkpoint costs"). The log is cut back to
+                # fsyncs (docs/history/benchmarks.md, "What a checkpoint costs"). The log is cut back to
                 # 64 MiB after one, so a large transaction leaves no large file behind.
                 self.db.execute("PRAGMA wal_autocheckpoint=10000")
                 self.db.execute("PRAGMA journal_size_limit=67108864")
@@ -486,7 +486,7 @@ class Store:
     def ensure_index(self, db: sqlite3.Connection, ref: str) -> None:
         """The base's two FTS5 tables, made at its first indexing. Each merges its segments 16 at
         a time (``automerge``; 4 by default): a job adds a segment a source, and
-        merging them 4 at a time rewrote each row about twice as often (docs/benchmarks.md, "An
+        merging them 4 at a time rewrote each row about twice as often (docs/history/benchmarks.md, "An
         eighth pass"). What a query answers does not depend on how the index is cut in segments."""
         for kind, columns in (("s", "title, statement, heading, source"), ("c", "text")):
             table = self.fts(ref, kind)
