@@ -1,13 +1,20 @@
 // Knowledge changes: findings (what changed in the knowledge base since the colony studied it)
-// with Queue and Dismiss; Scan and Seed for the project in the bar (never the console default).
-import { html } from "../vendor/preact-htm.module.js";
+// with Queue and Dismiss, newest first, a page at a time; Scan and Seed for the project in the bar
+// (never the console default).
+import { html, useEffect, useState } from "../vendor/preact-htm.module.js";
 import * as api from "../api.js";
 import { Id, Loaded, Notice, Path, Problem, When, scoped, useAction, useAddressed, useConsole, useLoad } from "../ui.js";
 
 export default function KnowledgeChanges() {
   const { project, refresh } = useConsole();
   const [status, setStatus] = useAddressed("status", "open");
-  const findings = useLoad(() => api.get("/knowledge/changes", { ...scoped(project), status }), [project, status]);
+  const [cursors, setCursors] = useState([null]);
+  const cursor = cursors[cursors.length - 1];
+  useEffect(() => setCursors([null]), [project]); // another project: its newest findings
+  const findings = useLoad(
+    () => api.get("/knowledge/changes", { ...scoped(project), status, ...(cursor ? { cursor } : {}) }),
+    [project, status, cursor],
+  );
   const act = useAction();
   const run = (path, notice) =>
     act.run(async () => {
@@ -23,15 +30,15 @@ export default function KnowledgeChanges() {
               onClick=${() => run("/knowledge/changes/scan", (a) => `Scanned ${a.sources} sources: ${a.new_findings} new findings.`)}>Scan</button>
             <button type="button" disabled=${act.busy} onClick=${() => run("/knowledge/seed", (a) => a.message)}>Seed</button>`
         : html`<p class="muted">Scan and Seed run for a project: pick one in the bar.</p>`}
-      <label>Show<select value=${status} onChange=${(event) => setStatus(event.currentTarget.value)}>
+      <label>Show<select value=${status} onChange=${(event) => { setStatus(event.currentTarget.value); setCursors([null]); }}>
         <option value="open">open findings</option><option value="all">every finding</option></select></label>
     </div>
     <${Problem} error=${act.error} />
     ${act.notice ? html`<${Notice} text=${act.notice} />` : null}
     <${Loaded} load=${findings} what="the findings">
-      ${(answer) =>
-        answer.findings.length === 0
-          ? html`<p>No ${status === "open" ? "open " : ""}findings.</p>`
+      ${(answer) => html`
+        ${answer.findings.length === 0
+          ? html`<p>No ${status === "open" ? "open " : ""}findings${cursors.length > 1 ? " after these" : ""}.</p>`
           : html`<table>
               <thead><tr><th scope="col">Source</th><th scope="col">What changed</th><th scope="col">Detected</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
               <tbody>
@@ -53,6 +60,13 @@ export default function KnowledgeChanges() {
                 )}
               </tbody>
             </table>`}
+        ${cursors.length > 1 || answer.next_cursor
+          ? html`<div class="row">
+              <p class="muted" role="status">Newest first; page ${cursors.length}.</p>
+              <button type="button" disabled=${cursors.length === 1} onClick=${() => setCursors([null])}>Newest findings</button>
+              <button type="button" disabled=${!answer.next_cursor} onClick=${() => setCursors([...cursors, answer.next_cursor])}>Older findings</button>
+            </div>`
+          : null}`}
     <//>
   `;
 }

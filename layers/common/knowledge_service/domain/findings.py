@@ -22,7 +22,13 @@ from pydantic import Field
 
 from knowledge_service.base_model import Model
 from knowledge_service.errors import Conflict, NotFound
-from knowledge_service.storage.findings_store import Finding, FindingsStore, FindingStatus, SeedReceipt
+from knowledge_service.storage.findings_store import (
+    Finding,
+    FindingPosition,
+    FindingsStore,
+    FindingStatus,
+    SeedReceipt,
+)
 from knowledge_service.storage.missions import MissionBus
 from knowledge_service.upstream.models import ForagerSource
 
@@ -52,8 +58,13 @@ class FindingView(Model):
 
 
 class FindingsAnswer(Model):
-    findings: list[FindingView]
-    count: int
+    findings: list[FindingView]  # newest first
+    count: int  # how many this page holds
+    next_cursor: str | None = None  # the next page's ?cursor=, while more follow
+
+
+FINDINGS_PAGE_DEFAULT = 100
+FINDINGS_PAGE_MAX = 500
 
 
 class SeedAnswer(Model):
@@ -148,10 +159,23 @@ def _queue(findings: FindingsStore, missions: MissionBus, finding: Finding, proj
     return mission_id
 
 
-def list_findings(findings: FindingsStore, knowledge_base: str, status: str) -> FindingsAnswer:
-    rows = findings.findings(knowledge_base, open_only=status == FindingStatus.OPEN)
+def list_findings(
+    findings: FindingsStore,
+    knowledge_base: str,
+    status: str,
+    *,
+    limit: int = FINDINGS_PAGE_DEFAULT,
+    cursor: str | None = None,
+) -> FindingsAnswer:
+    """A page of the knowledge base's findings, newest first, after ``cursor`` (a ``next_cursor``)."""
+    after = None
+    if cursor is not None:
+        detected_at, _, finding_id_ = cursor.partition("#")
+        after = FindingPosition(detected_at=detected_at, finding_id=finding_id_)
+    rows, last = findings.page(knowledge_base, open_only=status == FindingStatus.OPEN, limit=limit, after=after)
     views = [FindingView.model_validate(f.model_dump()) for f in rows]
-    return FindingsAnswer(findings=views, count=len(views))
+    next_cursor = f"{last.detected_at}#{last.finding_id}" if last else None
+    return FindingsAnswer(findings=views, count=len(views), next_cursor=next_cursor)
 
 
 def _found(findings: FindingsStore, knowledge_base: str, finding_id_: str) -> Finding:

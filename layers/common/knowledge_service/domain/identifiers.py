@@ -119,6 +119,13 @@ value of this shape is a position: the page is the rows recorded before it (none
 older than the log), never a refusal."""
 EVENTS_CURSOR_PROBLEM = "is not a position in the log (a next_cursor this route gave)."
 
+CHANGES_CURSOR_PATTERN = r"^[0-9T:.+\-Z]{10,40}#[0-9a-f]{1,64}$"
+"""``GET /knowledge/changes``' cursor: a place in the knowledge base's findings, newest first — a
+finding's ``detected_at``, ``#``, its id, as ``next_cursor`` gives it. Every value of this shape
+is a position: the page is the findings after it (none, if it is older than them all)."""
+CHANGES_CURSOR_MAX = 110
+CHANGES_CURSOR_PROBLEM = "is not a place in the findings (a next_cursor this route gave)."
+
 ACTIONS_CURSOR_PATTERN = r"^[^#]{1,64}#[\s\S]*$"
 """``GET /knowledge/feed``'s ``actions_after``: a position in the actions' order,
 ``<claimed_at>#<effect_key>`` (split at the first ``#``; a claim time never holds one). Every

@@ -6,7 +6,8 @@
   studied at (written by ``POST /knowledge/seed`` and by queueing a finding);
 - ``finding#<id>`` — a finding. While it is open it carries ``open_flag = "open"``, which
   puts it in the sparse ``open_findings`` index: the colony-wide ``open_changes`` count is
-  one ``Query`` with ``Select=COUNT``. Deciding one removes the flag; the row stays.
+  one ``Query`` with ``Select=COUNT``. Deciding one removes the flag; the row stays. The
+  ``by_detected`` index lists a knowledge base's findings newest first, a page at a time.
 
 A finding's id is derived from (knowledge base, source, current hash), so one change is
 one finding however many passes see it, and a decided one stops the next pass asking.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.conditions import Attr, Key
 
 from knowledge_service.base_model import Model
-from knowledge_service.storage.toolkit import conditionally, query_all, query_count
+from knowledge_service.storage.toolkit import conditionally, expressions, query_all, query_count, query_pages
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBServiceResource
@@ -58,6 +59,17 @@ class SeedReceipt(Model):
     logical_content_hash: str
     studied_at: str
 
+
+class FindingPosition(Model):
+    """A place in a knowledge base's findings, newest first: a finding's time and id."""
+
+    detected_at: str
+    finding_id: str
+
+
+BY_DETECTED_INDEX = "by_detected"
+"""``knowledge_base`` + ``detected_at``, every attribute: a knowledge base's findings newest first
+(seed receipts have no ``detected_at`` and are not in it)."""
 
 TRANSACTION_ITEMS = 100
 """DynamoDB's most items in one transaction: the findings of a large revision go in groups this size."""
@@ -132,12 +144,36 @@ class FindingsStore:
         ).get("Item")
         return _finding(item) if item else None
 
-    def findings(self, knowledge_base: str, *, open_only: bool) -> list[Finding]:
-        items = self._query(Key("knowledge_base").eq(knowledge_base) & Key("sk").begins_with("finding#"))
-        found = [_finding(i) for i in items]
-        if open_only:
-            found = [f for f in found if f.status == FindingStatus.OPEN]
-        return sorted(found, key=lambda f: f.detected_at, reverse=True)
+    def page(
+        self, knowledge_base: str, *, open_only: bool, limit: int, after: FindingPosition | None
+    ) -> tuple[list[Finding], FindingPosition | None]:
+        """Up to ``limit`` findings, newest first, from after the position ``after`` (any position,
+        a finding's or not); and the position of the last one when more follow.
+
+        One Query on the ``by_detected`` index (``knowledge_base`` + ``detected_at``; findings of
+        one pass share their time, and the index orders those by the table's key), the next page
+        asked only while the page is short (``open_only`` filters, after DynamoDB's ``Limit``)."""
+        key = Key("knowledge_base").eq(knowledge_base)
+        kwargs: dict[str, Any] = {
+            "IndexName": BY_DETECTED_INDEX,
+            **expressions(key, Attr("status").eq(OPEN) if open_only else None),
+            "ScanIndexForward": False,
+            "Limit": limit + 1,
+        }
+        if after is not None:
+            kwargs["ExclusiveStartKey"] = {
+                "knowledge_base": knowledge_base,
+                "detected_at": after.detected_at,
+                "sk": f"finding#{after.finding_id}",
+            }
+        found: list[Finding] = []
+        for items in query_pages(self._table, **kwargs):
+            found += [_finding(i) for i in items]
+            if len(found) > limit:
+                break
+        page = found[:limit]
+        more = len(found) > limit
+        return page, FindingPosition(detected_at=page[-1].detected_at, finding_id=page[-1].id) if more else None
 
     def decide(
         self, knowledge_base: str, finding_id: str, status: FindingStatus, mission_id: str | None = None

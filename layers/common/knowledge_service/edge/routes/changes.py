@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
-from knowledge_service.domain import findings
+from knowledge_service.domain import findings, identifiers
 from knowledge_service.edge.access import Standing, access, scope_of
 from knowledge_service.edge.envelope import Envelope, error_responses, ok
 from knowledge_service.edge.params import Project
@@ -28,12 +28,22 @@ FindingId = Annotated[str, Path(pattern=r"^[0-9a-f]{1,64}$")]
     responses=error_responses(400, 401, 403, 404, 500, 502, 503, 504),
 )
 def get_changes(
-    status: Annotated[Literal["open", "all"], Query()] = "open", project: Project = None
+    status: Annotated[Literal["open", "all"], Query()] = "open",
+    limit: Annotated[int, Query(ge=1, le=findings.FINDINGS_PAGE_MAX)] = findings.FINDINGS_PAGE_DEFAULT,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=identifiers.CHANGES_CURSOR_MAX,
+            pattern=identifiers.CHANGES_CURSOR_PATTERN,
+            description="A place in the findings (the next_cursor an answer gave): the page after it",
+        ),
+    ] = None,
+    project: Project = None,
 ) -> Envelope[findings.FindingsAnswer]:
     rt = runtime()
     scope = scope_of(project)
     rt.upstream.answering(scope.settings)  # 503 while knowledge is off or down, as every route but status
-    return ok(findings.list_findings(rt.findings, scope.knowledge_base, status))
+    return ok(findings.list_findings(rt.findings, scope.knowledge_base, status, limit=limit, cursor=cursor))
 
 
 @router.post(
