@@ -17,8 +17,8 @@ from tests import demo
 pytestmark = pytest.mark.contract
 
 
-def client_for(sim: Double) -> ForagerClient:
-    return ForagerClient(sim.url, sim.token, timeout_seconds=2.0)
+def client_for(sim: Double, timeout_seconds: float = 2.0) -> ForagerClient:
+    return ForagerClient(sim.url, sim.token, timeout_seconds=timeout_seconds)
 
 
 def parts(*files: tuple[str, bytes]) -> list[FilePart]:
@@ -94,6 +94,7 @@ def test_a_preflight_refusal_is_an_answer_and_a_working_storage_failure_is_a_fai
 
 def test_an_upload_over_foragers_caps_is_its_413(simulator: Double) -> None:
     many = parts(*[(f"f{i}", b"x") for i in range(401)])
+    client = client_for(simulator, timeout_seconds=30.0)  # 401 parts can take over 2 s on a busy machine
     with pytest.raises(UpstreamRefused) as refused:
-        client_for(simulator).upload("falcon", many, force=False, admission_job_id=None, idempotency_key="big")
+        client.upload("falcon", many, force=False, admission_job_id=None, idempotency_key="big")
     assert refused.value.upstream_status == 413
