@@ -580,40 +580,53 @@ def report(result: dict[str, Any]) -> None:
         f"\nLocal engine, {result['workers']} worker processes, vectors {vectors}"
         f" (load average {result['load']:.1f} at the end)"
     )
+    _report_throughput(result["throughput"])
+    _report_latency(result["latency"])
+    _report_stages(result["stages"], result["throughput"])
+    _report_memory(result["memory"])
+
+
+def _report_throughput(rows: list[dict[str, Any]]) -> None:
     print("  corpus                MB   files  statements   s      MB/s  files/s  floor s  × floor   (+ split s  × it)")
-    for row in result["throughput"]:
+    for row in rows:
         print(
             f"  {row['corpus']:<20} {row['megabytes']:>5} {row['files']:>6} {row['statements']:>10} "
             f"{row['seconds']:>7} {row['mb_per_second']:>7} {row['files_per_second']:>8} "
             f"{row['floor_seconds']:>8} {row['over_floor']:>7}"
             f"   {row['floor_with_split_seconds']:>9} {row['over_floor_with_split']:>5}"
         )
-    if result["throughput"]:
+    if rows:
         print(
             "  floor: the format libraries alone plus SQLite alone on the same rows; + split: with the"
             " engine's own chunks and sentences timed in it too (the floor of the passes before 2026-12-06)"
         )
         print("  corpus                engine CPU s  workers CPU s   (all CPU / cores) × floor   engine's CPU × floor")
-    for row in result["throughput"]:
+    for row in rows:
         print(
             f"  {row['corpus']:<20} {row['engine_cpu_seconds']:>12} {row['workers_cpu_seconds']:>14}"
             f"   {row['cpu_bound_over_floor']:>25}   {row['writer_bound_over_floor']:>20}"
         )
-    if result["throughput"]:
+    if rows:
         print(
             "  the least wall time the job's CPU allows, against the floor: all of it spread over the"
             f" {CORES} cores (over 1.5×, no scheduling of the same work meets the goal), and the engine"
             " process's alone (the store's one writer, with what it computes itself today)"
         )
-    if result["latency"]:
+
+
+def _report_latency(rows: list[dict[str, Any]]) -> None:
+    if rows:
         print("  statements   search p50/p99 ms   retrieve p50/p99 ms")
-    for row in result["latency"]:
+    for row in rows:
         print(
             f"  {row['statements']:>10}   {row['search_p50_ms']:>7} / {row['search_p99_ms']:<7}"
             f"   {row['retrieve_p50_ms']:>7} / {row['retrieve_p99_ms']}"
         )
-    stages = result["stages"] or {"seconds": {}}
-    if result["stages"]:
+
+
+def _report_stages(measured: dict[str, Any] | None, throughput: list[dict[str, Any]]) -> None:
+    stages = measured or {"seconds": {}}
+    if measured:
         print(
             f"  stages on the mixed corpus ({stages['megabytes']} MB, {stages['files']} files, "
             f"{stages['statements']} statements, {stages['entities']} entities, {stages['mentions']} mentions, "
@@ -621,7 +634,7 @@ def report(result: dict[str, Any]) -> None:
         )
     for name, seconds in stages["seconds"].items():
         print(f"    {name:<22} {seconds:>7} s   {stages['megabytes'] / max(seconds, 0.01):>8.1f} MB/s")
-    beside = [row for row in result["throughput"] if result["stages"] and row["megabytes"] == stages["megabytes"]]
+    beside = [row for row in throughput if measured and row["megabytes"] == stages["megabytes"]]
     if beside:  # the floor has no people or disagreements in it: the stages that have a counterpart there, apart
         floor, with_split = beside[-1]["floor_seconds"], beside[-1]["floor_with_split_seconds"]
         found = sum(seconds for name, seconds in stages["seconds"].items() if name in PEOPLE_AND_DISAGREEMENTS)
@@ -631,14 +644,17 @@ def report(result: dict[str, Any]) -> None:
             f" {rest / with_split:.2f}× it with the split, {with_split} s); {' and '.join(PEOPLE_AND_DISAGREEMENTS)}:"
             f" {found:.2f} s"
         )
-    for held in result["memory"] or ():
+
+
+def _report_memory(rows: list[dict[str, Any]] | None) -> None:
+    for held in rows or ():
         print(
             f"  memory, {held['route']}: {held['batch_megabytes']} MB batch, RSS {held['rss_before_mib']} → peak "
             f"{held['rss_peak_mib']} MiB (+{held['peak_over_start_mib']} MiB; "
             f"+{held['request_peak_over_start_mib']} MiB while the request ran, {held['request_seconds']} s) "
             f"in {held['seconds']} s"
         )
-    by_path = [held for held in result["memory"] or () if held["route"] == "by path"]
+    by_path = [held for held in rows or () if held["route"] == "by path"]
     if len(by_path) == 2:
         quarter, whole = by_path
         print(

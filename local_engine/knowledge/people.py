@@ -367,24 +367,41 @@ def names_in(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
     """(name, start, end) of every candidate name in ``text[start:end]`` (offsets into ``text``)."""
     found = []
     for match in NAME_RUN.finditer(text, start, end):
-        tokens = [(m.group(0), m.start(), m.end()) for m in TOKEN.finditer(text, match.start(), match.end())]
-        while tokens and tokens[0][0].lower() in LEADING:
-            tokens = tokens[1:]
-        for grouped in _groups(tokens):
-            group = grouped
-            while group and (group[-1][0].lower() in CALENDAR or group[-1][0] in JOINERS):
-                group = group[:-1]
-            while group and group[0][0] in JOINERS:
-                group = group[1:]
-            words = [w for w, _, _ in group if w not in JOINERS]
-            if len(words) < 2 or len(words) > MAX_NAME_WORDS:
-                continue
-            if any(w.lower() in CALENDAR for w in words) or all(len(w) <= 2 for w in words):
-                continue
-            if words[-1].endswith(".") and words[-1].lower() not in ORGANIZATION_WORDS:
-                continue  # "Smith R." is no name of ours
-            found.append((text[group[0][1] : group[-1][2]], group[0][1], group[-1][2]))
+        for grouped in _groups(_run_tokens(text, match.start(), match.end())):
+            group = _trimmed(grouped)
+            if _name_words([w for w, _, _ in group if w not in JOINERS]):
+                found.append((text[group[0][1] : group[-1][2]], group[0][1], group[-1][2]))
     return found
+
+
+def _run_tokens(text: str, start: int, end: int) -> list[tuple[str, int, int]]:
+    """(word, start, end) of each word of a run, from the first that is no common word, month,
+    weekday or verb (``LEADING``)."""
+    tokens = [(m.group(0), m.start(), m.end()) for m in TOKEN.finditer(text, start, end)]
+    while tokens and tokens[0][0].lower() in LEADING:
+        tokens = tokens[1:]
+    return tokens
+
+
+def _trimmed(group: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """A group without the months, weekdays and joiners it ends with, or the joiners it starts with."""
+    while group and (group[-1][0].lower() in CALENDAR or group[-1][0] in JOINERS):
+        group = group[:-1]
+    while group and group[0][0] in JOINERS:
+        group = group[1:]
+    return group
+
+
+def _name_words(words: list[str]) -> bool:
+    """Whether a group's words (its joiners left out) may be a name: two to ``MAX_NAME_WORDS`` of
+    them, no month or weekday, not all of them two letters or fewer, and the last one no initial
+    (a word with a full stop that is no organization word)."""
+    if len(words) < 2 or len(words) > MAX_NAME_WORDS:
+        return False
+    if any(w.lower() in CALENDAR for w in words) or all(len(w) <= 2 for w in words):
+        return False
+    # "Smith R." is no name of ours
+    return not (words[-1].endswith(".") and words[-1].lower() not in ORGANIZATION_WORDS)
 
 
 # -- evidence -------------------------------------------------------------------------------------

@@ -348,29 +348,6 @@ class PageStore:
             write.brought,
             principal=write.principal,
         )
-        head: dict[str, Any] = {
-            "pk": f"PAGE#{write.project}",
-            "sk": write.path,
-            "size_bytes": write.size_bytes if write.version else 0,
-            "last_write_by": write.actor,
-            "last_write_at": at,
-            "last_write_principal": write.principal,
-            "meta": json.dumps(write.meta, separators=(",", ":")),
-        }
-        if write.version:
-            head["version"] = write.version
-        verified_version = write.version if write.brought else write.keep_verified_version
-        if verified_version:
-            head["verified_version"] = verified_version
-        put_head: dict[str, Any] = {"TableName": self._name, "Item": _ddb(head)}
-        # An unguarded write still lands only on what it read (so its log row names what it
-        # replaced); the service reads again and retries, and the last writer wins.
-        guard = write.guard if write.guard is not None else (write.replaced or ABSENT)
-        if guard == ABSENT:
-            put_head["ConditionExpression"] = "attribute_not_exists(version)"
-        else:
-            put_head["ConditionExpression"] = "version = :guard"
-            put_head["ExpressionAttributeValues"] = _ddb({":guard": guard})
         feed = {
             "pk": f"FEED#{write.project}",
             "sk": row.id,
@@ -381,24 +358,24 @@ class PageStore:
             "version": write.version,
         }
         items = [
-            {"Put": put_head},
+            {"Put": _head_put(self._name, write, at)},
             {"Put": {"TableName": self._name, "Item": _ddb(_row_item(f"LOG#{write.project}", row))}},
             {"Put": {"TableName": self._name, "Item": _ddb(_row_item(f"PLOG#{write.project}#{write.path}", row))}},
             {"Put": {"TableName": self._name, "Item": _ddb(feed)}},
-            {
-                "Update": {
-                    "TableName": self._name,
-                    "Key": _ddb(meta_key(write.project, row.id)),
-                    "UpdateExpression": "ADD gen :one, used_bytes :n" if write.new_bytes else "ADD gen :one",
-                    "ExpressionAttributeValues": _ddb(
-                        {":one": 1, ":n": write.new_bytes} if write.new_bytes else {":one": 1}
-                    ),
-                }
-            },
+            {"Update": _generation_update(self._name, write.project, row.id, write.new_bytes)},
             *search_items(self._name, write.project, write.path, row.id, write.search),
         ]
         if write.new_bytes and write.version is not None:
             items.append(_version_put(self._name, write.project, write.version, write.new_bytes))
+        if not self._land(write, items):
+            return None
+        self._signal(write.project, feed)
+        return row
+
+    def _land(self, write: Write, items: list[dict[str, Any]]) -> bool:
+        """Run the write's transaction: False when a condition refused it (its guard). Raises Busy
+        when another write held one of its items, and :class:`AlreadyKept` when only its version
+        item's condition refused it."""
         try:
             self._client.transact_write_items(TransactItems=items)
         except ClientError as error:
@@ -412,9 +389,8 @@ class PageStore:
             refused = [i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"]
             if write.new_bytes and refused == [len(items) - 1]:
                 raise AlreadyKept(write.version) from error  # only the version item's condition refused
-            return None
-        self._signal(write.project, feed)
-        return row
+            return False
+        return True
 
     def _signal(self, project: str, feed: dict[str, Any]) -> None:
         if not self._bus:
@@ -589,6 +565,44 @@ def meta_keys(project: str) -> list[dict[str, str]]:
 def generation_of(items: list[dict[str, Any]]) -> tuple[int, int]:
     """(write generation, kept bytes) summed over the meta items read."""
     return sum(int(i.get("gen", 0)) for i in items), sum(int(i.get("used_bytes", 0)) for i in items)
+
+
+def _head_put(table: str, write: Write, at: str) -> dict[str, Any]:
+    """The write's put of the page's head, on condition that the head is still what it read."""
+    head: dict[str, Any] = {
+        "pk": f"PAGE#{write.project}",
+        "sk": write.path,
+        "size_bytes": write.size_bytes if write.version else 0,
+        "last_write_by": write.actor,
+        "last_write_at": at,
+        "last_write_principal": write.principal,
+        "meta": json.dumps(write.meta, separators=(",", ":")),
+    }
+    if write.version:
+        head["version"] = write.version
+    verified_version = write.version if write.brought else write.keep_verified_version
+    if verified_version:
+        head["verified_version"] = verified_version
+    put_head: dict[str, Any] = {"TableName": table, "Item": _ddb(head)}
+    # An unguarded write still lands only on what it read (so its log row names what it
+    # replaced); the service reads again and retries, and the last writer wins.
+    guard = write.guard if write.guard is not None else (write.replaced or ABSENT)
+    if guard == ABSENT:
+        put_head["ConditionExpression"] = "attribute_not_exists(version)"
+    else:
+        put_head["ConditionExpression"] = "version = :guard"
+        put_head["ExpressionAttributeValues"] = _ddb({":guard": guard})
+    return put_head
+
+
+def _generation_update(table: str, project: str, row_id: str, new_bytes: int) -> dict[str, Any]:
+    """The write's update of the base's meta item: one more write generation, and the new bytes kept."""
+    return {
+        "TableName": table,
+        "Key": _ddb(meta_key(project, row_id)),
+        "UpdateExpression": "ADD gen :one, used_bytes :n" if new_bytes else "ADD gen :one",
+        "ExpressionAttributeValues": _ddb({":one": 1, ":n": new_bytes} if new_bytes else {":one": 1}),
+    }
 
 
 def _version_put(table: str, project: str, version: str, size: int) -> dict[str, Any]:

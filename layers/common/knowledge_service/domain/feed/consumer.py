@@ -50,6 +50,7 @@ from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
 from knowledge_service.domain.feed.history import (
+    Decision,
     Slot,
     Step,
     admit,
@@ -108,6 +109,16 @@ class FeedPass:
     policy: AutoStudy
     outcome: PassOutcome
     mark: Watermark | None = None
+
+
+@dataclass
+class _Reading:
+    """Where a pass's reading stands between pages: the watermark, whether the next page is read
+    unchecked (from the watermark, not the anchor), and how often a hole was read again."""
+
+    mark: Watermark
+    unchecked: bool = False
+    rereads: int = 0
 
 
 class FeedConsumer(Recovery):
@@ -173,61 +184,84 @@ class FeedConsumer(Recovery):
 
     def _read_feed(self, run: FeedPass, instance: str, generation: str) -> Watermark:
         """Read pages until the head, a stop, or too many recoveries; the watermark reached."""
-        knowledge_base, project, revision_study, outcome = run.knowledge_base, run.project, run.policy, run.outcome
-        mark = self._current(knowledge_base, instance, generation, STREAM)
-        unchecked = False
-        rereads = 0
+        reading = _Reading(self._current(run.knowledge_base, instance, generation, STREAM))
         # Every recovery degrades the stream once; a producer that keeps failing them ends the pass.
-        while len(outcome.degraded) <= MAX_RECOVERIES:
-            run.mark = mark
+        while len(run.outcome.degraded) <= MAX_RECOVERIES:
+            run.mark = reading.mark
             # Start at the anchor, at the latest, to see the producer still holds what was read.
-            verify = not unchecked and mark.anchor_sequence is not None
-            unchecked = False
-            after = read_after(mark, verify)  # the cursor the page is read from
-            try:
-                page, divergence = self._read(mark, verify)
-            except FeedCursorRefused as refused:
-                # When only the anchor left the replay window (the watermark did not), read on unchecked.
-                unchecked = verify and only_the_anchor_expired(refused, mark)
-                if not unchecked:
-                    mark = self._recover(mark, refused, outcome, project, revision_study)
+            verify = not reading.unchecked and reading.mark.anchor_sequence is not None
+            reading.unchecked = False
+            after = read_after(reading.mark, verify)  # the cursor the page is read from
+            page = self._read_page(run, reading, verify)
+            if page is None:
                 continue
-            self.checkpoint("read")
-            if divergence is not None:
-                mark = self._restore(mark, *divergence, outcome, project, revision_study)
-                continue
-            if not same_stream(page, mark) or page.instance_id != instance:
-                mark = self._live(knowledge_base, page.instance_id, page.generation, page.stream)
-            decision = decide(page, mark, verify=False, after=after, limit=self.page_limit)
-            outcome.received += sum(
-                1 for s in admit(page, after, self.page_limit) if not (verify and rechecked(s.sequence, mark))
-            )
-            kept = decision.run
-            stopped = decision.stopped_at
-            if stopped is not None and self._resolved(mark, stopped):
-                kept, stopped = [*kept, stopped], None  # an operator replayed or discarded it: pass over it
-            if kept:
-                advanced = self._consume(run, mark, kept)
-                if advanced is None:  # another pass moved it first, or a restore superseded it
-                    mark = self._reread(mark)
-                    continue
-                mark = advanced
-            if stopped is not None:  # a protocol this build cannot read: the stream stops before it
-                self._refuse(run, mark, [stopped])
+            if not self._take_page(run, reading, page, instance, verify=verify, after=after):
                 break
-            if decision.step is Step.GAP and decision.gap_at is not None:
-                # Read the hole again before passing it; a producer that keeps serving it only on a
-                # second read is read on at most MAX_RECOVERIES times a pass.
-                if rereads < MAX_RECOVERIES and self._hole_served(mark, decision.gap_at):
-                    rereads += 1
-                    continue
-                mark = self._reconcile_gap(mark, decision.gap_at, outcome, project, revision_study)
-                continue
-            # A short page that held only what was checked: read on from the watermark.
-            unchecked = not kept and verify and only_rechecked(page, mark, after, self.page_limit)
-            if not unchecked and (not kept or not more_after(page, mark, self.page_limit)):
-                break
-        return mark
+        return reading.mark
+
+    def _read_page(self, run: FeedPass, reading: _Reading, verify: bool) -> FeedPage | None:
+        """The page after the watermark; None when the producer refused the cursor or its history
+        departs from what the colony read, the reading then recovered, restored or set to read on
+        unchecked."""
+        mark = reading.mark
+        try:
+            page, divergence = self._read(mark, verify)
+        except FeedCursorRefused as refused:
+            # When only the anchor left the replay window (the watermark did not), read on unchecked.
+            reading.unchecked = verify and only_the_anchor_expired(refused, mark)
+            if not reading.unchecked:
+                reading.mark = self._recover(mark, refused, run.outcome, run.project, run.policy)
+            return None
+        self.checkpoint("read")
+        if divergence is not None:
+            reading.mark = self._restore(mark, *divergence, run.outcome, run.project, run.policy)
+            return None
+        return page
+
+    def _take_page(
+        self, run: FeedPass, reading: _Reading, page: FeedPage, instance: str, *, verify: bool, after: int
+    ) -> bool:
+        """What a page read holds: its contiguous run consumed (steps 2–5, :meth:`_consume`), then a
+        stop, a gap or the end of the page; whether to read another page."""
+        mark = reading.mark
+        if not same_stream(page, mark) or page.instance_id != instance:
+            mark = self._live(run.knowledge_base, page.instance_id, page.generation, page.stream)
+        decision = decide(page, mark, verify=False, after=after, limit=self.page_limit)
+        run.outcome.received += sum(
+            1 for s in admit(page, after, self.page_limit) if not (verify and rechecked(s.sequence, mark))
+        )
+        kept, stopped = self._passable(mark, decision)
+        if kept:
+            advanced = self._consume(run, mark, kept)
+            if advanced is None:  # another pass moved it first, or a restore superseded it
+                reading.mark = self._reread(mark)
+                return True
+            mark = advanced
+        reading.mark = mark
+        if stopped is not None:  # a protocol this build cannot read: the stream stops before it
+            self._refuse(run, mark, [stopped])
+            return False
+        if decision.step is Step.GAP and decision.gap_at is not None:
+            self._pass_gap(run, reading, decision.gap_at)
+            return True
+        # A short page that held only what was checked: read on from the watermark.
+        reading.unchecked = not kept and verify and only_rechecked(page, mark, after, self.page_limit)
+        return reading.unchecked or (bool(kept) and more_after(page, mark, self.page_limit))
+
+    def _passable(self, mark: Watermark, decision: Decision) -> tuple[list[Slot], Slot | None]:
+        """The run the page's decision keeps, and the envelope that stops the stream (None: none)."""
+        kept, stopped = decision.run, decision.stopped_at
+        if stopped is not None and self._resolved(mark, stopped):
+            return [*kept, stopped], None  # an operator replayed or discarded it: pass over it
+        return kept, stopped
+
+    def _pass_gap(self, run: FeedPass, reading: _Reading, gap_at: int) -> None:
+        """Read the hole again before passing it; a producer that keeps serving it only on a
+        second read is read on at most MAX_RECOVERIES times a pass."""
+        if reading.rereads < MAX_RECOVERIES and self._hole_served(reading.mark, gap_at):
+            reading.rereads += 1
+            return
+        reading.mark = self._reconcile_gap(reading.mark, gap_at, run.outcome, run.project, run.policy)
 
     def _read(self, mark: Watermark, verify: bool) -> tuple[FeedPage, tuple[str, int] | None]:
         """A page after the watermark, and how the producer's history departs from what the colony

@@ -55,6 +55,16 @@ class Written:
     changed: bool = True
 
 
+@dataclass(frozen=True)
+class _Forgetting:
+    """What ``forget_history`` does: the log rows it marks forgotten, and the kept versions it
+    removes (version → bytes): those only the forgotten rows named, and those nothing names."""
+
+    to_mark: list[LogRow]
+    removed: dict[str, int]
+    unreferenced: dict[str, int]
+
+
 class Pages:
     """One project's knowledge base."""
 
@@ -272,8 +282,7 @@ class Pages:
                 return path
             if if_version is not None or attempt == _UNGUARDED_ATTEMPTS - 1:
                 break
-        fresh = self.store.head(self.project, path)
-        raise _conflict(fresh.version if fresh else None)
+        raise self._conflict_now(path)
 
     def review(
         self, raw_path: str, if_version: str | None, verified_by: str | None, principal: str | None = None
@@ -367,19 +376,8 @@ class Pages:
         rows = self.store.log(self.project, path)
         if not rows:
             raise NotFound(f"The write log has never named {path}.")
-        head = self.store.head(self.project, path)
-        current = head.version if head is not None else None
-        kept = self.store.kept_versions(self.project)
-        everything = self.store.log(self.project)
-        to_mark = [r for r in rows if r.version and r.version != current and not r.forgotten]
-        named_elsewhere = {
-            r.version for r in everything if r.version and not r.forgotten and (r.path != path or r.version == current)
-        }
-        heads_versions = {h.version for h in self.store.heads(self.project) if h.version}
-        candidates = {r.version for r in to_mark if r.version} - named_elsewhere - heads_versions
-        removed = {v: kept[v] for v in candidates if v in kept}
-        referenced = {r.version for r in everything if r.version} | heads_versions
-        unreferenced = {v: size for v, size in kept.items() if v not in referenced}
+        forgetting = self._forgetting(path, rows)
+        removed, unreferenced = forgetting.removed, forgetting.unreferenced
         counts = {
             "path": path,
             "versions": len(removed),
@@ -391,7 +389,7 @@ class Pages:
             raise InternalError("The event log is not configured; a purge that cannot be recorded removes nothing.")
         self.events.record("system", actor, {"action": "kb_history_forgotten", "project": self.project, **counts})
         try:
-            self.store.mark_forgotten(self.project, to_mark)
+            self.store.mark_forgotten(self.project, forgetting.to_mark)
             for version, size in (removed | unreferenced).items():
                 self.store.forget_version(self.project, version, size)
         except Exception:
@@ -411,6 +409,21 @@ class Pages:
             "unreferenced_forgotten": len(unreferenced),
         }
 
+    def _forgetting(self, path: str, rows: list[LogRow]) -> _Forgetting:
+        """What forgetting ``path``'s history (its log ``rows``) marks and removes, read from the
+        store: its rows of versions other than the current one, the kept bytes only those rows
+        name, and the kept bytes nothing names at all."""
+        head = self.store.head(self.project, path)
+        current = head.version if head is not None else None
+        kept = self.store.kept_versions(self.project)
+        everything = self.store.log(self.project)
+        to_mark = [r for r in rows if r.version and r.version != current and not r.forgotten]
+        named_elsewhere = _named_elsewhere(everything, path, current)
+        heads_versions = {h.version for h in self.store.heads(self.project) if h.version}
+        candidates = {r.version for r in to_mark if r.version} - named_elsewhere - heads_versions
+        removed = {v: kept[v] for v in candidates if v in kept}
+        return _Forgetting(to_mark, removed, _unreferenced(kept, everything, heads_versions))
+
     # ================================================================== the write path
     def _write(
         self,
@@ -425,14 +438,7 @@ class Pages:
         force_brought: bool = False,
         principal: str | None = None,
     ) -> Written:
-        data = content.encode("utf-8")
-        if len(data) > MAX_PAGE_BYTES:
-            raise PayloadTooLarge(f"The page is {len(data)} bytes; a page holds at most {MAX_PAGE_BYTES} (1 MiB).")
-        meta = describe(path, content)
-        block = frontmatter.read(content)
-        bad_key = block.control_character_key()
-        if bad_key:
-            raise invalid(f"frontmatter.{bad_key}", "contains a control character.")
+        data, meta = _checked_page(path, content)
         version = _version(data)
         warnings: list[str] = []
         kept: bool | None = None  # unknown: the write's own transaction tells (its version item's condition)
@@ -441,13 +447,8 @@ class Pages:
             head = self._head(path)
             _check_guard(head, if_version)
             replaced = head.version if head is not None else None
-            _gen, used = self._generation()
-            if kept is None and used + len(data) > WARN_BASE_BYTES:
-                kept = self.store.is_kept(self.project, version)  # near a limit: what counts is read, not assumed
-            new_bytes = 0 if kept else len(data)
-            if used + new_bytes > MAX_BASE_BYTES:
-                raise PayloadTooLarge("The knowledge base is at its 1 GiB limit (kept versions included).")
-            if used + new_bytes > WARN_BASE_BYTES:
+            kept, new_bytes, over_warning = self._room(data, version, kept)
+            if over_warning:
                 warnings = ["The knowledge base holds over 256 MiB (kept versions included); its limit is 1 GiB."]
             brought = force_brought or _brings_verification(head, meta)
             if not kept and not stored:
@@ -480,12 +481,28 @@ class Pages:
             if row is not None:
                 break
             if if_version is not None or attempt == _UNGUARDED_ATTEMPTS - 1:
-                fresh = self.store.head(self.project, path)
-                raise _conflict(fresh.version if fresh else None)
+                raise self._conflict_now(path)
         else:
             raise _conflict(head.version if head is not None else None)
         lint = list(meta["lint"]) + self._broken_links(path, meta["links"])
         return Written(path, version, len(data), lint, warnings)
+
+    def _room(self, data: bytes, version: str, kept: bool | None) -> tuple[bool | None, int, bool]:
+        """Whether the base has room for the page's bytes: whether they are kept already (None:
+        not known), the bytes the write adds, and whether the base then holds over 256 MiB. A base
+        it would take past its 1 GiB limit is refused."""
+        _gen, used = self._generation()
+        if kept is None and used + len(data) > WARN_BASE_BYTES:
+            kept = self.store.is_kept(self.project, version)  # near a limit: what counts is read, not assumed
+        new_bytes = 0 if kept else len(data)
+        if used + new_bytes > MAX_BASE_BYTES:
+            raise PayloadTooLarge("The knowledge base is at its 1 GiB limit (kept versions included).")
+        return kept, new_bytes, used + new_bytes > WARN_BASE_BYTES
+
+    def _conflict_now(self, path: str) -> Conflict:
+        """The conflict a write or delete that lost answers, naming the page's version as read now."""
+        fresh = self.store.head(self.project, path)
+        return _conflict(fresh.version if fresh else None)
 
     def _broken_links(self, path: str, links: list[list[Any]]) -> list[dict[str, Any]]:
         """The write's ``broken_link`` findings, read from its own link targets only: which
@@ -500,6 +517,31 @@ class Pages:
             return walk(self.store, self.project).broken_links(path, links)
         missing = {t for t in others if not self.store.holds_pages_under(self.project, t)}
         return [broken_link(path, target, href, line) for target, href, line in links if target in missing]
+
+
+def _named_elsewhere(everything: list[LogRow], path: str, current: str | None) -> set[str]:
+    """The versions a row not forgotten names at another path, or that are ``path``'s current one."""
+    return {r.version for r in everything if r.version and not r.forgotten and (r.path != path or r.version == current)}
+
+
+def _unreferenced(kept: dict[str, int], everything: list[LogRow], heads_versions: set[str]) -> dict[str, int]:
+    """The kept versions (version → bytes) that no log row, forgotten or not, and no head names."""
+    referenced = {r.version for r in everything if r.version} | heads_versions
+    return {v: size for v, size in kept.items() if v not in referenced}
+
+
+def _checked_page(path: str, content: str) -> tuple[bytes, dict[str, Any]]:
+    """The page's bytes and what it says of itself (``describe``), once the page is within its
+    1 MiB limit and no frontmatter value holds a control character."""
+    data = content.encode("utf-8")
+    if len(data) > MAX_PAGE_BYTES:
+        raise PayloadTooLarge(f"The page is {len(data)} bytes; a page holds at most {MAX_PAGE_BYTES} (1 MiB).")
+    meta = describe(path, content)
+    block = frontmatter.read(content)
+    bad_key = block.control_character_key()
+    if bad_key:
+        raise invalid(f"frontmatter.{bad_key}", "contains a control character.")
+    return data, meta
 
 
 def _version(data: bytes) -> str:
