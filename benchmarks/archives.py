@@ -8,8 +8,8 @@ twice (default options, and ``include_sources`` + ``include_chunks``), each time
 - **export**: ``POST /api/projects/{ref}/exports`` read until ``completed`` over HTTP every 20 ms
   (``build_seconds`` 0): the whole build as a client waits for it — the read under the lock, the render, the write with
   its SHA-256, the completion on the feed;
-- its parts, timed in-process on the same store: **read** (``archives.fetch`` under the engine's
-  lock — **lock**, how long other requests wait — then ``archives.assemble``), **render**
+- its parts, timed in-process on the same store: **read** (``records.fetch`` under the engine's
+  lock — **lock**, how long other requests wait — then ``records.assemble``), **render**
   (``archives.render``) and **write** (``archives.write``: deterministic headers, hashing every byte);
 - **library**: the same rendered members written by the library with its defaults and nothing else
   (``zipfile.ZipFile.writestr``, ``gzip.open(...).write``, ``tarfile.open("w:gz").addfile``), no hash:
@@ -37,7 +37,8 @@ from typing import Any
 
 from benchmarks.engine import MB, TOKEN, Client, markdown_folder
 from local_engine.double import start_double
-from local_engine.exports import archives, jobs as sim_exports
+from local_engine.exports import archives, jobs as sim_exports, records, streams
+from local_engine.exports.members import Member
 
 FORMATS = ("obsidian", "jsonl", "anthill")
 OPTION_SETS: dict[str, dict[str, Any]] = {
@@ -49,19 +50,19 @@ ROUNDS = 3
 POLL_SECONDS = 0.02
 
 
-def _library(fmt: str, members: list[archives.Member], path: Path) -> float:
+def _library(fmt: str, members: list[Member], path: Path) -> float:
     """The same members written by the library alone, with its defaults (no hash, no fixed times)."""
     started = time.perf_counter()
     if fmt == "obsidian":
-        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=archives.LEVEL) as vault:
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=streams.LEVEL) as vault:
             for member in members:
                 vault.writestr(member.name, member.data)
     elif fmt == "jsonl":
-        with gzip.open(path, "wb", compresslevel=archives.LEVEL) as stream:
+        with gzip.open(path, "wb", compresslevel=streams.LEVEL) as stream:
             for member in members:
                 stream.write(member.data)
     else:
-        with tarfile.open(path, "w:gz", compresslevel=archives.LEVEL) as package:
+        with tarfile.open(path, "w:gz", compresslevel=streams.LEVEL) as package:
             for member in members:
                 info = tarfile.TarInfo(member.name)
                 info.size = len(member.data)
@@ -88,9 +89,9 @@ def _row(client: Client, engine: Any, ref: str, fmt: str, label: str, scratch: P
         seconds, exported = _over_http(client, ref, fmt, options)
         times["export"].append(seconds)
         started = time.perf_counter()
-        rows = archives.fetch(engine.state.store, ref, options)
+        rows = records.fetch(engine.state.store, ref, options)
         times["fetch"].append(time.perf_counter() - started)
-        base = archives.assemble(ref, "bench", rows, options)
+        base = records.assemble(ref, "bench", rows, options)
         times["read"].append(time.perf_counter() - started)
         revision = {"id": "krev_bench"} if fmt == "anthill" else None
         started = time.perf_counter()
@@ -135,7 +136,7 @@ def _padding(client: Client, engine: Any, ref: str, fmt: str, size: int, scratch
     plain = scratch / f"plain-{fmt}"
     started = time.perf_counter()
     with plain.open("wb") as handle:
-        for piece in archives.fill(int(row["size_bytes"])):
+        for piece in streams.fill(int(row["size_bytes"])):
             handle.write(piece)
     floor = time.perf_counter() - started
     plain.unlink()

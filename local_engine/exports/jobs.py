@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_engine.exports import archives
+from local_engine.exports import archives, records
 from local_engine.exports.archives import FORMATS
 from local_engine.serving import feed
 from local_engine.serving.routing import ApiError, Handler, Request, Response, json_response
@@ -44,7 +44,7 @@ from local_engine.serving.state import EngineState, IdempotencyConflict
 
 REF = r"(?P<ref>[a-z0-9_]{1,64})"
 EXPORT_ID = r"(?P<id>exp_[0-9a-f]{16})"
-BOOLEAN_OPTIONS = archives.FLAGS
+BOOLEAN_OPTIONS = records.FLAGS
 VAULT_NAME_MAX = 80
 SEND_BLOCK = 64 * 1024
 DEFAULT_BUILD_SECONDS = 0.2
@@ -223,11 +223,11 @@ class ExportBook:
                     return
                 project = self.state.get_project(export.project_ref)
                 revision = feed.ledger(self.state).package_revision(export.project_ref)
-                rows = archives.fetch(self.state.store, export.project_ref, export.options)
+                rows = records.fetch(self.state.store, export.project_ref, export.options)
                 export.revision_id = revision["id"] if revision else None
                 path = self.root / f"{export.export_id}{FORMATS[export.format]}"
             name = project.name if project else export.project_ref
-            base = archives.assemble(export.project_ref, name, rows, export.options)
+            base = records.assemble(export.project_ref, name, rows, export.options)
             written = archives.build(export.format, base, export.options, revision, path, export.padding_bytes)
         except Exception as exc:  # any failure of the build is the export's, told in its row
             with self.state.lock:
@@ -260,7 +260,7 @@ class ExportBook:
     def other_archive(self, fmt: str) -> tuple[Path, str, int]:
         """Another archive of the format (an empty knowledge base's): the ``wrong_record`` fault's."""
         path = self.root / f"other{FORMATS[fmt]}"
-        written = archives.build(fmt, archives.Base(ref="other", name="Another knowledge base"), {}, None, path)
+        written = archives.build(fmt, records.Base(ref="other", name="Another knowledge base"), {}, None, path)
         return path, written.sha256, written.size
 
 

@@ -26,7 +26,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from local_engine.double import Double, start_double
-from local_engine.exports import archives, jobs as sim_exports
+from local_engine.exports import archives, jobs as sim_exports, jsonl
+from local_engine.exports.members import Member
 
 TOKEN = "export-archives-token"
 MIB = 1024 * 1024
@@ -476,7 +477,7 @@ def test_whatever_the_members_and_padding_each_format_reads_back_what_was_writte
 ) -> None:
     """The writer's law, for any members and any padding: the digest and size are the file's, and
     zipfile, gzip and tarfile read back exactly the members (the gzip formats across their members)."""
-    members = [archives.Member(f"records/{n}.jsonl", data) for n, data in enumerate(contents)]
+    members = [Member(f"records/{n}.jsonl", data) for n, data in enumerate(contents)]
     with tempfile.TemporaryDirectory() as scratch:
         for fmt, suffix in archives.FORMATS.items():
             path = Path(scratch) / f"archive{suffix}"
@@ -491,7 +492,7 @@ def test_whatever_the_members_and_padding_each_format_reads_back_what_was_writte
                 text = gzip.decompress(data)
                 assert text.startswith(b"".join(contents))
                 tail = text[len(b"".join(contents)) :]
-                least = len(archives.PADDING_HEAD) + len(archives.PADDING_TAIL)  # a padding line is at least its JSON
+                least = len(jsonl.PADDING_HEAD) + len(jsonl.PADDING_TAIL)  # a padding line is at least its JSON
                 assert (
                     (json.loads(tail)["record_type"], len(tail)) == ("padding", max(padding, least))
                     if padding
