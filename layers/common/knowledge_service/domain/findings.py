@@ -15,6 +15,7 @@ knowledge base share findings and receipts.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -23,6 +24,7 @@ from pydantic import Field
 from knowledge_service.base_model import Model
 from knowledge_service.errors import Conflict, NotFound
 from knowledge_service.storage.findings_store import (
+    TRANSACTION_ITEMS,
     Finding,
     FindingPosition,
     FindingsStore,
@@ -89,6 +91,21 @@ def finding_id(knowledge_base: str, source_id: str, current_hash: str) -> str:
     return hashlib.sha256(f"{knowledge_base}/{source_id}/{current_hash}".encode()).hexdigest()[:24]
 
 
+STUDY_RESERVE_SECONDS = 5.0
+"""A bounded pass stops filing when its request has less than this left: room to record that it
+stopped (the action's retry), finish the pass and answer inside API Gateway's 29 s."""
+
+
+class StudyInterrupted(Exception):
+    """A bounded pass ran short of time: what it filed stands, and a pass run again files only
+    the rest (a finding's id is its source and hash, and those held are skipped)."""
+
+    def __init__(self, filed: int, left: int) -> None:
+        super().__init__(f"The pass ran short of time after filing {filed} finding(s); {left} left for the next pass.")
+        self.filed = filed
+        self.left = left
+
+
 def study_pass(
     client: SourceLister,
     findings: FindingsStore,
@@ -97,12 +114,15 @@ def study_pass(
     project: str,
     *,
     queue: bool,
+    time_left: Callable[[], float] | None = None,
 ) -> StudyResult:
     """Compare the engine's source list with the seed receipts; file (and maybe queue) findings.
 
     A large revision's findings are written in groups (``FindingsStore.add_many``), those already
     held read once and skipped, so a pass over thousands of sources is a few dozen requests and a
-    pass run again (after one that ran out of time) writes only what the first did not."""
+    pass run again (after one that ran out of time) writes only what the first did not. Given
+    ``time_left`` (the request's remaining seconds), the pass stops between two groups, or two
+    missions, once less than :data:`STUDY_RESERVE_SECONDS` is left: :class:`StudyInterrupted`."""
     sources = client.sources(knowledge_base)
     receipts = findings.receipts(knowledge_base)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -115,13 +135,22 @@ def study_pass(
             continue
         candidates.append(_finding(knowledge_base, source, receipt, now))
     held = findings.finding_ids(knowledge_base) if candidates else set()
-    result.findings = findings.add_many([f for f in candidates if f.id not in held])
+    unheld = [f for f in candidates if f.id not in held]
+    for start in range(0, len(unheld), TRANSACTION_ITEMS):
+        _in_time(time_left, len(result.findings), len(unheld) - start)
+        result.findings += findings.add_many(unheld[start : start + TRANSACTION_ITEMS])
     if queue and missions is not None:
-        for finding in candidates:
+        for n, finding in enumerate(candidates):
+            _in_time(time_left, len(result.findings), len(candidates) - n)
             mission = _queue(findings, missions, finding, project)
             if mission:
                 result.mission_ids.append(mission)
     return result
+
+
+def _in_time(time_left: Callable[[], float] | None, filed: int, left: int) -> None:
+    if time_left is not None and time_left() < STUDY_RESERVE_SECONDS:
+        raise StudyInterrupted(filed, left)
 
 
 def _finding(knowledge_base: str, source: ForagerSource, receipt: SeedReceipt | None, now: str) -> Finding:

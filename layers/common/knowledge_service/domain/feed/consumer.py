@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from knowledge_service import observability
+from knowledge_service import budget, observability
 from knowledge_service.clock import Clock, system_clock
 from knowledge_service.domain.feed import door, retry
 from knowledge_service.domain.feed.door import Admitted, Refused
@@ -68,7 +68,7 @@ from knowledge_service.domain.feed.ports import PAGE_LIMIT, FeedClient, FeedStor
 from knowledge_service.domain.feed.recovery import Recovery
 from knowledge_service.domain.feed.retention import INBOX_RETENTION_DAYS
 from knowledge_service.domain.feed.upkeep import Upkeep
-from knowledge_service.domain.findings import study_pass
+from knowledge_service.domain.findings import StudyInterrupted, study_pass
 from knowledge_service.models import AutoStudy
 from knowledge_service.storage.dead_letter_store import Attempt, DeadLetter, DeadLetterState
 from knowledge_service.storage.feed_store import (
@@ -94,6 +94,13 @@ STREAM = "knowledge"
 
 
 Checkpoint = Callable[[str], None]
+
+
+def _time_left() -> Callable[[], float] | None:
+    """The request's remaining seconds for FORAGER (its budget), or None for a pass no request
+    bounds (the six-hourly schedule's, inside its five minutes)."""
+    spent = budget.current()
+    return spent.remaining if spent is not None else None
 
 
 def _no_checkpoint(step: str) -> None:
@@ -431,7 +438,12 @@ class FeedConsumer(Recovery):
                 action.knowledge_base,
                 action.project,
                 queue=policy is AutoStudy.ON,
+                time_left=_time_left(),
             )
+        except StudyInterrupted as stopped:  # what it filed stands; the next pass files the rest
+            outcome.findings += stopped.filed
+            self._retry_later(action, retry.INTERRUPTED, str(stopped))
+            return "retrying"
         except Exception as error:
             error_class = retry.classify(error)
             if error_class is None:
