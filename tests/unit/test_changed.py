@@ -3,7 +3,9 @@ change that breaks a module selects a test that fails on it.
 
 The five changes are made in a copy of this working tree that is a git repository of its own (its
 one commit is the base), so the selection is read the way ``make check`` reads it (``python -m
-tests.changed BASE``), and the test that must catch the change runs against the changed copy.
+tests.changed BASE``), and the test that must catch each change runs against the changed copy.
+Each change is in a module of its own and each catching test reaches only its own: the five are
+made together, selected once and their tests run in one process.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +65,14 @@ BREAKAGES = [
 ]
 
 
-def test_every_product_module_selects_some_test() -> None:
+@pytest.fixture(scope="module")
+def reach() -> Reach:
+    """The graph of what reaches what in this tree, built once (a few seconds of CPU)."""
+    return Reach(build_graph())
+
+
+def test_every_product_module_selects_some_test(reach: Reach) -> None:
     # Given the graph of what reaches what, and every Python file of the product
-    reach = Reach(build_graph())
     for path in (p for p in python_files() if is_product(p) and not p.startswith("tests/")):
         # Then a change to any one selects test files: those that reach it, or its tier, said so
         said: list[str] = []
@@ -73,10 +81,9 @@ def test_every_product_module_selects_some_test() -> None:
             assert said == [f"{path}: no test file reaches it; running its tier ({len(tier_of(path))} files)"]
 
 
-def test_a_module_tested_only_through_its_routes_is_reached_through_its_door() -> None:
+def test_a_module_tested_only_through_its_routes_is_reached_through_its_door(reach: Reach) -> None:
     # Given domain/bindings.py, which no test file imports
     bindings = "layers/common/knowledge_service/domain/bindings.py"
-    reach = Reach(build_graph())
     steps = reach.by_test["tests/unit/test_bindings_routes.py"]
     # Then the route tests reach it: their path, the function's door, its router, the domain
     assert steps["functions/bindings/app.py"] == 1
@@ -121,23 +128,43 @@ def _in(copy: Path, *command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("breakage", BREAKAGES, ids=lambda b: Path(b.module).stem)
-def test_a_one_line_break_selects_a_test_that_fails_on_it(copy: Path, breakage: Breakage) -> None:
-    module = copy / breakage.module
-    text = module.read_text()
-    assert text.count(breakage.line + "\n") == 1, f"{breakage.module} no longer has the line; choose another"
-    # Given a one-line change that breaks the module
-    module.write_text(text.replace(breakage.line + "\n", breakage.broken + "\n"))
+@pytest.fixture(scope="module")
+def broken(copy: Path) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """The copy with all five one-line changes made (each in its own module): what ``make check``
+    selects for them, read once as it reads it, and how each catching test ended, run once in one
+    pytest process (the selection and a pytest start were ~8 s of CPU each, five times over)."""
+    texts = {b.module: (copy / b.module).read_text() for b in BREAKAGES}
+    for b in BREAKAGES:
+        assert texts[b.module].count(b.line + "\n") == 1, f"{b.module} no longer has the line; choose another"
+        (copy / b.module).write_text(texts[b.module].replace(b.line + "\n", b.broken + "\n"))
     try:
-        # When make check selects the tests of what changed since the base
         selected = _in(copy, "-m", "tests.changed", "main")
         assert selected.returncode == 0, selected.stderr
-        files = selected.stdout.split()
-        # Then it selects some, among them the test that catches the change,
-        catching = breakage.catches.split("::")[0]
-        assert files and catching in files, f"{breakage.module}: selected {files}"
-        # and that test fails on the changed module
-        ran = _in(copy, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", breakage.catches)
-        assert ran.returncode == 1, f"{breakage.catches} did not fail:\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}"
+        ran = _in(
+            copy, "-m", "pytest", "-q", "-rA", "-n", "0", "-p", "no:cacheprovider", *(b.catches for b in BREAKAGES)
+        )
+        outcomes = {
+            words[1]: words[0].lower()
+            for words in (line.split() for line in ran.stdout.splitlines())
+            if len(words) > 1 and words[0] in ("PASSED", "FAILED", "ERROR")
+        }
+        yield selected.stdout.split(), outcomes
     finally:
-        module.write_text(text)
+        for module, text in texts.items():
+            (copy / module).write_text(text)
+
+
+@pytest.mark.parametrize("breakage", BREAKAGES, ids=lambda b: Path(b.module).stem)
+def test_a_one_line_break_selects_a_test_that_fails_on_it(
+    reach: Reach, broken: tuple[list[str], dict[str, str]], breakage: Breakage
+) -> None:
+    files, outcomes = broken
+    catching = breakage.catches.split("::")[0]
+    # Given a one-line change that breaks the module, make check selects the test that catches it:
+    # for this change alone (the graph is the tree's: a one-line change moves no import),
+    assert catching in select_for(breakage.module, reach, []), breakage.module
+    # and among what it selects for the changes since the base, read from git as make check reads them
+    assert catching in files, f"{breakage.module}: selected {files}"
+    # And that test (one of its cases, when it has several) fails on the changed module
+    ran = {case: outcome for case, outcome in outcomes.items() if case.split("[")[0] == breakage.catches}
+    assert "failed" in ran.values(), f"{breakage.catches}: {ran or outcomes}"
