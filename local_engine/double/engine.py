@@ -9,18 +9,16 @@ export hooks those modules keep for tests. The engine itself never imports this 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from local_engine.double.control import ControlApi
-from local_engine.double.faults import PACED_MODES, Fault, fault_response, make_fault, paced
+from local_engine.double.faults import PACED_MODES, Fault, FaultOptions, fault_response, make_fault, paced
 from local_engine.exports import jobs as exports
 from local_engine.ingestion import jobs as ingestion
 from local_engine.serving import feed
 from local_engine.serving.routing import Request, Response
-from local_engine.serving.server import Engine, Server, close_server, serve, url_of
+from local_engine.serving.server import Engine, EngineOptions, Server, close_server, serve, url_of
 
 
 class FaultSlot:
@@ -58,25 +56,9 @@ class Double(Engine):
         port: int = 0,
         control_port: int = 0,
         token: str | None = None,
-        *,
-        allow_remote: bool = False,
-        state_file: Path | None = None,
-        data_dir: Path | None = None,
-        input_roots: Sequence[Path] = (),
-        workers: int = 0,
-        vectors: bool = True,
+        **options: Unpack[EngineOptions],
     ) -> None:
-        super().__init__(
-            host,
-            port,
-            token,
-            allow_remote=allow_remote,
-            state_file=state_file,
-            data_dir=data_dir,
-            input_roots=input_roots,
-            workers=workers,
-            vectors=vectors,
-        )
+        super().__init__(host, port, token, **options)
         self.faults = FaultSlot()
         self.api.interceptor = self._meet_fault
         self._control = ControlApi(self)
@@ -131,23 +113,9 @@ class Double(Engine):
     def fault(self) -> Fault | None:
         return self.faults.get()
 
-    def set_fault(
-        self,
-        mode: str | int | None,
-        *,
-        delay_seconds: float | None = None,
-        retry_after: int | None = None,
-        path_prefix: str | None = None,
-        times: int | None = None,
-    ) -> Fault | None:
+    def set_fault(self, mode: str | int | None, **options: Unpack[FaultOptions]) -> Fault | None:
         """Set (or with ``mode=None`` clear) the API port's fault; see ``faults.py``."""
-        fault = make_fault(
-            mode,
-            delay_seconds=delay_seconds,
-            retry_after=retry_after,
-            path_prefix=path_prefix,
-            times=times,
-        )
+        fault = make_fault(mode, **options)
         self.apply_fault(fault)
         return fault
 
@@ -216,25 +184,8 @@ def start_double(
     port: int = 0,
     control_port: int = 0,
     token: str | None = None,
-    *,
-    allow_remote: bool = False,
-    state_file: Path | None = None,
-    data_dir: Path | None = None,
-    input_roots: Sequence[Path] = (),
-    workers: int = 0,
-    vectors: bool = True,
+    **options: Unpack[EngineOptions],
 ) -> Double:
     """Start the test double in daemon threads; returns once both ports are listening
     (``port`` / ``control_port`` 0 pick free ports; the rest as :func:`~local_engine.start_engine`)."""
-    return Double(
-        host,
-        port,
-        control_port,
-        token,
-        allow_remote=allow_remote,
-        state_file=state_file,
-        data_dir=data_dir,
-        input_roots=input_roots,
-        workers=workers,
-        vectors=vectors,
-    ).start()
+    return Double(host, port, control_port, token, **options).start()

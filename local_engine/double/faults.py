@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from local_engine.serving.routing import JSON_CONTENT_TYPE, Response, error_response
 
@@ -90,6 +90,15 @@ def _retry_after(value: int) -> int:
     if value < 0:
         raise FaultError("retry_after must not be negative.")
     return value
+
+
+class FaultOptions(TypedDict, total=False):
+    """What a fault takes beside its mode (:func:`make_fault`), as ``Double.set_fault`` passes it on."""
+
+    delay_seconds: float | None
+    retry_after: int | None
+    path_prefix: str | None
+    times: int | None
 
 
 def make_fault(

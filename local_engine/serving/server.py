@@ -27,7 +27,7 @@ from io import BufferedIOBase
 from pathlib import Path
 from socketserver import BaseServer, TCPServer
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from local_engine.exports import jobs as exports
@@ -606,17 +606,19 @@ def close_server(server: BaseServer, thread: threading.Thread) -> None:
     thread.join(timeout=5)
 
 
+class EngineOptions(TypedDict, total=False):
+    """:class:`Engine`'s keyword options, as :func:`start_engine` and the test double pass them on."""
+
+    allow_remote: bool
+    state_file: Path | None
+    data_dir: Path | None
+    input_roots: Sequence[Path]
+    workers: int
+    vectors: bool
+
+
 def start_engine(
-    host: str = "127.0.0.1",
-    port: int = 0,
-    token: str | None = None,
-    *,
-    allow_remote: bool = False,
-    state_file: Path | None = None,
-    data_dir: Path | None = None,
-    input_roots: Sequence[Path] = (),
-    workers: int = 0,
-    vectors: bool = True,
+    host: str = "127.0.0.1", port: int = 0, token: str | None = None, **options: Unpack[EngineOptions]
 ) -> Engine:
     """Start an engine in daemon threads; returns once its API port is listening.
 
@@ -627,14 +629,4 @@ def start_engine(
     compute the stages' pure work beside the engine's own (``ingestion/workers.py``); 0 computes it
     in place. ``vectors`` False: no vectors at indexing and search by words alone.
     """
-    return Engine(
-        host,
-        port,
-        token,
-        allow_remote=allow_remote,
-        state_file=state_file,
-        data_dir=data_dir,
-        input_roots=input_roots,
-        workers=workers,
-        vectors=vectors,
-    ).start()
+    return Engine(host, port, token, **options).start()
