@@ -33,12 +33,14 @@ through ``"/knowledge/project-map"`` → ``functions/bindings/app.py`` → ``edg
 
 - a test file (``tests/**/test_*.py``): itself;
 - a Python file of the product (``layers/common/knowledge_service``, ``functions/``,
-  ``devstack``, ``local_engine``, ``kb``) or a helper of ``tests/``: the test files outside
-  ``tests/e2e/`` nearest to it, those that reach it in the fewest steps or one more (a module
-  most routes import, ``edge/access.py``, is reached by nearly every test in a few steps; the
-  nearest are the ones that test it; ``--every``, ``make check CHECK_REACH=every``: all that
-  reach it); when none does, the end-to-end files that reach it; when none of those either, it
-  says so (on stderr) and runs the tier the file belongs to (``TIERS``);
+  ``devstack``, ``local_engine``, ``kb``) or a helper of ``tests/``: the test files nearest to
+  it that start no local stack or browser of their own (``FAR``: ``tests/e2e/``,
+  ``tests/browser/``, and ``tests/devstack/`` unless the change is the stack's), those that reach
+  it in the fewest steps or one more (a module most routes import, ``edge/access.py``, is reached
+  by nearly every test in a few steps; the nearest are the ones that test it; ``--every``,
+  ``make check CHECK_REACH=every``: all that reach it); when none does, the far files that reach
+  it; when none of those either, it says so (on stderr) and runs the tier the file belongs to
+  (``TIERS``);
 - a file of the console (``functions/console/static/``, ``console.lock.json``): the browser tier
   (``tests/browser/``) and the console's unit files (``tests/unit/test_console_*.py``);
 - ``template.yaml``: the unit files that read the template, and for each function whose
@@ -64,7 +66,7 @@ import ast
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -288,25 +290,10 @@ def imports_of(path: str, text: str) -> set[str]:
         return set()
     package = _package_of(path)
     modules: set[str] = set()
-    skipped: set[int] = set()
+    skipped = _type_checking_only(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            skipped.update(id(n) for child in node.body for n in ast.walk(child))
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.Import):
-            modules.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")
-                parent = parent[: len(parent) - (node.level - 1)] if node.level > 1 else parent
-                base = ".".join([*parent, base] if base else parent)
-            modules.add(base)
-            modules.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call) and _loads_its_own_modules(node):
-            modules.update(_modules_under(package))
+        if id(node) not in skipped:
+            modules |= _imported(node, package)
     files = set()
     for module in modules:
         parts = module.split(".")
@@ -314,6 +301,34 @@ def imports_of(path: str, text: str) -> set[str]:
             if (target := file_of(".".join(parts[:end]))) is not None:
                 files.add(target)
     return files
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """The nodes under an ``if TYPE_CHECKING:`` (imports that never run)."""
+    return {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for child in node.body
+        for n in ast.walk(child)
+    }
+
+
+def _imported(node: ast.AST, package: str) -> set[str]:
+    """The modules one node imports: ``import a.b``, ``from .c import d`` (resolved against
+    ``package``), or a package's ``__init__`` loading its modules by name."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parent = package.split(".")
+            parent = parent[: len(parent) - (node.level - 1)] if node.level > 1 else parent
+            base = ".".join([*parent, base] if base else parent)
+        return {base, *(f"{base}.{alias.name}" for alias in node.names)}
+    if isinstance(node, ast.Call) and _loads_its_own_modules(node):
+        return _modules_under(package)
+    return set()
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -405,18 +420,29 @@ ENGINE_TIERS = ("tests/engine/", "tests/contract/")
 the module that holds a rule, so a change to the engine runs every one of them that reaches it."""
 
 
+FAR = ("tests/e2e/", "tests/browser/", "tests/devstack/")
+"""The tiers whose files start a local stack (or a browser): a minute or more a file on two cores.
+A change reaches them through a route's path as near as the route's own unit tests do, so they are
+chosen only when nothing nearer reaches it (the console's files pick the browser tier by their own
+rule, and a change to ``devstack/`` counts the stack's own tier as near); ``make test`` runs them all."""
+
+
+def _is_far(test: str, path: str) -> bool:
+    return test.startswith(FAR) and not (test.startswith("tests/devstack/") and path.startswith("devstack/"))
+
+
 def select_for(path: str, reach: Reach, say: list[str], *, every: bool = False) -> set[str]:
     """The test files for one changed product or helper file (the second rule above): those that
-    reach it in the fewest steps, and in one more (``every``: all that reach it); for a module of
-    the engine, every file of its own tiers that reaches it too."""
+    reach it in the fewest steps, and in one more (``every``: all that reach it), far files only
+    when no near one does; for a module of the engine, every file of its own tiers that reaches it too."""
     reaching = reach.tests_reaching(path)
-    outside_e2e = {t: n for t, n in reaching.items() if not t.startswith("tests/e2e/")}
-    chosen = outside_e2e or reaching
+    near = {t: n for t, n in reaching.items() if not _is_far(t, path)}
+    chosen = near or reaching
     if chosen:
-        if not outside_e2e:
-            say.append(f"{path}: only end-to-end files reach it; running those ({len(reaching)})")
+        if not near:
+            say.append(f"{path}: only files that start a local stack reach it; running those ({len(reaching)})")
         nearest = min(chosen.values())
-        engine = {t for t in outside_e2e if t.startswith(ENGINE_TIERS)} if path.startswith("local_engine/") else set()
+        engine = {t for t in near if t.startswith(ENGINE_TIERS)} if path.startswith("local_engine/") else set()
         return engine | {t for t, n in chosen.items() if every or n <= nearest + NEAR}
     tier = tier_of(path)
     say.append(f"{path}: no test file reaches it; running its tier ({len(tier)} files)")
@@ -438,28 +464,37 @@ def is_product(path: str) -> bool:
 def selection(base: str, say: list[str] | None = None, *, every: bool = False) -> list[str]:
     say = [] if say is None else say
     tests = test_files()
-    unit = [t for t in tests if t.startswith("tests/unit/")]
     chosen: set[str] = set()
-    reach: Reach | None = None
+    graph: list[Reach] = []  # built once, when a file needs it
+
+    def reach() -> Reach:
+        if not graph:
+            graph.append(Reach(build_graph()))
+        return graph[0]
+
     for name in sorted(changed_files(base)):
-        if name in tests:
-            chosen.add(name)
-        elif name.startswith(CONSOLE) or name == "console.lock.json":
-            chosen.update(
-                t for t in tests if t.startswith("tests/browser/") or Path(t).name.startswith("test_console_")
-            )
-        elif Path(name).name == "conftest.py" and name != "tests/conftest.py":
-            folder = Path(name).parent.as_posix() + "/"
-            chosen.update(t for t in tests if t.startswith(folder))
-        elif name == TEMPLATE:
-            reach = reach or Reach(build_graph())
-            chosen |= template_selection(base, reach, say)
-        elif name in WIDE or name == "tests/conftest.py" or (name.startswith("functions/") and not is_product(name)):
-            chosen.update(unit)
-        elif is_product(name):
-            reach = reach or Reach(build_graph())
-            chosen |= select_for(name, reach, say, every=every)
+        chosen |= _selected_by(name, base, tests, reach, say, every=every)
     return sorted(chosen)
+
+
+def _selected_by(
+    name: str, base: str, tests: list[str], reach: Callable[[], Reach], say: list[str], *, every: bool
+) -> set[str]:
+    """The test files one changed file selects (the rules above, in their order)."""
+    if name in tests:
+        return {name}
+    if name.startswith(CONSOLE) or name == "console.lock.json":
+        return {t for t in tests if t.startswith("tests/browser/") or Path(t).name.startswith("test_console_")}
+    if Path(name).name == "conftest.py" and name != "tests/conftest.py":
+        folder = Path(name).parent.as_posix() + "/"
+        return {t for t in tests if t.startswith(folder)}
+    if name == TEMPLATE:
+        return template_selection(base, reach(), say)
+    if name in WIDE or name == "tests/conftest.py" or (name.startswith("functions/") and not is_product(name)):
+        return {t for t in tests if t.startswith("tests/unit/")}
+    if is_product(name):
+        return select_for(name, reach(), say, every=every)
+    return set()
 
 
 def main(argv: list[str]) -> int:
